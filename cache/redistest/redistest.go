@@ -1,0 +1,259 @@
+// Package redistest starts real redis-server processes for tests: a single
+// node or a three-master Redis Cluster, each on free loopback ports, torn
+// down with the test.
+//
+// When redis-server is not installed the test is skipped, except under CI
+// (CI=true), where it fails: a missing dependency must not pass as green.
+package redistest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// TB is the part of testing.TB the helpers need.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Skipf(format string, args ...any)
+	TempDir() string
+	Cleanup(func())
+	Logf(format string, args ...any)
+}
+
+var _ TB = (testing.TB)(nil)
+
+// Require returns the path of redis-server, skipping (or under CI failing)
+// the test when it is not installed.
+func Require(t TB) string {
+	t.Helper()
+	p, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("redis-server not installed (CI=true): %v", err)
+		}
+		t.Skipf("redis-server not installed: %v", err)
+	}
+	return p
+}
+
+// FreePort returns a currently unused TCP port on 127.0.0.1.
+func FreePort(t TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Server is one running redis-server process.
+type Server struct {
+	Addr string // host:port on 127.0.0.1
+	Port int
+
+	t    TB
+	bin  string
+	dir  string
+	args []string
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+}
+
+// Start starts a standalone redis-server on a free loopback port, with no
+// persistence, stopped at the end of the test.
+func Start(t TB, extraArgs ...string) *Server {
+	t.Helper()
+	bin := Require(t)
+	port := FreePort(t)
+	s := &Server{
+		Addr: fmt.Sprintf("127.0.0.1:%d", port),
+		Port: port,
+		t:    t,
+		bin:  bin,
+		dir:  t.TempDir(),
+	}
+	s.args = append([]string{
+		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", s.dir,
+		"--protected-mode", "no", "--loglevel", "warning",
+	}, extraArgs...)
+	s.start()
+	t.Cleanup(s.Stop)
+	return s
+}
+
+func (s *Server) start() {
+	s.t.Helper()
+	s.mu.Lock()
+	cmd := exec.Command(s.bin, s.args...)
+	cmd.Dir = s.dir
+	if err := cmd.Start(); err != nil {
+		s.mu.Unlock()
+		s.t.Fatalf("start redis-server: %v", err)
+	}
+	s.cmd = cmd
+	s.mu.Unlock()
+	if err := waitPing(s.Addr, 10*time.Second); err != nil {
+		s.Stop()
+		s.t.Fatalf("redis-server on %s did not come up: %v", s.Addr, err)
+	}
+}
+
+// Stop kills the server (SIGKILL, like a crash) and waits for it to exit.
+// It is safe to call more than once.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	_, _ = s.cmd.Process.Wait()
+	s.cmd = nil
+}
+
+// Restart starts the server again on the same port after Stop. The data is
+// gone (no persistence), as after a crash of a cache node.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Stop()
+	s.start()
+}
+
+// Client returns a go-redis client of the server, closed with the test.
+func (s *Server) Client() *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr})
+	s.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func waitPing(addr string, within time.Duration) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	defer c.Close()
+	deadline := time.Now().Add(within)
+	var err error
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		err = c.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return err
+}
+
+// Cluster is a running Redis Cluster of three masters (no replicas).
+type Cluster struct {
+	Nodes []*Server
+}
+
+// Addrs returns the seed addresses of the cluster.
+func (c *Cluster) Addrs() []string {
+	out := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		out[i] = n.Addr
+	}
+	return out
+}
+
+// Client returns a cluster client, closed with the test.
+func (c *Cluster) Client(t TB) *redis.ClusterClient {
+	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+	t.Cleanup(func() { _ = cl.Close() })
+	return cl
+}
+
+// StartCluster starts three cluster-enabled redis-server processes on free
+// loopback ports, assigns the 16384 slots among them and waits until the
+// cluster reports state ok on every node.
+func StartCluster(t TB) *Cluster {
+	t.Helper()
+	c := &Cluster{}
+	for i := 0; i < 3; i++ {
+		dir := t.TempDir()
+		n := Start(t, "--cluster-enabled", "yes",
+			"--cluster-config-file", filepath.Join(dir, "nodes.conf"),
+			"--cluster-node-timeout", "2000")
+		c.Nodes = append(c.Nodes, n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// Assign slot ranges and introduce the nodes to each other.
+	per := 16384 / 3
+	for i, n := range c.Nodes {
+		cl := redis.NewClient(&redis.Options{Addr: n.Addr})
+		lo, hi := i*per, (i+1)*per-1
+		if i == 2 {
+			hi = 16383
+		}
+		slots := make([]int, 0, hi-lo+1)
+		for s := lo; s <= hi; s++ {
+			slots = append(slots, s)
+		}
+		if err := cl.ClusterAddSlots(ctx, slots...).Err(); err != nil {
+			cl.Close()
+			t.Fatalf("cluster addslots on %s: %v", n.Addr, err)
+		}
+		if i > 0 {
+			if err := cl.ClusterMeet(ctx, "127.0.0.1", strconv.Itoa(c.Nodes[0].Port)).Err(); err != nil {
+				cl.Close()
+				t.Fatalf("cluster meet: %v", err)
+			}
+		}
+		cl.Close()
+	}
+	for _, n := range c.Nodes {
+		if err := waitClusterOK(ctx, n.Addr); err != nil {
+			t.Fatalf("cluster node %s not ok: %v", n.Addr, err)
+		}
+	}
+	// A cluster client must see all three masters before tests use it.
+	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+	defer cl.Close()
+	for {
+		masters := 0
+		err := cl.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			masters++
+			return nil
+		})
+		if err == nil && masters == 3 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("cluster client sees %d masters: %v", masters, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return c
+}
+
+func waitClusterOK(ctx context.Context, addr string) error {
+	cl := redis.NewClient(&redis.Options{Addr: addr})
+	defer cl.Close()
+	for {
+		info, err := cl.ClusterInfo(ctx).Result()
+		if err == nil && strings.Contains(info, "cluster_state:ok") && strings.Contains(info, "cluster_known_nodes:3") {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%v (last: %v)", ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,69 @@
+// Package upstream holds typed clients of the internal services that
+// dealer-edge sits in front of, and the written contract of those services.
+//
+// The edge owns none of these services. This comment is the contract the
+// edge expects; upstream/fake implements it for demos, tests and benchmarks.
+//
+// # Transport
+//
+// HTTP/1.1 + JSON, GET only. Every service is reached under one base URL
+// (Options.BaseURL) with a per-service path prefix, so one process (the fake)
+// or five real services behind an internal gateway both fit. The edge sends
+// on every call:
+//
+//	X-Request-ID: <the public request id>
+//	traceparent:  <W3C trace context, when the client sent one>
+//	Accept:       application/json
+//
+// Status codes: 200 with the JSON body below; 404 when the record does not
+// exist (mapped to ErrNotFound, which does not count against breakers); any
+// other status, a timeout or a connection error is a failure (ErrUnavailable).
+//
+// # dealers
+//
+//	GET /dealers/v1/keys/{sha256-hex-of-key}   -> KeyRecord (404: unknown key)
+//	GET /dealers/v1/dealers/{dealer_id}        -> Dealer    (404: dealer gone)
+//
+// # inventory
+//
+//	GET /inventory/v1/dealers/{dealer_id}/vehicles?service=&page=&page_size=&q=&catalog_type=&upfit=
+//	    -> VehiclePage; filters and pagination are applied by the service;
+//	       q matches every whitespace-separated word, case-insensitively,
+//	       against make, model or trim; upfit is an upfit slug.
+//	GET /inventory/v1/dealers/{dealer_id}/vehicles/{id_auto}?service=  -> Vehicle (404)
+//	GET /inventory/v1/dealers/{dealer_id}/offers?page=&page_size=&q=    -> OfferPage
+//	GET /inventory/v1/dealers/{dealer_id}/offers/{id_offerta}           -> Offer (404)
+//
+// Listings are ordered by the service (newest update first, ties by id).
+//
+// # catalog
+//
+//	GET /catalog/v1/versions/{version_code}/equipment -> Equipment (404)
+//
+// Equipment lists the standard equipment and the whole optional and package
+// catalogue of the exact version; which optionals and packages a vehicle
+// really has is in Vehicle.ConfirmedOptionals / ConfirmedPackages.
+//
+// # media
+//
+//	GET /media/v1/dealers/{dealer_id}/vehicles/{id_auto} -> Media (both nil when none)
+//
+// # content
+//
+//	GET /content/v1/dealers/{dealer_id}/{type}?q=&category=&topic=&brand=
+//	    -> {"items": [ContentRecord...]}
+//
+// The content service returns the dealer's raw view of one content type:
+// global records, the dealer's own records, its overrides of global records
+// and records it has hidden, all of them, unpaginated. Public visibility
+// (overrides, hidden items, news provenance), ordering and pagination are the
+// edge's rules.
+//
+// # What is internal
+//
+// Records carry fields that must never reach a dealer: source identifiers,
+// catalog lookup cascades, raw technical-data directories, browser-side
+// secrets, rendering/SEO payloads, raw version optionals, hidden records.
+// They are declared on the types here (marked "internal only") so the fakes
+// can emit them and tests can prove the public mapping drops them.
+package upstream
