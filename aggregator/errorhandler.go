@@ -1,0 +1,44 @@
+package aggregator
+
+import (
+	"errors"
+	"net"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Codes for requests that fail before they reach an endpoint (malformed
+// HTTP). The contract does not enumerate them; they keep the same problem
+// shape.
+const (
+	codeBadRequest      = "bad_request"
+	codeRequestTooLarge = "request_too_large"
+	codeHeaderTooLarge  = "request_header_too_large"
+	codeRequestTimeout  = "request_timeout"
+)
+
+// ErrorHandler answers requests fasthttp could not parse (set it as
+// fasthttp.Server.ErrorHandler): oversized headers (431), oversized
+// bodies (413), read timeouts (408) and malformed requests (400), each as
+// a problem+json body, never a 5xx.
+func (s *Server) ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
+	rs := s.states.Get().(*reqState)
+	rs.reset()
+	defer s.states.Put(rs)
+	rs.reqID = s.ids.appendID(rs.idBuf[:0])
+	rs.route = RouteNotFound
+	ctx.Response.Header.SetBytesV("X-Request-ID", rs.reqID)
+	var small *fasthttp.ErrSmallBuffer
+	var ne net.Error
+	code, detail := codeBadRequest, "the request is not valid HTTP"
+	switch {
+	case errors.As(err, &small):
+		code, detail = codeHeaderTooLarge, "request headers are too large"
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		code, detail = codeRequestTooLarge, "request body is too large; GET requests carry no body"
+	case errors.As(err, &ne) && ne.Timeout():
+		code, detail = codeRequestTimeout, "the request was not received in time"
+	}
+	s.writeProblem(ctx, rs, problemf(code, detail))
+	ctx.SetConnectionClose()
+}

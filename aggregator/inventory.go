@@ -1,0 +1,171 @@
+package aggregator
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/dealer-edge/dealer-edge/aggregator/mapping"
+	"github.com/dealer-edge/dealer-edge/publicshape"
+	"github.com/dealer-edge/dealer-edge/upstream"
+)
+
+func pathValue(ctx *fasthttp.RequestCtx, name string) string {
+	v, _ := ctx.UserValue(name).(string)
+	return v
+}
+
+func invalidService() *apiError {
+	return problemf(codeInvalidService, "service must be one of REWIND, NOS, NLT")
+}
+
+// inventoryListing serves 4.1 GET /dealer/{service}/listing.
+func (s *Server) inventoryListing(ctx *fasthttp.RequestCtx, rs *reqState) {
+	service := pathValue(ctx, "service")
+	if !isService(service) {
+		s.writeProblem(ctx, rs, invalidService())
+		return
+	}
+	p, ae := parseInventoryListing(&rs.raw, service)
+	if ae != nil {
+		s.writeProblem(ctx, rs, ae)
+		return
+	}
+	st := s.settings.Load()
+	rs.keyBuf = appendKey(rs.keyBuf[:0], RouteInventoryListing, service, &p)
+	dealerID, reqID, tp := rs.p.dealerID, string(rs.reqID), rs.traceparent
+	s.respond(ctx, rs, st, "", rs.keyBuf, func(c context.Context) ([]byte, error) {
+		c, cancel := fillCtx(c, st, reqID, tp)
+		defer cancel()
+		return s.fillInventoryListing(c, dealerID, service, p)
+	})
+}
+
+func (s *Server) fillInventoryListing(ctx context.Context, dealerID int64, service string, p params) ([]byte, error) {
+	out := publicshape.InventoryListing{Service: service, Page: p.page, PageSize: p.pageSize, Items: []publicshape.InventoryItem{}}
+	if service == publicshape.ServiceNLT {
+		pg, err := s.backend.ListOffers(ctx, dealerID, upstream.OfferQuery{Page: p.page, PageSize: p.pageSize, Q: p.q})
+		if err != nil {
+			return nil, err
+		}
+		out.Total = pg.Total
+		for _, o := range pg.Items {
+			if o.DealerID != dealerID {
+				return nil, errors.New("aggregator: inventory returned an offer of another dealer")
+			}
+			out.Items = append(out.Items, mapping.OfferItem(o))
+		}
+	} else {
+		pg, err := s.backend.ListVehicles(ctx, dealerID, upstream.VehicleQuery{
+			Service: service, Page: p.page, PageSize: p.pageSize, Q: p.q, CatalogType: p.catalogType, Upfit: p.upfit,
+		})
+		if err != nil {
+			return nil, err
+		}
+		out.Total = pg.Total
+		for _, v := range pg.Items {
+			if v.DealerID != dealerID || v.Service != service {
+				return nil, errors.New("aggregator: inventory returned a vehicle of another dealer or service")
+			}
+			out.Items = append(out.Items, mapping.VehicleItem(v))
+		}
+	}
+	out.HasNext = int64(p.page)*int64(p.pageSize) < int64(out.Total)
+	return encode(out)
+}
+
+// inventoryDetails serves 4.2 GET /dealer/{service}/details.
+func (s *Server) inventoryDetails(ctx *fasthttp.RequestCtx, rs *reqState) {
+	service := pathValue(ctx, "service")
+	if !isService(service) {
+		s.writeProblem(ctx, rs, invalidService())
+		return
+	}
+	p, ae := parseInventoryDetails(&rs.raw, service)
+	if ae != nil {
+		s.writeProblem(ctx, rs, ae)
+		return
+	}
+	st := s.settings.Load()
+	rs.keyBuf = appendKey(rs.keyBuf[:0], RouteInventoryDetails, service, &p)
+	dealerID, reqID, tp := rs.p.dealerID, string(rs.reqID), rs.traceparent
+	s.respond(ctx, rs, st, "", rs.keyBuf, func(c context.Context) ([]byte, error) {
+		c, cancel := fillCtx(c, st, reqID, tp)
+		defer cancel()
+		if service == publicshape.ServiceNLT {
+			return s.fillOffer(c, dealerID, p.idOfferta)
+		}
+		return s.fillVehicle(c, dealerID, service, p.idAuto)
+	})
+}
+
+func (s *Server) fillOffer(ctx context.Context, dealerID, id int64) ([]byte, error) {
+	o, err := s.backend.Offer(ctx, dealerID, id)
+	if errors.Is(err, upstream.ErrNotFound) || err == nil && o.DealerID != dealerID {
+		return nil, problemf(codeOfferNotFound, "no offer with this id_offerta")
+	}
+	if err != nil {
+		return nil, err
+	}
+	d := mapping.OfferDetail(o)
+	return encode(publicshape.InventoryDetail{Service: publicshape.ServiceNLT, Offer: &d})
+}
+
+// fillVehicle fans out to inventory and media at once, then to the
+// catalog for the vehicle's exact version. Inventory and catalog are
+// required; media is optional: without it the detail is served without
+// podcast/video objects, marked partial and not cached.
+func (s *Server) fillVehicle(ctx context.Context, dealerID int64, service, idAuto string) ([]byte, error) {
+	var (
+		v        upstream.Vehicle
+		media    upstream.Media
+		mediaErr error
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		var err error
+		v, err = s.backend.Vehicle(gctx, dealerID, service, idAuto)
+		return err
+	})
+	mediaDone := make(chan struct{})
+	go func() {
+		defer close(mediaDone)
+		media, mediaErr = s.backend.VehicleMedia(ctx, dealerID, idAuto)
+	}()
+	err := g.Wait()
+	if errors.Is(err, upstream.ErrNotFound) || err == nil && (v.DealerID != dealerID || v.Service != service || !strings.EqualFold(v.IDAuto, idAuto)) {
+		<-mediaDone
+		return nil, problemf(codeVehicleNotFound, "no vehicle with this id_auto")
+	}
+	if err != nil {
+		<-mediaDone
+		return nil, err
+	}
+	var eq upstream.Equipment
+	if v.VersionCode != "" {
+		eq, err = s.backend.Equipment(ctx, v.VersionCode)
+		if err != nil && !errors.Is(err, upstream.ErrNotFound) {
+			<-mediaDone
+			return nil, err
+		}
+	}
+	<-mediaDone
+	var mp *upstream.Media
+	if mediaErr == nil {
+		mp = &media
+	} else if errors.Is(mediaErr, upstream.ErrNotFound) {
+		mediaErr = nil
+	}
+	d := mapping.VehicleDetail(v, eq, mp)
+	body, err := encode(publicshape.InventoryDetail{Service: service, Vehicle: &d})
+	if err != nil {
+		return nil, err
+	}
+	if mediaErr != nil {
+		return nil, &partialError{body: body, cause: mediaErr}
+	}
+	return body, nil
+}

@@ -1,0 +1,163 @@
+package mapping
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/dealer-edge/dealer-edge/publicshape"
+	"github.com/dealer-edge/dealer-edge/upstream"
+)
+
+// EditorialProvider is the news provenance class of first-party local
+// editions: the only news that is discoverable (listings, hub, search).
+const EditorialProvider = "dealer_editorial"
+
+// PreviewRunes is the length of body_text_preview in listings.
+const PreviewRunes = 240
+
+// Scope says where content is being shown.
+type Scope uint8
+
+const (
+	// Discovery is a listing, the hub or search: news that is not a
+	// first-party edition is left out.
+	Discovery Scope = iota
+	// BySlug is a detail lookup: every non-hidden item stays readable.
+	BySlug
+)
+
+// Visible applies the public visibility rules of one content type to a
+// dealer's raw content view and returns the visible records in the public
+// order (most recently updated first, then by slug):
+//
+//   - records of another dealer are dropped (defence in depth: the content
+//     service already scopes by dealer);
+//   - a dealer record with OverrideOf replaces the global record it
+//     overrides (FAQ overrides); it keeps the global record's public id and
+//     slug;
+//   - hidden records are dropped, and so is an override of a hidden global
+//     record;
+//   - in Discovery scope, news whose source_provider is not
+//     dealer_editorial is dropped.
+//
+// The input is not modified.
+func Visible(dealerID int64, contentType string, recs []upstream.ContentRecord, scope Scope) []upstream.ContentRecord {
+	hiddenGlobal := map[int64]bool{}
+	overridden := map[int64]bool{}
+	for i := range recs {
+		r := &recs[i]
+		if r.DealerID == 0 && r.HiddenForDealer {
+			hiddenGlobal[r.ID] = true
+		}
+		if r.DealerID == dealerID && r.OverrideOf != 0 {
+			overridden[r.OverrideOf] = true
+		}
+	}
+	out := make([]upstream.ContentRecord, 0, len(recs))
+	for _, r := range recs {
+		if r.DealerID != 0 && r.DealerID != dealerID {
+			continue
+		}
+		if r.Type != "" && r.Type != contentType {
+			continue
+		}
+		if r.HiddenForDealer {
+			continue
+		}
+		if r.DealerID == 0 && overridden[r.ID] {
+			continue // replaced by the dealer's override
+		}
+		if r.OverrideOf != 0 {
+			if hiddenGlobal[r.OverrideOf] {
+				continue
+			}
+			r.ID = r.OverrideOf
+		}
+		if scope == Discovery && contentType == upstream.ContentNews && r.SourceProvider != EditorialProvider {
+			continue
+		}
+		out = append(out, r)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].UpdatedAt.Equal(out[j].UpdatedAt) {
+			return out[i].UpdatedAt.After(out[j].UpdatedAt)
+		}
+		return out[i].Slug < out[j].Slug
+	})
+	return out
+}
+
+// Ranked reorders visible search matches of one type by relevance: records
+// whose title contains every word of q first, then the rest, each group in
+// the public order Visible produced.
+func Ranked(recs []upstream.ContentRecord, q string) []upstream.ContentRecord {
+	words := strings.Fields(strings.ToLower(q))
+	titleHit := func(r *upstream.ContentRecord) bool {
+		t := strings.ToLower(r.Title)
+		for _, w := range words {
+			if !strings.Contains(t, w) {
+				return false
+			}
+		}
+		return true
+	}
+	out := make([]upstream.ContentRecord, 0, len(recs))
+	for i := range recs {
+		if titleHit(&recs[i]) {
+			out = append(out, recs[i])
+		}
+	}
+	for i := range recs {
+		if !titleHit(&recs[i]) {
+			out = append(out, recs[i])
+		}
+	}
+	return out
+}
+
+// ContentForm says which body field a content item carries.
+type ContentForm uint8
+
+const (
+	// ListingForm carries body_text_preview.
+	ListingForm ContentForm = iota
+	// DetailForm carries the full body_text.
+	DetailForm
+	// SearchForm carries body_text_preview and content_type.
+	SearchForm
+)
+
+// ContentItem maps one visible content record to a public content item.
+// source_provider is published for news only.
+func ContentItem(r upstream.ContentRecord, contentType string, form ContentForm) publicshape.ContentItem {
+	it := publicshape.ContentItem{
+		ID:              r.ID,
+		Slug:            r.Slug,
+		Topic:           r.Topic,
+		Category:        r.Category,
+		Brand:           r.Brand,
+		Title:           r.Title,
+		H1:              r.H1,
+		MetaDescription: r.MetaDescription,
+		Excerpt:         r.Excerpt,
+		URL:             r.URL,
+		MediaURL:        r.MediaURL,
+		ThumbnailURL:    r.ThumbnailURL,
+		DurationSeconds: r.DurationSeconds,
+		UpdatedAt:       rfc3339(r.UpdatedAt),
+	}
+	if contentType == upstream.ContentNews {
+		it.SourceProvider = r.SourceProvider
+	}
+	switch form {
+	case DetailForm:
+		it.BodyText = r.BodyText
+		it.Transcript = r.Transcript
+	case SearchForm:
+		it.ContentType = contentType
+		it.BodyTextPreview = publicshape.Preview(r.BodyText, PreviewRunes)
+	default:
+		it.BodyTextPreview = publicshape.Preview(r.BodyText, PreviewRunes)
+	}
+	return it
+}

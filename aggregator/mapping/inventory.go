@@ -1,0 +1,191 @@
+package mapping
+
+import (
+	"time"
+
+	"github.com/dealer-edge/dealer-edge/publicshape"
+	"github.com/dealer-edge/dealer-edge/upstream"
+)
+
+func upfits(src []upstream.Upfit) ([]publicshape.ProfessionalUpfit, *publicshape.ProfessionalUpfit) {
+	if len(src) == 0 {
+		return nil, nil
+	}
+	in := make([]publicshape.UpfitSource, len(src))
+	for i, u := range src {
+		in[i] = publicshape.UpfitSource{
+			Code:        u.Code,
+			Slug:        u.Slug,
+			Label:       u.Label,
+			DealerAlias: u.DealerAlias,
+			Family:      u.Family,
+			Primary:     u.Primary,
+		}
+	}
+	return publicshape.Upfits(in)
+}
+
+func boolPtr(b bool) *bool { return &b }
+
+// VehicleItem maps a vehicle record to a public inventory listing item.
+func VehicleItem(v upstream.Vehicle) publicshape.InventoryItem {
+	ups, primary := upfits(v.Upfits)
+	it := publicshape.InventoryItem{
+		IDAuto:                   v.IDAuto,
+		Service:                  v.Service,
+		NomeCanonico:             publicshape.NomeCanonico(v.Make, v.Model, v.Trim),
+		Marca:                    v.Make,
+		Modello:                  v.Model,
+		Allestimento:             v.Trim,
+		CatalogType:              v.CatalogType,
+		ProfessionalUpfits:       ups,
+		PrimaryProfessionalUpfit: primary,
+		CoverURL:                 v.CoverURL,
+		HasPodcast:               boolPtr(v.HasPodcast),
+		HasVideo:                 boolPtr(v.HasVideo),
+	}
+	if v.SalePrice != nil {
+		p := *v.SalePrice
+		it.PrezzoVendita = &p
+	}
+	return it
+}
+
+// OfferItem maps an NLT offer record to a public inventory listing item.
+func OfferItem(o upstream.Offer) publicshape.InventoryItem {
+	return publicshape.InventoryItem{
+		IDOfferta:    o.IDOfferta,
+		Service:      publicshape.ServiceNLT,
+		NomeCanonico: publicshape.NomeCanonico(o.Make, o.Model, o.Version),
+		Marca:        o.Make,
+		Modello:      o.Model,
+		Allestimento: o.Version,
+		CoverURL:     o.CoverURL,
+	}
+}
+
+func equipment(items []upstream.EquipmentItem) []publicshape.Equipment {
+	out := make([]publicshape.Equipment, 0, len(items))
+	for _, e := range items {
+		out = append(out, publicshape.Equipment{Code: e.Code, Name: e.Name, Category: e.Category, PriceEUR: copyFloat(e.PriceEUR)})
+	}
+	return out
+}
+
+func copyFloat(f *float64) *float64 {
+	if f == nil {
+		return nil
+	}
+	v := *f
+	return &v
+}
+
+func copyStrings(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return append([]string(nil), s...)
+}
+
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// VehicleDetail maps a vehicle, the equipment of its exact catalog version
+// and its media (media may be nil when the media service could not answer)
+// to the public vehicle detail.
+//
+// accessori_opzionali and pacchetti hold only what is confirmed for this
+// vehicle, looked up in the version catalogue by code; the raw catalogue is
+// never a fallback, so an empty confirmation list gives an empty array.
+// accessori_serie_json is the deprecated alias and always equals
+// accessori_serie.
+func VehicleDetail(v upstream.Vehicle, eq upstream.Equipment, media *upstream.Media) publicshape.VehicleDetail {
+	ups, primary := upfits(v.Upfits)
+	d := publicshape.VehicleDetail{
+		IDAuto:                   v.IDAuto,
+		Marca:                    v.Make,
+		Modello:                  v.Model,
+		Allestimento:             v.Trim,
+		NomeCanonico:             publicshape.NomeCanonico(v.Make, v.Model, v.Trim),
+		CatalogType:              v.CatalogType,
+		ProfessionalUpfits:       ups,
+		PrimaryProfessionalUpfit: primary,
+		PrezzoVendita:            copyFloat(v.SalePrice),
+		CoverURL:                 v.CoverURL,
+		MediaURLs:                copyStrings(v.MediaURLs),
+		AccessoriSerie:           equipment(eq.Standard),
+		AccessoriOpzionali:       confirmedOptionals(eq.Optionals, v.ConfirmedOptionals),
+		Pacchetti:                confirmedPackages(eq.Packages, v.ConfirmedPackages),
+		HasPodcast:               v.HasPodcast,
+		HasVideo:                 v.HasVideo,
+	}
+	d.AccessoriSerieJSON = d.AccessoriSerie
+	if a := v.AIContent; a != nil {
+		d.AIContent = &publicshape.AIContent{Headline: a.Headline, Description: a.Description, Highlights: copyStrings(a.Highlights)}
+	}
+	if media != nil {
+		if p := media.Podcast; p != nil {
+			d.Podcast = &publicshape.Podcast{Title: p.Title, AudioURL: p.AudioURL, DurationSeconds: p.DurationSeconds, Transcript: p.Transcript, PublishedAt: rfc3339(p.PublishedAt)}
+			d.HasPodcast = true
+		}
+		if vd := media.Video; vd != nil {
+			d.Video = &publicshape.Video{Title: vd.Title, VideoURL: vd.VideoURL, ThumbnailURL: vd.ThumbnailURL, DurationSeconds: vd.DurationSeconds, PublishedAt: rfc3339(vd.PublishedAt)}
+			d.HasVideo = true
+		}
+	}
+	return d
+}
+
+func confirmedOptionals(catalogue []upstream.EquipmentItem, confirmed []string) []publicshape.Equipment {
+	out := make([]publicshape.Equipment, 0, len(confirmed))
+	for _, code := range confirmed {
+		for _, e := range catalogue {
+			if e.Code == code {
+				out = append(out, publicshape.Equipment{Code: e.Code, Name: e.Name, Category: e.Category, PriceEUR: copyFloat(e.PriceEUR)})
+				break
+			}
+		}
+	}
+	return out
+}
+
+func confirmedPackages(catalogue []upstream.EquipmentPackage, confirmed []string) []publicshape.Package {
+	out := make([]publicshape.Package, 0, len(confirmed))
+	for _, code := range confirmed {
+		for _, p := range catalogue {
+			if p.Code == code {
+				out = append(out, publicshape.Package{Code: p.Code, Name: p.Name, PriceEUR: copyFloat(p.PriceEUR), Contents: copyStrings(p.Contents)})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// OfferDetail maps an NLT offer record to the public offer detail.
+func OfferDetail(o upstream.Offer) publicshape.OfferDetail {
+	d := publicshape.OfferDetail{
+		IDOfferta:  o.IDOfferta,
+		Slug:       o.Slug,
+		Marca:      o.Make,
+		Modello:    o.Model,
+		Versione:   o.Version,
+		CoverURL:   o.CoverURL,
+		Quotazioni: make([]publicshape.Quotation, 0, len(o.Quotations)),
+	}
+	for _, q := range o.Quotations {
+		d.Quotazioni = append(d.Quotazioni, publicshape.Quotation{Months: q.Months, KmPerYear: q.KmPerYear, MonthlyFee: q.MonthlyFee})
+	}
+	return d
+}
+
+// DealerMeta maps a dealer profile to meta.dealer.
+func DealerMeta(d upstream.Dealer) *publicshape.Meta {
+	return &publicshape.Meta{Dealer: &publicshape.DealerMeta{
+		ID: d.ID, Name: d.Name, BrandName: d.BrandName, City: d.City, Province: d.Province, PrimaryDomain: d.PrimaryDomain,
+	}}
+}

@@ -1,0 +1,105 @@
+package aggregator
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strconv"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/dealer-edge/dealer-edge/publicshape"
+	"github.com/dealer-edge/dealer-edge/upstream"
+)
+
+// Problem codes of the contract (section 7), plus the two HTTP-level ones
+// the contract does not list (unknown route, wrong method).
+const (
+	codeInvalidService     = "invalid_service"
+	codeInvalidContentType = "invalid_content_type"
+	codeInvalidIdentifier  = "invalid_identifier"
+	codeMissingKey         = "missing_api_key"
+	codeInvalidKey         = "invalid_api_key"
+	codeExpiredKey         = "expired_api_key"
+	codeDealerNotFound     = "dealer_not_found"
+	codeVehicleNotFound    = "vehicle_not_found"
+	codeOfferNotFound      = "offer_not_found"
+	codeContentNotFound    = "content_not_found"
+	codeNotFound           = "not_found"
+	codeMethodNotAllowed   = "method_not_allowed"
+	codeValidation         = "validation_error"
+	codeRateLimited        = "rate_limited"
+	codeInternal           = "internal_error"
+	codeUnavailable        = "service_unavailable"
+)
+
+// apiError is a failure with a public meaning: it becomes one problem body.
+type apiError struct {
+	code       string
+	detail     string
+	fields     []publicshape.FieldError
+	retryAfter int // seconds, for rate_limited
+}
+
+func (e *apiError) Error() string { return "aggregator: " + e.code + ": " + e.detail }
+
+func problemf(code, detail string) *apiError { return &apiError{code: code, detail: detail} }
+
+func validation(fields []publicshape.FieldError) *apiError {
+	return &apiError{code: codeValidation, detail: "one or more request parameters are invalid", fields: fields}
+}
+
+// fail writes err as an application/problem+json response. It is the one
+// place where errors become HTTP statuses: public errors keep their code,
+// upstream unavailability is 503, anything else is a 500 whose cause is
+// logged and never shown.
+func (s *Server) fail(ctx *fasthttp.RequestCtx, rs *reqState, err error) {
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+	case errors.Is(err, upstream.ErrUnavailable):
+		ae = problemf(codeUnavailable, "a backend service is temporarily unavailable; retry later")
+	default:
+		s.log.Error("internal error", "request_id", string(rs.reqID), "route", rs.route, "error", err.Error())
+		ae = problemf(codeInternal, "an unexpected error occurred")
+	}
+	s.writeProblem(ctx, rs, ae)
+}
+
+func (s *Server) writeProblem(ctx *fasthttp.RequestCtx, rs *reqState, ae *apiError) {
+	status, title, ok := publicshape.ProblemFor(ae.code)
+	if !ok {
+		status, title, _ = publicshape.ProblemFor(codeInternal)
+	}
+	p := publicshape.Problem{
+		Type:      publicshape.ProblemTypeURI(s.problemBase, ae.code),
+		Title:     title,
+		Status:    status,
+		Code:      ae.code,
+		Detail:    ae.detail,
+		RequestID: string(rs.reqID),
+		Errors:    ae.fields,
+	}
+	body, err := json.Marshal(p)
+	if err != nil { // cannot happen with these field types
+		s.log.Error("encode problem", slog.String("error", err.Error()))
+		body = []byte(`{"type":"about:blank","title":"Internal error","status":500,"code":"internal_error"}`)
+		status = fasthttp.StatusInternalServerError
+	}
+	resp := &ctx.Response
+	resp.ResetBody()
+	resp.Header.Del("ETag")
+	resp.Header.Del("X-Cache")
+	resp.SetStatusCode(status)
+	resp.Header.SetContentType("application/problem+json")
+	resp.Header.Set("Cache-Control", "no-store")
+	if ae.retryAfter > 0 {
+		resp.Header.Set("Retry-After", strconv.Itoa(ae.retryAfter))
+	}
+	if status == fasthttp.StatusMethodNotAllowed {
+		resp.Header.Set("Allow", "GET")
+	}
+	resp.SetBody(body)
+	rs.status = status
+	rs.code = ae.code
+}

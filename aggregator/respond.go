@@ -1,0 +1,128 @@
+package aggregator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/dealer-edge/dealer-edge/cache"
+	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
+	"github.com/dealer-edge/dealer-edge/upstream"
+)
+
+// partialError carries a degraded but usable response body (a hub with a
+// section missing, a vehicle without its media). The cache does not store
+// it; a stale complete response is preferred when one is in the
+// stale-if-error window, else the partial body is served uncached.
+type partialError struct {
+	body  []byte
+	cause error
+}
+
+func (e *partialError) Error() string { return "aggregator: partial response: " + e.cause.Error() }
+func (e *partialError) Unwrap() error { return e.cause }
+
+// fillCtx derives the upstream context of a fill: the request budget,
+// with the request id and trace context to forward. It never refers to the
+// fasthttp request, which a background refresh may outlive.
+func fillCtx(parent context.Context, st *liveSettings, reqID, traceparent string) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(parent, st.RequestTimeout)
+	return upstream.WithTrace(ctx, reqID, traceparent), cancel
+}
+
+// respond looks the response up in the cache, filling it on a miss, and
+// writes it.
+func (s *Server) respond(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSettings, contentType string, key []byte, fill cache.FillFunc) {
+	pol := st.policy(rs.route, contentType)
+	e, res, err := s.cache.Get(context.Background(), rs.p.dealerID, key, pol, fill)
+	if err != nil {
+		var pe *partialError
+		if errors.As(err, &pe) {
+			rs.cache = cache.Bypass.String()
+			s.writeBody(ctx, rs, pe.body, `"`+strconv.FormatUint(fnv64(pe.body), 16)+`"`, "private, no-store")
+			ctx.Response.Header.Set("X-Edge-Partial", "true")
+			return
+		}
+		s.fail(ctx, rs, err)
+		return
+	}
+	rs.cache = res.String()
+	rs.hdrBuf = append(rs.hdrBuf[:0], "private, max-age="...)
+	rs.hdrBuf = strconv.AppendInt(rs.hdrBuf, int64(e.MaxAge(s.now())), 10)
+	ctx.Response.Header.Set("X-Cache", rs.cache)
+	s.writeBodyHdr(ctx, rs, e.Body, e.ETag, rs.hdrBuf)
+}
+
+func (s *Server) writeBody(ctx *fasthttp.RequestCtx, rs *reqState, body []byte, etag, cacheControl string) {
+	rs.hdrBuf = append(rs.hdrBuf[:0], cacheControl...)
+	ctx.Response.Header.Set("X-Cache", rs.cache)
+	s.writeBodyHdr(ctx, rs, body, etag, rs.hdrBuf)
+}
+
+func (s *Server) writeBodyHdr(ctx *fasthttp.RequestCtx, rs *reqState, body []byte, etag string, cacheControl []byte) {
+	h := &ctx.Response.Header
+	h.Set("ETag", etag)
+	h.SetBytesV("Cache-Control", cacheControl)
+	h.Set("Vary", "X-Api-Key, Authorization")
+	rs.status = fasthttp.StatusOK
+	if etagMatch(ctx.Request.Header.Peek("If-None-Match"), etag) {
+		ctx.SetStatusCode(fasthttp.StatusNotModified)
+		rs.status = fasthttp.StatusNotModified
+		return
+	}
+	h.SetContentType("application/json")
+	ctx.Response.SetBodyRaw(body)
+}
+
+// etagMatch implements If-None-Match (RFC 9110 13.1.2): "*" or any listed
+// tag equal to etag under weak comparison.
+func etagMatch(inm []byte, etag string) bool {
+	if len(inm) == 0 {
+		return false
+	}
+	inm = bytes.TrimSpace(inm)
+	if len(inm) == 1 && inm[0] == '*' {
+		return true
+	}
+	want := trimWeak([]byte(etag))
+	for len(inm) > 0 {
+		var tag []byte
+		if i := bytes.IndexByte(inm, ','); i >= 0 {
+			tag, inm = inm[:i], inm[i+1:]
+		} else {
+			tag, inm = inm, nil
+		}
+		if bytes.Equal(trimWeak(bytes.TrimSpace(tag)), want) {
+			return true
+		}
+	}
+	return false
+}
+
+func trimWeak(t []byte) []byte {
+	if len(t) >= 2 && t[0] == 'W' && t[1] == '/' {
+		return t[2:]
+	}
+	return t
+}
+
+// writeRateLimitHeaders emits the IETF RateLimit header fields
+// (draft-ietf-httpapi-ratelimit-headers, structured-field form):
+//
+//	RateLimit-Policy: "<plan>";q=<burst>;w=<window seconds>
+//	RateLimit: "<plan>";r=<remaining>;t=<seconds until full>
+func (s *Server) writeRateLimitHeaders(ctx *fasthttp.RequestCtx, rs *reqState, plan string, d ratelimit.Decision) {
+	if plan == "" {
+		plan = "default"
+	}
+	policy, current := d.AppendHeaders(rs.hdrBuf[:0], plan)
+	ctx.Response.Header.SetBytesV("RateLimit-Policy", policy)
+	ctx.Response.Header.SetBytesV("RateLimit", current)
+}
+
+// encode marshals a public response body.
+func encode(v any) ([]byte, error) { return json.Marshal(v) }

@@ -1,0 +1,354 @@
+package aggregator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"github.com/dealer-edge/dealer-edge/cache"
+	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
+	"github.com/dealer-edge/dealer-edge/publicshape"
+	"github.com/dealer-edge/dealer-edge/upstream"
+)
+
+// Backend is what the edge needs of the internal services
+// (*upstream.Client implements it; tests may pass fakes).
+type Backend interface {
+	LookupKey(ctx context.Context, keySHA256Hex string) (upstream.KeyRecord, error)
+	Dealer(ctx context.Context, id int64) (upstream.Dealer, error)
+	ListVehicles(ctx context.Context, dealerID int64, q upstream.VehicleQuery) (upstream.VehiclePage, error)
+	Vehicle(ctx context.Context, dealerID int64, service, idAuto string) (upstream.Vehicle, error)
+	ListOffers(ctx context.Context, dealerID int64, q upstream.OfferQuery) (upstream.OfferPage, error)
+	Offer(ctx context.Context, dealerID, id int64) (upstream.Offer, error)
+	Equipment(ctx context.Context, versionCode string) (upstream.Equipment, error)
+	VehicleMedia(ctx context.Context, dealerID int64, idAuto string) (upstream.Media, error)
+	Content(ctx context.Context, dealerID int64, contentType string, f upstream.ContentFilter) ([]upstream.ContentRecord, error)
+}
+
+// ResponseCache is what the edge needs of the response cache
+// (*cache.Cache implements it).
+type ResponseCache interface {
+	Get(ctx context.Context, dealerID int64, key []byte, pol cache.Policy, fill cache.FillFunc) (*cache.Entry, cache.Result, error)
+}
+
+// RateLimiter is what the edge needs of the rate limiter
+// (*ratelimit.Limiter implements it).
+type RateLimiter interface {
+	Allow(ctx context.Context, dealerID int64, keyID string, lim ratelimit.Limit) ratelimit.Decision
+}
+
+// RequestInfo describes one finished request, for access logs and
+// metrics. RequestID is only valid during the OnRequest call.
+type RequestInfo struct {
+	Method    []byte
+	Route     string
+	Status    int
+	Code      string // problem code, "" on success
+	Cache     string // HIT, MISS, STALE, BYPASS or ""
+	DealerID  int64  // 0 before authentication
+	RequestID []byte
+	Duration  time.Duration
+}
+
+// Options configure a Server. Backend, Cache and KeySecret are required.
+type Options struct {
+	Backend Backend
+	Cache   ResponseCache
+	// Limiter applies per-key rate limits; nil disables rate limiting.
+	Limiter RateLimiter
+	// KeySecret keys the hash under which API keys are cached and
+	// rate-limited (HMAC-SHA-256). All instances sharing a Redis must use
+	// the same secret. At least 16 bytes.
+	KeySecret []byte
+	// Settings are the initial reloadable settings; nil means
+	// DefaultSettings().
+	Settings *Settings
+	// ProblemBaseURL prefixes problem type URIs; default
+	// publicshape.DefaultProblemBase.
+	ProblemBaseURL string
+	// AuthCacheEntries bounds the in-process key cache; default 100000.
+	AuthCacheEntries int
+	// Logger receives event logs; nil discards them.
+	Logger *slog.Logger
+	// OnRequest, when set, is called after every request (access log,
+	// metrics). It must not block.
+	OnRequest func(*RequestInfo)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Server is the public dealer API.
+type Server struct {
+	backend     Backend
+	cache       ResponseCache
+	limiter     RateLimiter
+	hasher      *keyHasher
+	auth        *authCache
+	settings    atomic.Pointer[liveSettings]
+	problemBase string
+	log         *slog.Logger
+	onRequest   func(*RequestInfo)
+	now         func() time.Time
+	ids         *idGen
+	router      *router.Router
+	openapiETag string
+	states      sync.Pool
+}
+
+// liveSettings is an installed Settings with the values derived from it.
+type liveSettings struct {
+	*Settings
+	dep            publicshape.Deprecation
+	depDeprecation string
+	depSunset      string
+	depLink        string
+	depKey         string // deprecation fingerprint, part of cache keys of deprecated types
+}
+
+// New builds a Server; errors name the bad option.
+func New(opts Options) (*Server, error) {
+	var errs []error
+	if opts.Backend == nil {
+		errs = append(errs, errors.New("aggregator: Backend is required"))
+	}
+	if opts.Cache == nil {
+		errs = append(errs, errors.New("aggregator: Cache is required"))
+	}
+	if len(opts.KeySecret) < 16 {
+		errs = append(errs, errors.New("aggregator: KeySecret must be at least 16 bytes"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		backend:     opts.Backend,
+		cache:       opts.Cache,
+		limiter:     opts.Limiter,
+		hasher:      newKeyHasher(opts.KeySecret),
+		auth:        newAuthCache(cmpOr(opts.AuthCacheEntries, 100000)),
+		problemBase: cmpOr(opts.ProblemBaseURL, publicshape.DefaultProblemBase),
+		log:         opts.Logger,
+		onRequest:   opts.OnRequest,
+		now:         opts.Now,
+		ids:         newIDGen(),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	st := opts.Settings
+	if st == nil {
+		st = DefaultSettings()
+	}
+	if err := s.UpdateSettings(st); err != nil {
+		return nil, err
+	}
+	s.openapiETag = fmt.Sprintf(`"%x"`, fnv64(publicshape.OpenAPI()))
+	s.states.New = func() any { return new(reqState) }
+	s.router = s.routes()
+	return s, nil
+}
+
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// UpdateSettings validates st and installs it for all later requests. An
+// invalid st is rejected and the settings in force stay.
+func (s *Server) UpdateSettings(st *Settings) error {
+	if err := st.Validate(); err != nil {
+		return err
+	}
+	dep, sun, link := st.Deprecation.Headers()
+	ls := &liveSettings{
+		Settings:       st,
+		dep:            st.Deprecation.Fields(),
+		depDeprecation: dep,
+		depSunset:      sun,
+		depLink:        link,
+	}
+	ls.depKey = dep + "|" + sun + "|" + link
+	s.settings.Store(ls)
+	return nil
+}
+
+// Settings returns the settings in force.
+func (s *Server) Settings() *Settings { return s.settings.Load().Settings }
+
+// reqState is the per-request scratch state, pooled.
+type reqState struct {
+	idBuf       [maxRequestIDLen + 8]byte
+	reqID       []byte
+	traceparent string
+	route       string
+	status      int
+	code        string
+	cache       string
+	p           *principal
+	raw         rawParams
+	keyBuf      []byte
+	hdrBuf      []byte
+}
+
+func (rs *reqState) reset() {
+	keyBuf, hdrBuf := rs.keyBuf[:0], rs.hdrBuf[:0]
+	*rs = reqState{}
+	rs.keyBuf, rs.hdrBuf = keyBuf, hdrBuf
+}
+
+const stateKey = "edge.rs"
+
+// Handler returns the fasthttp handler of the public API.
+func (s *Server) Handler() fasthttp.RequestHandler { return s.serve }
+
+func (s *Server) serve(ctx *fasthttp.RequestCtx) {
+	start := time.Now()
+	rs := s.states.Get().(*reqState)
+	rs.reset()
+	defer s.finish(ctx, rs, start)
+
+	if id := ctx.Request.Header.Peek("X-Request-ID"); ValidRequestID(id) {
+		rs.reqID = append(rs.idBuf[:0], id...)
+	} else {
+		rs.reqID = s.ids.appendID(rs.idBuf[:0])
+	}
+	ctx.Response.Header.SetBytesV("X-Request-ID", rs.reqID)
+	if tp := ctx.Request.Header.Peek("traceparent"); len(tp) > 0 && ValidTraceparent(tp) {
+		rs.traceparent = string(tp)
+	}
+	if !ctx.IsGet() {
+		rs.route = RouteNotFound
+		s.writeProblem(ctx, rs, problemf(codeMethodNotAllowed, "only GET is supported"))
+		return
+	}
+	ctx.SetUserValue(stateKey, rs)
+	s.router.Handler(ctx)
+}
+
+func (s *Server) finish(ctx *fasthttp.RequestCtx, rs *reqState, start time.Time) {
+	if r := recover(); r != nil {
+		s.log.Error("panic", "request_id", string(rs.reqID), "route", rs.route, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		s.writeProblem(ctx, rs, problemf(codeInternal, "an unexpected error occurred"))
+	}
+	if s.onRequest != nil {
+		info := RequestInfo{
+			Method:    ctx.Method(),
+			Route:     rs.route,
+			Status:    ctx.Response.StatusCode(),
+			Code:      rs.code,
+			Cache:     rs.cache,
+			RequestID: rs.reqID,
+			Duration:  time.Since(start),
+		}
+		if rs.p != nil {
+			info.DealerID = rs.p.dealerID
+		}
+		s.onRequest(&info)
+	}
+	ctx.SetUserValue(stateKey, nil)
+	rs.p = nil
+	s.states.Put(rs)
+}
+
+func (s *Server) routes() *router.Router {
+	r := router.New()
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.HandleMethodNotAllowed = false
+	r.HandleOPTIONS = false
+	r.GET("/dealer/openapi.json", s.openAPI)
+	r.GET("/dealer/content/hub", s.endpoint(RouteContentHub, s.contentHub))
+	r.GET("/dealer/content/search", s.endpoint(RouteContentSearch, s.contentSearch))
+	r.GET("/dealer/content/{content_type}/listing", s.endpoint(RouteContentListing, s.contentListing))
+	r.GET("/dealer/content/{content_type}/details", s.endpoint(RouteContentDetails, s.contentDetails))
+	r.GET("/dealer/{service}/listing", s.endpoint(RouteInventoryListing, s.inventoryListing))
+	r.GET("/dealer/{service}/details", s.endpoint(RouteInventoryDetails, s.inventoryDetails))
+	r.NotFound = func(ctx *fasthttp.RequestCtx) {
+		rs := state(ctx)
+		rs.route = RouteNotFound
+		s.writeProblem(ctx, rs, problemf(codeNotFound, "no such endpoint"))
+	}
+	r.PanicHandler = nil // panics reach serve's recover
+	return r
+}
+
+func state(ctx *fasthttp.RequestCtx) *reqState {
+	return ctx.UserValue(stateKey).(*reqState)
+}
+
+// endpoint wraps a public endpoint with authentication and rate limiting.
+func (s *Server) endpoint(route string, h func(*fasthttp.RequestCtx, *reqState)) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		rs := state(ctx)
+		rs.route = route
+		rawKey, code := ExtractKey(ctx.Request.Header.Peek("X-Api-Key"), ctx.Request.Header.Peek("Authorization"))
+		if code != "" {
+			detail := "send the API key in the X-Api-Key header or as Authorization: Bearer"
+			if code == codeInvalidKey {
+				detail = "the API key is not valid; send exactly one of X-Api-Key or Authorization: Bearer"
+			}
+			s.writeProblem(ctx, rs, problemf(code, detail))
+			return
+		}
+		p, err := s.authenticate(rawKey, rs)
+		if err != nil {
+			s.fail(ctx, rs, err)
+			return
+		}
+		if ae := p.check(s.now()); ae != nil {
+			s.writeProblem(ctx, rs, ae)
+			return
+		}
+		rs.p = p
+		if s.limiter != nil {
+			st := s.settings.Load()
+			lim := st.limit(p.plan)
+			d := s.limiter.Allow(context.Background(), p.dealerID, p.keyID, lim)
+			s.writeRateLimitHeaders(ctx, rs, p.plan, d)
+			if !d.Allowed {
+				secs := int((d.RetryAfter + time.Second - 1) / time.Second)
+				s.writeProblem(ctx, rs, &apiError{code: codeRateLimited, detail: "rate limit exceeded; retry after the number of seconds in Retry-After", retryAfter: max(secs, 1)})
+				return
+			}
+		}
+		rs.raw.collect(ctx.QueryArgs())
+		h(ctx, rs)
+	}
+}
+
+func (s *Server) openAPI(ctx *fasthttp.RequestCtx) {
+	rs := state(ctx)
+	rs.route = RouteOpenAPI
+	h := &ctx.Response.Header
+	h.Set("ETag", s.openapiETag)
+	h.Set("Cache-Control", "public, max-age=3600")
+	if etagMatch(ctx.Request.Header.Peek("If-None-Match"), s.openapiETag) {
+		ctx.SetStatusCode(fasthttp.StatusNotModified)
+		return
+	}
+	h.SetContentType("application/json")
+	ctx.Response.SetBodyRaw(publicshape.OpenAPI())
+}
+
+func fnv64(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}

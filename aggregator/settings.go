@@ -1,0 +1,144 @@
+package aggregator
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dealer-edge/dealer-edge/cache"
+	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
+	"github.com/dealer-edge/dealer-edge/publicshape"
+)
+
+// Route names, used as cache policy keys, metric labels and log fields.
+const (
+	RouteInventoryListing = "inventory_listing"
+	RouteInventoryDetails = "inventory_details"
+	RouteContentHub       = "content_hub"
+	RouteContentSearch    = "content_search"
+	RouteContentListing   = "content_listing"
+	RouteContentDetails   = "content_details"
+	RouteOpenAPI          = "openapi"
+	RouteNotFound         = "not_found"
+)
+
+// CacheRoutes lists the routes that have a cache policy.
+var CacheRoutes = []string{RouteInventoryListing, RouteInventoryDetails, RouteContentHub, RouteContentSearch, RouteContentListing, RouteContentDetails}
+
+// Settings are the knobs that may change while the edge runs (config
+// reload). A Server holds one *Settings at a time and swaps it atomically;
+// a Settings value is never modified after it is installed.
+type Settings struct {
+	// Cache holds the policy per route (keys: the Route* names). A route
+	// without an entry is not cached (X-Cache: BYPASS).
+	Cache map[string]cache.Policy
+	// ContentCache overrides the content listing/details policy per
+	// content type (keys: faq, news, ...).
+	ContentCache map[string]cache.Policy
+	// Limits maps a key's plan to its rate limit; DefaultLimit applies to
+	// plans without an entry.
+	Limits       map[string]ratelimit.Limit
+	DefaultLimit ratelimit.Limit
+	// Deprecation is the policy of the deprecated content types (guides,
+	// glossary).
+	Deprecation publicshape.DeprecationPolicy
+	// RequestTimeout is the budget of one request's upstream work.
+	RequestTimeout time.Duration
+	// AuthTTL is how long a resolved key is trusted without asking the
+	// dealers service again; AuthStale how much longer it is used when the
+	// dealers service cannot answer; AuthNegativeTTL how long an unknown,
+	// expired or orphaned key is remembered.
+	AuthTTL, AuthStale, AuthNegativeTTL time.Duration
+}
+
+// DefaultSettings returns the built-in settings, used when no config file
+// says otherwise.
+func DefaultSettings() *Settings {
+	pol := func(ttl, swr, sie time.Duration) cache.Policy {
+		return cache.Policy{TTL: ttl, StaleWhileRevalidate: swr, StaleIfError: sie}
+	}
+	return &Settings{
+		Cache: map[string]cache.Policy{
+			RouteInventoryListing: pol(30*time.Second, 30*time.Second, 10*time.Minute),
+			RouteInventoryDetails: pol(60*time.Second, 60*time.Second, 30*time.Minute),
+			RouteContentHub:       pol(5*time.Minute, time.Minute, time.Hour),
+			RouteContentSearch:    pol(2*time.Minute, time.Minute, 30*time.Minute),
+			RouteContentListing:   pol(5*time.Minute, time.Minute, time.Hour),
+			RouteContentDetails:   pol(10*time.Minute, time.Minute, 6*time.Hour),
+		},
+		ContentCache: map[string]cache.Policy{},
+		Limits: map[string]ratelimit.Limit{
+			"default": {Rate: 50, Burst: 100},
+			"limited": {Rate: 10, Burst: 10},
+			"bench":   {Rate: 1e6, Burst: 1e6},
+		},
+		DefaultLimit: ratelimit.Limit{Rate: 50, Burst: 100},
+		Deprecation: publicshape.DeprecationPolicy{
+			Deprecation:  time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+			Sunset:       time.Date(2027, 6, 30, 23, 59, 59, 0, time.UTC),
+			SuccessorURL: "https://editorial.dealer-edge.example/",
+		},
+		RequestTimeout:  2 * time.Second,
+		AuthTTL:         60 * time.Second,
+		AuthStale:       10 * time.Minute,
+		AuthNegativeTTL: 10 * time.Second,
+	}
+}
+
+// Validate checks a Settings value; errors name the bad field.
+func (s *Settings) Validate() error {
+	var errs []error
+	for name, p := range s.Cache {
+		errs = append(errs, validPolicy("cache."+name, p))
+	}
+	for name, p := range s.ContentCache {
+		if !isContentType(name) {
+			errs = append(errs, fmt.Errorf("content_cache.%s: unknown content type", name))
+		}
+		errs = append(errs, validPolicy("content_cache."+name, p))
+	}
+	for name, l := range s.Limits {
+		errs = append(errs, validLimit("limits."+name, l))
+	}
+	errs = append(errs, validLimit("default_limit", s.DefaultLimit))
+	if err := s.Deprecation.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("deprecation: %w", err))
+	}
+	if s.RequestTimeout <= 0 {
+		errs = append(errs, errors.New("request_timeout: must be positive"))
+	}
+	if s.AuthTTL <= 0 || s.AuthStale < 0 || s.AuthNegativeTTL <= 0 {
+		errs = append(errs, errors.New("auth: ttl and negative_ttl must be positive, stale not negative"))
+	}
+	return errors.Join(errs...)
+}
+
+func validPolicy(field string, p cache.Policy) error {
+	if p.TTL < 0 || p.StaleWhileRevalidate < 0 || p.StaleIfError < 0 {
+		return fmt.Errorf("%s: durations must not be negative", field)
+	}
+	return nil
+}
+
+func validLimit(field string, l ratelimit.Limit) error {
+	if l.Rate <= 0 || l.Burst < 1 {
+		return fmt.Errorf("%s: rate must be positive and burst at least 1", field)
+	}
+	return nil
+}
+
+func (s *Settings) policy(route, contentType string) cache.Policy {
+	if contentType != "" {
+		if p, ok := s.ContentCache[contentType]; ok {
+			return p
+		}
+	}
+	return s.Cache[route]
+}
+
+func (s *Settings) limit(plan string) ratelimit.Limit {
+	if l, ok := s.Limits[plan]; ok {
+		return l
+	}
+	return s.DefaultLimit
+}

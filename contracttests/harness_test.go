@@ -1,0 +1,297 @@
+package contracttests
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/valyala/fasthttp"
+
+	"github.com/dealer-edge/dealer-edge/aggregator"
+	"github.com/dealer-edge/dealer-edge/cache"
+	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
+	"github.com/dealer-edge/dealer-edge/publicshape"
+	"github.com/dealer-edge/dealer-edge/upstream"
+	"github.com/dealer-edge/dealer-edge/upstream/fake"
+)
+
+var (
+	contractOnce sync.Once
+	contractDoc  *contract
+	contractErr  error
+)
+
+func loadContract(t testing.TB) *contract {
+	t.Helper()
+	contractOnce.Do(func() { contractDoc, contractErr = newContract(publicshape.OpenAPI()) })
+	if contractErr != nil {
+		t.Fatalf("load OpenAPI document: %v", contractErr)
+	}
+	return contractDoc
+}
+
+// internalFields are names that exist only on internal records; none may
+// appear as a key anywhere in a public response.
+var internalFields = map[string]bool{
+	"source_ids": true, "source_id": true, "lookup_cascade": true, "tech_data_dir": true,
+	"render_payload": true, "seo_payload": true, "raw_version_optionals": true,
+	"crm_source_id": true, "billing_account": true, "browser_widget_secret": true,
+	"render_template": true, "prompt_id": true, "tech_ref": true, "internal_cost_eur": true,
+	"source_rate_id": true, "tts_voice_id": true, "render_job_id": true, "template_id": true,
+	"body_html": true, "hidden_for_dealer": true, "override_of": true, "dealer_id": true,
+	"version_code": true, "confirmed_optionals": true, "confirmed_packages": true,
+	"sale_price_eur": true, "monthly_fee_eur": true, "key_id": true, "episode_id": true,
+	"video_id": true, "optionals": true, "standard": true, "upfits": true, "dealer_alias": true,
+}
+
+// internalMarkers are substrings of internal-only values of the fakes.
+var internalMarkers = []string{"/mnt/techdata", "lookup_cascade", "render_job", "tts-voice", "browser_widget"}
+
+func scanInternal(t testing.TB, where string, body []byte) {
+	t.Helper()
+	for _, m := range internalMarkers {
+		if strings.Contains(string(body), m) {
+			t.Errorf("%s: response contains internal marker %q", where, m)
+		}
+	}
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return
+	}
+	var walk func(any, string)
+	walk = func(n any, path string) {
+		switch x := n.(type) {
+		case map[string]any:
+			for k, c := range x {
+				if internalFields[k] {
+					t.Errorf("%s: internal field %q at %s", where, k, path)
+				}
+				walk(c, path+"."+k)
+			}
+		case []any:
+			for _, c := range x {
+				walk(c, path+"[]")
+			}
+		}
+	}
+	walk(v, "$")
+}
+
+// env is one edge under test, serving on a loopback port.
+type env struct {
+	t        testing.TB
+	base     string
+	fake     *fake.Server
+	api      *aggregator.Server
+	cache    *cache.Cache
+	limiter  *ratelimit.Limiter
+	up       *upstream.Client
+	contract *contract
+	client   *http.Client
+	// logs collects everything the edge logged.
+	logs *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type envOptions struct {
+	redisAddrs []string // empty: miniredis
+	settings   func(*aggregator.Settings)
+	fake       *fake.Server // shared fake (several edges); nil: a new one
+}
+
+func startEnv(t testing.TB, o envOptions) *env {
+	t.Helper()
+	e := &env{t: t, contract: loadContract(t), logs: &syncBuffer{}}
+	logger := newTestLogger(e.logs)
+	e.fake = o.fake
+	if e.fake == nil {
+		e.fake = fake.NewServer(fake.Options{})
+		if _, err := e.fake.Start("127.0.0.1:0"); err != nil {
+			t.Fatalf("start fake: %v", err)
+		}
+		t.Cleanup(e.fake.Close)
+	}
+	addrs := o.redisAddrs
+	if len(addrs) == 0 {
+		mr := miniredis.RunT(t)
+		addrs = []string{mr.Addr()}
+	}
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: addrs, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	t.Cleanup(func() { _ = rdb.Close() })
+	up, err := upstream.New(upstream.Options{BaseURL: "http://" + e.fake.Addr(), Breaker: upstream.BreakerSettings{ConsecutiveFailures: 3, OpenFor: 500 * time.Millisecond, HalfOpenRequests: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(up.Close)
+	e.up = up
+	e.cache, err = cache.New(cache.Options{Redis: rdb, Logger: logger, ServeStaleOn: aggregator.ServeStaleOn, RedisTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.cache.Close() })
+	e.limiter, err = ratelimit.New(ratelimit.Options{Redis: rdb, Logger: logger, RedisTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.limiter.Close() })
+	st := aggregator.DefaultSettings()
+	if o.settings != nil {
+		o.settings(st)
+	}
+	e.api, err = aggregator.New(aggregator.Options{
+		Backend: up, Cache: e.cache, Limiter: e.limiter,
+		KeySecret: []byte("contract-tests-secret-0123456789"),
+		Settings:  st, Logger: logger,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &fasthttp.Server{
+		Handler: e.api.Handler(), ErrorHandler: e.api.ErrorHandler,
+		ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, IdleTimeout: 10 * time.Second,
+		ReadBufferSize: 8192, MaxRequestBodySize: 1024, NoDefaultServerHeader: true, NoDefaultContentType: true,
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	e.base = "http://" + ln.Addr().String()
+	e.client = &http.Client{Timeout: 10 * time.Second}
+	return e
+}
+
+// resp is one checked response.
+type resp struct {
+	status int
+	header http.Header
+	body   []byte
+	json   map[string]any
+}
+
+// get sends GET path with the given headers ("Name: value"), validates the
+// response against the contract and the public boundary, and returns it.
+func (e *env) get(path string, headers ...string) *resp {
+	e.t.Helper()
+	return e.do("GET", path, headers...)
+}
+
+func (e *env) do(method, path string, headers ...string) *resp {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.base+path, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	hr, err := e.client.Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer hr.Body.Close()
+	body, err := io.ReadAll(hr.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	r := &resp{status: hr.StatusCode, header: hr.Header, body: body}
+	_ = json.Unmarshal(body, &r.json)
+	e.check(method, req.URL.Path, r)
+	return r
+}
+
+// check applies the rules every response must keep.
+func (e *env) check(method, path string, r *resp) {
+	e.t.Helper()
+	where := method + " " + path
+	rid := r.header.Get("X-Request-ID")
+	if rid == "" {
+		e.t.Errorf("%s: no X-Request-ID", where)
+	}
+	scanInternal(e.t, where, r.body)
+	if r.status >= 400 {
+		if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
+			e.t.Errorf("%s: status %d with content type %q", where, r.status, ct)
+		}
+		if got, _ := r.json["request_id"].(string); got != rid {
+			e.t.Errorf("%s: problem request_id %q != X-Request-ID %q", where, got, rid)
+		}
+		if st, _ := r.json["status"].(float64); int(st) != r.status {
+			e.t.Errorf("%s: problem status %v != %d", where, r.json["status"], r.status)
+		}
+		if r.status >= 500 && r.status != 503 {
+			e.t.Errorf("%s: unexpected %d: %s", where, r.status, r.body)
+		}
+	}
+	if method != "GET" || r.status == 405 {
+		return // not an operation of the document
+	}
+	if _, ok := e.contract.operationPath(path); !ok {
+		if r.status != 404 {
+			e.t.Errorf("%s: undocumented path answered %d", where, r.status)
+		}
+		return
+	}
+	if err := e.contract.validate(path, r.status, r.header.Get("Content-Type"), r.body); err != nil {
+		e.t.Errorf("%s: response %d does not match the OpenAPI document: %v\nbody: %.600s", where, r.status, err, r.body)
+	}
+}
+
+func (r *resp) code() string { s, _ := r.json["code"].(string); return s }
+
+func (r *resp) items() []map[string]any {
+	raw, _ := r.json["items"].([]any)
+	out := make([]map[string]any, 0, len(raw))
+	for _, it := range raw {
+		m, _ := it.(map[string]any)
+		out = append(out, m)
+	}
+	return out
+}
+
+func (r *resp) num(field string) int { f, _ := r.json[field].(float64); return int(f) }
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+const (
+	keyAlpha   = "X-Api-Key: demo-key-alpha"
+	keyBeta    = "X-Api-Key: demo-key-beta"
+	keyGamma   = "X-Api-Key: demo-key-gamma"
+	keyLimited = "X-Api-Key: demo-key-limited"
+)
+
+func isCI() bool { return os.Getenv("CI") != "" }

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The whole test suite: unit, integration (real redis-server and a real
+# three-master Redis Cluster), black-box contract tests, fuzz smoke runs and
+# the benchmark smoke run. Installs the Debian packages it needs when they
+# are missing (redis-server, nginx, wrk), so it works on a fresh machine.
+#
+#   scripts/test.sh            # everything
+#   FUZZTIME=30s scripts/test.sh   # longer fuzzing
+#   SOAK=5m scripts/test.sh        # longer soak (default 60s under CI, 10s otherwise)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
+command -v nginx >/dev/null 2>&1 || need+=(nginx)
+command -v wrk >/dev/null 2>&1 || need+=(wrk)
+if ((${#need[@]})); then
+  echo "installing: ${need[*]}"
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test"
+go test -count=1 -timeout 20m ./...
+
+echo "== race detector on the concurrent core"
+go test -count=1 -race -timeout 15m ./aggregator/... ./cache/... ./upstream/...
+
+FUZZTIME="${FUZZTIME:-5s}"
+echo "== fuzz smoke (${FUZZTIME} per target)"
+fuzz() { # package target
+  go test -run '^$' -fuzz "^$2\$" -fuzztime "$FUZZTIME" "$1"
+}
+for t in $(go test -list '^Fuzz' ./aggregator | grep '^Fuzz'); do fuzz ./aggregator "$t"; done
+for t in $(go test -list '^Fuzz' ./publicshape | grep '^Fuzz'); do fuzz ./publicshape "$t"; done
+
+if [ -x bench/run.sh ]; then
+  echo "== benchmark smoke"
+  bench/run.sh --smoke
+fi
+echo "all tests passed"
