@@ -1,0 +1,274 @@
+package ops
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// AdminOptions configure the admin handler. Every function may be nil:
+// its endpoint then answers 501 (Purge, Reload) or leaves its part out of
+// /readyz (Redis, Breakers).
+type AdminOptions struct {
+	// Token, when not empty, must be sent as "Authorization: Bearer
+	// <token>" to every endpoint but /healthz and /readyz (which orchestrator
+	// probes call without credentials). cmd/dealer-edge refuses to bind the
+	// admin listener beyond loopback without one.
+	Token string
+	// Metrics is written by /metrics.
+	Metrics *Metrics
+	// Ready reports whether the edge is ready to serve: config loaded,
+	// listeners up, not shutting down. Nil means always ready.
+	Ready func() bool
+	// Redis reports whether Redis answers; it is called with a short
+	// deadline. A Redis outage degrades the edge (L1 and the in-process
+	// rate limiter carry on) but does not fail readiness.
+	Redis func(context.Context) error
+	// Breakers returns each upstream service's breaker state ("closed",
+	// "half-open", "open"). An open breaker degrades the edge (stale
+	// answers, fast 503s) but does not fail readiness.
+	Breakers func() map[string]string
+	// Purge drops every cached response of one dealer.
+	Purge func(ctx context.Context, dealerID int64) error
+	// Reload re-reads the config file; its error, shown to the caller,
+	// says what is wrong with the new file.
+	Reload func() error
+	// Logger receives admin events; nil discards them.
+	Logger *slog.Logger
+	// Timeout bounds Purge and the Redis check; default 5 s.
+	Timeout time.Duration
+}
+
+// Admin is the handler of the private admin listener.
+type Admin struct {
+	o         AdminOptions
+	tokenHash [sha256.Size]byte
+	log       *slog.Logger
+}
+
+// NewAdmin returns the admin handler.
+func NewAdmin(o AdminOptions) (*Admin, error) {
+	if o.Metrics == nil {
+		return nil, errors.New("ops: AdminOptions.Metrics is required")
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 5 * time.Second
+	}
+	a := &Admin{o: o, log: o.Logger}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if o.Token != "" {
+		a.tokenHash = sha256.Sum256([]byte(o.Token))
+	}
+	return a, nil
+}
+
+// Handler returns the fasthttp handler of the admin endpoints:
+//
+//	GET  /metrics                     Prometheus text exposition
+//	GET  /healthz                     200 while the process runs
+//	GET  /readyz                      200 ready (maybe degraded), 503 not ready; JSON
+//	POST /admin/purge?dealer_id=N     drop one dealer's cached responses
+//	POST /admin/reload                re-read the config file
+//
+// Answers are JSON; errors are application/problem+json.
+func (a *Admin) Handler() fasthttp.RequestHandler { return a.serve }
+
+func (a *Admin) serve(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	path := string(ctx.Path())
+	type route struct {
+		method string
+		open   bool // no token needed
+		h      func(*fasthttp.RequestCtx)
+	}
+	var r route
+	switch path {
+	case "/metrics":
+		r = route{fasthttp.MethodGet, false, a.metrics}
+	case "/healthz":
+		r = route{fasthttp.MethodGet, true, a.healthz}
+	case "/readyz":
+		r = route{fasthttp.MethodGet, true, a.readyz}
+	case "/admin/purge":
+		r = route{fasthttp.MethodPost, false, a.purge}
+	case "/admin/reload":
+		r = route{fasthttp.MethodPost, false, a.reload}
+	default:
+		problem(ctx, fasthttp.StatusNotFound, "not found", "no such admin endpoint")
+		return
+	}
+	m := string(ctx.Method())
+	if m != r.method && !(r.method == fasthttp.MethodGet && m == fasthttp.MethodHead) {
+		ctx.Response.Header.Set("Allow", r.method)
+		problem(ctx, fasthttp.StatusMethodNotAllowed, "method not allowed", "use "+r.method)
+		return
+	}
+	if !r.open && !a.authorized(ctx) {
+		ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="dealer-edge-admin"`)
+		problem(ctx, fasthttp.StatusUnauthorized, "unauthorized", "send the admin token as Authorization: Bearer <token>")
+		return
+	}
+	r.h(ctx)
+}
+
+// authorized checks the bearer token in constant time (over hashes, so
+// not even its length leaks).
+func (a *Admin) authorized(ctx *fasthttp.RequestCtx) bool {
+	if a.o.Token == "" {
+		return true
+	}
+	h := ctx.Request.Header.Peek("Authorization")
+	const prefix = "bearer "
+	if len(h) <= len(prefix) || !bytes.EqualFold(h[:len(prefix)], []byte(prefix)) {
+		return false
+	}
+	got := sha256.Sum256(bytes.TrimSpace(h[len(prefix):]))
+	return subtle.ConstantTimeCompare(got[:], a.tokenHash[:]) == 1
+}
+
+func (a *Admin) metrics(ctx *fasthttp.RequestCtx) {
+	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
+	var buf bytes.Buffer
+	a.o.Metrics.WritePrometheus(&buf)
+	ctx.SetBody(buf.Bytes())
+}
+
+func (a *Admin) healthz(ctx *fasthttp.RequestCtx) {
+	writeJSON(ctx, fasthttp.StatusOK, map[string]string{"status": "ok"})
+}
+
+// Readiness is the /readyz body.
+type Readiness struct {
+	// Status is "ready", "degraded" (serving, a dependency is impaired) or
+	// "not_ready" (503).
+	Status string `json:"status"`
+	Ready  bool   `json:"ready"`
+	// Redis is "up" or "down"; absent when not checked.
+	Redis      string            `json:"redis,omitempty"`
+	RedisError string            `json:"redis_error,omitempty"`
+	Breakers   map[string]string `json:"breakers,omitempty"`
+	// Degraded names the impaired dependencies: "redis", "upstream:<service>".
+	Degraded []string `json:"degraded,omitempty"`
+}
+
+func (a *Admin) readyz(ctx *fasthttp.RequestCtx) {
+	rd := Readiness{Ready: a.o.Ready == nil || a.o.Ready()}
+	if a.o.Redis != nil {
+		c, cancel := context.WithTimeout(context.Background(), min(a.o.Timeout, time.Second))
+		err := a.o.Redis(c)
+		cancel()
+		rd.Redis = "up"
+		if err != nil {
+			rd.Redis, rd.RedisError = "down", err.Error()
+			rd.Degraded = append(rd.Degraded, "redis")
+		}
+	}
+	if a.o.Breakers != nil {
+		rd.Breakers = a.o.Breakers()
+		names := make([]string, 0, len(rd.Breakers))
+		for n, st := range rd.Breakers {
+			if st != "closed" {
+				names = append(names, "upstream:"+n)
+			}
+		}
+		sort.Strings(names)
+		rd.Degraded = append(rd.Degraded, names...)
+	}
+	status := fasthttp.StatusOK
+	switch {
+	case !rd.Ready:
+		rd.Status, status = "not_ready", fasthttp.StatusServiceUnavailable
+	case len(rd.Degraded) > 0:
+		rd.Status = "degraded"
+	default:
+		rd.Status = "ready"
+	}
+	writeJSON(ctx, status, rd)
+}
+
+func (a *Admin) purge(ctx *fasthttp.RequestCtx) {
+	if a.o.Purge == nil {
+		problem(ctx, fasthttp.StatusNotImplemented, "not implemented", "cache purge is not available")
+		return
+	}
+	raw := ctx.QueryArgs().Peek("dealer_id")
+	id, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || id <= 0 {
+		problem(ctx, fasthttp.StatusUnprocessableEntity, "invalid dealer_id", "dealer_id must be a positive integer")
+		return
+	}
+	c, cancel := context.WithTimeout(context.Background(), a.o.Timeout)
+	defer cancel()
+	if err := a.o.Purge(c, id); err != nil {
+		a.log.Error("cache purge failed", "dealer_id", id, "error", err.Error())
+		problem(ctx, fasthttp.StatusServiceUnavailable, "purge failed", err.Error())
+		return
+	}
+	a.o.Metrics.CachePurge()
+	a.log.Info("cache purged", "dealer_id", id)
+	writeJSON(ctx, fasthttp.StatusOK, map[string]any{"status": "purged", "dealer_id": id})
+}
+
+func (a *Admin) reload(ctx *fasthttp.RequestCtx) {
+	if a.o.Reload == nil {
+		problem(ctx, fasthttp.StatusNotImplemented, "not implemented", "config reload is not available")
+		return
+	}
+	if err := a.o.Reload(); err != nil {
+		problem(ctx, fasthttp.StatusUnprocessableEntity, "config rejected; the previous config stays in force", err.Error())
+		return
+	}
+	writeJSON(ctx, fasthttp.StatusOK, map[string]string{"status": "reloaded"})
+}
+
+func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		problem(ctx, fasthttp.StatusInternalServerError, "internal error", "encode response")
+		return
+	}
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("application/json")
+	ctx.SetBody(append(b, '\n'))
+}
+
+// problem writes an RFC 9457 problem body.
+func problem(ctx *fasthttp.RequestCtx, status int, title, detail string) {
+	b, _ := json.Marshal(struct {
+		Type   string `json:"type"`
+		Title  string `json:"title"`
+		Status int    `json:"status"`
+		Detail string `json:"detail,omitempty"`
+	}{"about:blank", title, status, detail})
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("application/problem+json")
+	ctx.SetBody(append(b, '\n'))
+}
+
+// IsLoopback reports whether a listen address ("host:port") binds only
+// the loopback interface: a loopback IP or "localhost". An empty host or
+// an unspecified address (0.0.0.0, ::) binds every interface.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}

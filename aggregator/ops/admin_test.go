@@ -1,0 +1,211 @@
+package ops
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttputil"
+)
+
+// adminServer serves an Admin on an in-memory listener.
+func adminServer(t *testing.T, o AdminOptions) *fasthttp.Client {
+	t.Helper()
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics(MetricsOptions{Routes: []string{"content_hub"}})
+	}
+	a, err := NewAdmin(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := fasthttputil.NewInmemoryListener()
+	srv := &fasthttp.Server{Handler: a.Handler()}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	return &fasthttp.Client{Dial: func(string) (net.Conn, error) { return ln.Dial() }}
+}
+
+type answer struct {
+	status int
+	ctype  string
+	body   map[string]any
+	raw    string
+	header *fasthttp.ResponseHeader
+}
+
+func call(t *testing.T, c *fasthttp.Client, method, uri, token string) answer {
+	t.Helper()
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.Header.SetMethod(method)
+	req.SetRequestURI("http://admin" + uri)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if err := c.DoTimeout(req, resp, 5*time.Second); err != nil {
+		t.Fatalf("%s %s: %v", method, uri, err)
+	}
+	a := answer{status: resp.StatusCode(), ctype: string(resp.Header.ContentType()), raw: string(resp.Body()), header: &fasthttp.ResponseHeader{}}
+	resp.Header.CopyTo(a.header)
+	if strings.Contains(a.ctype, "json") {
+		if err := json.Unmarshal(resp.Body(), &a.body); err != nil {
+			t.Fatalf("%s %s: body not JSON: %q", method, uri, resp.Body())
+		}
+	}
+	return a
+}
+
+func TestAdminAuthAndRouting(t *testing.T) {
+	var purged atomic.Int64
+	c := adminServer(t, AdminOptions{
+		Token:  "s3cret-admin-token",
+		Purge:  func(_ context.Context, id int64) error { purged.Store(id); return nil },
+		Reload: func() error { return nil },
+	})
+	const tok = "s3cret-admin-token"
+	cases := []struct {
+		name, method, uri, token string
+		status                   int
+		ctype                    string
+	}{
+		{"healthz needs no token", "GET", "/healthz", "", 200, "application/json"},
+		{"readyz needs no token", "GET", "/readyz", "", 200, "application/json"},
+		{"metrics without token", "GET", "/metrics", "", 401, "application/problem+json"},
+		{"metrics with wrong token", "GET", "/metrics", "wrong", 401, "application/problem+json"},
+		{"metrics with a longer token", "GET", "/metrics", tok + "x", 401, "application/problem+json"},
+		{"metrics", "GET", "/metrics", tok, 200, "text/plain; version=0.0.4; charset=utf-8"},
+		{"purge without token", "POST", "/admin/purge?dealer_id=101", "", 401, "application/problem+json"},
+		{"purge by GET", "GET", "/admin/purge?dealer_id=101", tok, 405, "application/problem+json"},
+		{"purge bad id", "POST", "/admin/purge?dealer_id=abc", tok, 422, "application/problem+json"},
+		{"purge negative id", "POST", "/admin/purge?dealer_id=-3", tok, 422, "application/problem+json"},
+		{"purge missing id", "POST", "/admin/purge", tok, 422, "application/problem+json"},
+		{"purge", "POST", "/admin/purge?dealer_id=101", tok, 200, "application/json"},
+		{"reload without token", "POST", "/admin/reload", "", 401, "application/problem+json"},
+		{"reload by GET", "GET", "/admin/reload", tok, 405, "application/problem+json"},
+		{"reload", "POST", "/admin/reload", tok, 200, "application/json"},
+		{"unknown path", "GET", "/admin/nope", tok, 404, "application/problem+json"},
+		{"public API path", "GET", "/dealer/REWIND/listing", tok, 404, "application/problem+json"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := call(t, c, tc.method, tc.uri, tc.token)
+			if a.status != tc.status || a.ctype != tc.ctype {
+				t.Fatalf("got %d %q, want %d %q: %s", a.status, a.ctype, tc.status, tc.ctype, a.raw)
+			}
+			if tc.status == 401 && !strings.HasPrefix(string(a.header.Peek("WWW-Authenticate")), "Bearer") {
+				t.Error("401 without WWW-Authenticate: Bearer")
+			}
+			if tc.status == 405 && string(a.header.Peek("Allow")) == "" {
+				t.Error("405 without Allow")
+			}
+			if strings.HasPrefix(tc.ctype, "application/problem") && (a.body["status"] != float64(tc.status) || a.body["title"] == "") {
+				t.Errorf("problem body: %v", a.body)
+			}
+		})
+	}
+	if purged.Load() != 101 {
+		t.Errorf("purge called with %d, want 101", purged.Load())
+	}
+}
+
+func TestAdminNoToken(t *testing.T) {
+	c := adminServer(t, AdminOptions{})
+	for _, uri := range []string{"/metrics", "/healthz", "/readyz"} {
+		if a := call(t, c, "GET", uri, ""); a.status != 200 {
+			t.Errorf("%s without a configured token: %d", uri, a.status)
+		}
+	}
+	if a := call(t, c, "POST", "/admin/purge?dealer_id=1", ""); a.status != 501 {
+		t.Errorf("purge without a purge function: %d", a.status)
+	}
+}
+
+func TestAdminReloadRejected(t *testing.T) {
+	c := adminServer(t, AdminOptions{Reload: func() error {
+		return errors.New("config /etc/edge.json: rate_limit.fail_mode: must be local, open or closed")
+	}})
+	a := call(t, c, "POST", "/admin/reload", "")
+	if a.status != 422 || a.ctype != "application/problem+json" {
+		t.Fatalf("got %d %q", a.status, a.ctype)
+	}
+	if d, _ := a.body["detail"].(string); !strings.Contains(d, "rate_limit.fail_mode") {
+		t.Errorf("detail %q does not name the bad field", d)
+	}
+}
+
+func TestReadiness(t *testing.T) {
+	down := func(context.Context) error { return errors.New("dial tcp: connection refused") }
+	up := func(context.Context) error { return nil }
+	closed := func() map[string]string { return map[string]string{"inventory": "closed", "content": "closed"} }
+	oneOpen := func() map[string]string { return map[string]string{"inventory": "open", "content": "closed"} }
+	cases := []struct {
+		name         string
+		ready        bool
+		redis        func(context.Context) error
+		breakers     func() map[string]string
+		status       int
+		body         string
+		degraded     []string
+		redisState   string
+		breakerState string // of inventory
+	}{
+		{"all well", true, up, closed, 200, "ready", nil, "up", "closed"},
+		{"redis down is degraded, still ready", true, down, closed, 200, "degraded", []string{"redis"}, "down", "closed"},
+		{"open breaker is degraded, still ready", true, up, oneOpen, 200, "degraded", []string{"upstream:inventory"}, "up", "open"},
+		{"both", true, down, oneOpen, 200, "degraded", []string{"redis", "upstream:inventory"}, "down", "open"},
+		{"not ready", false, up, closed, 503, "not_ready", nil, "up", "closed"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := adminServer(t, AdminOptions{Ready: func() bool { return tc.ready }, Redis: tc.redis, Breakers: tc.breakers})
+			a := call(t, c, "GET", "/readyz", "")
+			if a.status != tc.status || a.body["status"] != tc.body || a.body["redis"] != tc.redisState {
+				t.Fatalf("got %d %v", a.status, a.body)
+			}
+			if br, _ := a.body["breakers"].(map[string]any); br["inventory"] != tc.breakerState {
+				t.Errorf("breakers: %v", a.body["breakers"])
+			}
+			var deg []string
+			if l, ok := a.body["degraded"].([]any); ok {
+				for _, v := range l {
+					deg = append(deg, v.(string))
+				}
+			}
+			if strings.Join(deg, ",") != strings.Join(tc.degraded, ",") {
+				t.Errorf("degraded %v, want %v", deg, tc.degraded)
+			}
+		})
+	}
+}
+
+func TestIsLoopback(t *testing.T) {
+	cases := []struct {
+		addr string
+		want bool
+	}{
+		{"127.0.0.1:9091", true},
+		{"127.9.9.9:9091", true},
+		{"[::1]:9091", true},
+		{"localhost:9091", true},
+		{":9091", false},
+		{"0.0.0.0:9091", false},
+		{"[::]:9091", false},
+		{"10.0.0.5:9091", false},
+		{"admin.internal:9091", false},
+		{"garbage", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.addr, func(t *testing.T) {
+			if got := IsLoopback(tc.addr); got != tc.want {
+				t.Errorf("IsLoopback(%q) = %v, want %v", tc.addr, got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,392 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+)
+
+// Outcomes of an upstream call: the values of the outcome label of
+// edge_upstream_requests_total. Anything else counts as OutcomeError.
+const (
+	OutcomeOK          = "ok"           // the service answered
+	OutcomeNotFound    = "not_found"    // the service answered 404: not a failure
+	OutcomeError       = "error"        // timeout, connection error, 5xx, bad body
+	OutcomeBreakerOpen = "breaker_open" // not sent: the service's breaker is open
+	OutcomeCanceled    = "canceled"     // the caller gave up first
+)
+
+var outcomes = [...]string{OutcomeOK, OutcomeNotFound, OutcomeError, OutcomeBreakerOpen, OutcomeCanceled}
+
+// statusCodes are the statuses counted under their own label value; any
+// other status counts under its class ("2xx" ... "5xx").
+var statusCodes = [...]int{200, 204, 206, 301, 302, 304, 400, 401, 403, 404, 405, 408, 413, 422, 429, 431, 500, 502, 503, 504}
+
+var statusClasses = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx", "other"}
+
+const nStatus = len(statusCodes) + len(statusClasses)
+
+func statusIndex(code int) int {
+	for i, c := range statusCodes {
+		if c == code {
+			return i
+		}
+	}
+	if code >= 100 && code < 600 {
+		return len(statusCodes) + code/100 - 1
+	}
+	return nStatus - 1
+}
+
+func statusLabel(i int) string {
+	if i < len(statusCodes) {
+		return fmt.Sprint(statusCodes[i])
+	}
+	return statusClasses[i-len(statusCodes)]
+}
+
+// cacheLabels are the values of the cache label, indexed by cacheIndex.
+var cacheLabels = [...]string{"hit", "miss", "stale", "bypass", "none", "other"}
+
+func cacheIndex(xcache string) int {
+	switch xcache {
+	case "HIT":
+		return 0
+	case "MISS":
+		return 1
+	case "STALE":
+		return 2
+	case "BYPASS":
+		return 3
+	case "":
+		return 4
+	}
+	return 5
+}
+
+// maxServices bounds the service label: services beyond it count as
+// "other".
+const maxServices = 32
+
+// CacheStats is a snapshot of the response cache's counters (cumulative
+// since start) and sizes, read at scrape time.
+type CacheStats struct {
+	Hits, Misses, StaleServed uint64
+	L1Evictions               uint64
+	L1Bytes, L1Entries        int64
+	RedisErrors               uint64
+}
+
+// LimiterStats is a snapshot of the rate limiter's counters (cumulative
+// since start), read at scrape time.
+type LimiterStats struct {
+	Admitted, Rejected uint64
+	// FallbackActivations counts switches to the in-process limiter
+	// because Redis failed; FallbackActive says whether it is in use now.
+	FallbackActivations uint64
+	FallbackActive      bool
+	RedisErrors         uint64
+}
+
+// Sources are read at every scrape. Any nil function leaves its metrics
+// out.
+type Sources struct {
+	Cache   func() CacheStats
+	Limiter func() LimiterStats
+	// Breakers returns each upstream service's breaker state: "closed",
+	// "half-open" or "open".
+	Breakers func() map[string]string
+	// Redis reports whether Redis answers (nil error: up). It is called
+	// with a short deadline.
+	Redis func(context.Context) error
+}
+
+// MetricsOptions configure Metrics.
+type MetricsOptions struct {
+	// Routes are the values of the route label (the aggregator's route
+	// names); requests of any other route count as "other". Their latency
+	// histograms exist from the start.
+	Routes []string
+	// Services are the upstream services known in advance; others are
+	// added as they are seen, up to 32.
+	Services []string
+	// ProcessMetrics adds the go_* and process_* metrics of the process.
+	ProcessMetrics bool
+}
+
+// Metrics are the edge's Prometheus metrics, held in one *metrics.Set (no
+// global registry). All methods are safe for concurrent use; the ones
+// called per request or per upstream call do not allocate once a series
+// exists.
+type Metrics struct {
+	set      *metrics.Set
+	routes   map[string]*routeMetrics // read-only after NewMetrics
+	other    *routeMetrics
+	services atomic.Pointer[map[string]*serviceMetrics] // copy on write
+	svcMu    sync.Mutex
+	sources  atomic.Pointer[Sources]
+	process  bool
+
+	logDropped     *metrics.Counter
+	reloadOK       *metrics.Counter
+	reloadFailed   *metrics.Counter
+	lastReloadUnix atomic.Int64
+	purges         *metrics.Counter
+}
+
+type routeMetrics struct {
+	name     string
+	requests [nStatus][len(cacheLabels)]atomic.Pointer[metrics.Counter]
+	duration durationHistogram
+}
+
+type serviceMetrics struct {
+	name     string
+	calls    [len(outcomes)]atomic.Pointer[metrics.Counter]
+	duration durationHistogram
+}
+
+// NewMetrics returns the edge's metrics in a new *metrics.Set.
+func NewMetrics(o MetricsOptions) *Metrics {
+	m := &Metrics{
+		set:     metrics.NewSet(),
+		routes:  map[string]*routeMetrics{},
+		other:   &routeMetrics{name: "other"},
+		process: o.ProcessMetrics,
+	}
+	for _, r := range o.Routes {
+		m.routes[r] = &routeMetrics{name: r}
+	}
+	svcs := map[string]*serviceMetrics{}
+	for _, s := range o.Services {
+		if len(svcs) < maxServices {
+			svcs[s] = &serviceMetrics{name: s}
+		}
+	}
+	m.services.Store(&svcs)
+	m.logDropped = m.set.NewCounter("edge_log_lines_dropped_total")
+	m.reloadOK = m.set.NewCounter(`edge_config_reloads_total{result="ok"}`)
+	m.reloadFailed = m.set.NewCounter(`edge_config_reloads_total{result="error"}`)
+	m.set.NewGauge("edge_config_last_reload_success_timestamp_seconds", func() float64 {
+		return float64(m.lastReloadUnix.Load())
+	})
+	m.purges = m.set.NewCounter("edge_cache_purges_total")
+	m.lastReloadUnix.Store(time.Now().Unix())
+	m.set.RegisterMetricsWriter(m.writeDynamic)
+	return m
+}
+
+// Set returns the underlying set, for metrics registered elsewhere.
+func (m *Metrics) Set() *metrics.Set { return m.set }
+
+// SetSources installs the functions read at scrape time (they are
+// usually known only after the cache and limiter are built).
+func (m *Metrics) SetSources(s Sources) { m.sources.Store(&s) }
+
+// WritePrometheus writes all metrics in the Prometheus text format.
+func (m *Metrics) WritePrometheus(w io.Writer) { m.set.WritePrometheus(w) }
+
+// Request counts one finished public request: route is the aggregator's
+// route name, status the HTTP status, xcache the X-Cache value (HIT, MISS,
+// STALE, BYPASS or "").
+func (m *Metrics) Request(route string, status int, xcache string, d time.Duration) {
+	rm := m.routes[route]
+	if rm == nil {
+		rm = m.other
+	}
+	si, ci := statusIndex(status), cacheIndex(xcache)
+	c := rm.requests[si][ci].Load()
+	if c == nil {
+		c = m.set.GetOrCreateCounter(fmt.Sprintf(`edge_requests_total{route=%q,status=%q,cache=%q}`, rm.name, statusLabel(si), cacheLabels[ci]))
+		rm.requests[si][ci].Store(c)
+	}
+	c.Inc()
+	rm.duration.observe(d)
+}
+
+// UpstreamCall counts one call to an internal service; outcome is one of
+// the Outcome* constants.
+func (m *Metrics) UpstreamCall(service, outcome string, d time.Duration) {
+	sm := m.service(service)
+	oi := slices.Index(outcomes[:], outcome)
+	if oi < 0 {
+		oi = slices.Index(outcomes[:], OutcomeError)
+	}
+	c := sm.calls[oi].Load()
+	if c == nil {
+		c = m.set.GetOrCreateCounter(fmt.Sprintf(`edge_upstream_requests_total{service=%q,outcome=%q}`, sm.name, outcomes[oi]))
+		sm.calls[oi].Store(c)
+	}
+	c.Inc()
+	if outcomes[oi] != OutcomeBreakerOpen {
+		sm.duration.observe(d)
+	}
+}
+
+// BreakerChange counts a breaker's state transition.
+func (m *Metrics) BreakerChange(service, from, to string) {
+	_ = from
+	sm := m.service(service)
+	m.set.GetOrCreateCounter(fmt.Sprintf(`edge_upstream_breaker_transitions_total{service=%q,to=%q}`, sm.name, breakerLabel(to))).Inc()
+}
+
+// LogLineDropped counts a log line dropped by the log rate limit.
+func (m *Metrics) LogLineDropped() { m.logDropped.Inc() }
+
+// ConfigReload counts a config reload attempt and its result.
+func (m *Metrics) ConfigReload(err error) {
+	if err != nil {
+		m.reloadFailed.Inc()
+		return
+	}
+	m.reloadOK.Inc()
+	m.lastReloadUnix.Store(time.Now().Unix())
+}
+
+// CachePurge counts a per-dealer cache purge.
+func (m *Metrics) CachePurge() { m.purges.Inc() }
+
+func (m *Metrics) service(name string) *serviceMetrics {
+	if sm := (*m.services.Load())[name]; sm != nil {
+		return sm
+	}
+	m.svcMu.Lock()
+	defer m.svcMu.Unlock()
+	cur := *m.services.Load()
+	if sm := cur[name]; sm != nil {
+		return sm
+	}
+	if len(cur) >= maxServices {
+		name = "other"
+		if sm := cur[name]; sm != nil {
+			return sm
+		}
+	}
+	next := make(map[string]*serviceMetrics, len(cur)+1)
+	for k, v := range cur {
+		next[k] = v
+	}
+	sm := &serviceMetrics{name: name}
+	next[name] = sm
+	m.services.Store(&next)
+	return sm
+}
+
+// breakerStates are the values of edge_upstream_breaker_state.
+var breakerStates = map[string]int{"closed": 0, "half_open": 1, "open": 2}
+
+func breakerLabel(s string) string {
+	switch s {
+	case "closed", "open":
+		return s
+	case "half-open", "half_open", "halfopen":
+		return "half_open"
+	}
+	return "other"
+}
+
+// writeDynamic writes the families that are not plain counters of the
+// set: latency histograms (with `le` buckets) and the gauges and counters
+// read from Sources at scrape time.
+func (m *Metrics) writeDynamic(w io.Writer) {
+	const reqDur = "edge_request_duration_seconds"
+	metrics.WriteMetadataIfNeeded(w, reqDur, "histogram")
+	names := make([]string, 0, len(m.routes))
+	for n := range m.routes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		m.routes[n].duration.write(w, reqDur, fmt.Sprintf("route=%q", n))
+	}
+	if m.other.duration.count() > 0 {
+		m.other.duration.write(w, reqDur, `route="other"`)
+	}
+
+	const upDur = "edge_upstream_request_duration_seconds"
+	svcs := *m.services.Load()
+	names = names[:0]
+	for n := range svcs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	metrics.WriteMetadataIfNeeded(w, upDur, "histogram")
+	for _, n := range names {
+		svcs[n].duration.write(w, upDur, fmt.Sprintf("service=%q", n))
+	}
+
+	src := m.sources.Load()
+	if src == nil {
+		src = &Sources{}
+	}
+	if src.Breakers != nil {
+		states := src.Breakers()
+		names = names[:0]
+		for n := range states {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for i, n := range names {
+			v, ok := breakerStates[breakerLabel(states[n])]
+			if !ok {
+				v = -1
+			}
+			name := fmt.Sprintf("edge_upstream_breaker_state{service=%q}", n)
+			if i == 0 {
+				metrics.WriteMetadataIfNeeded(w, name, "gauge")
+			}
+			fmt.Fprintf(w, "%s %d\n", name, v)
+		}
+	}
+	var cacheRedisErr, limRedisErr uint64
+	if src.Cache != nil {
+		s := src.Cache()
+		metrics.WriteCounterUint64(w, "edge_cache_hits_total", s.Hits)
+		metrics.WriteCounterUint64(w, "edge_cache_misses_total", s.Misses)
+		metrics.WriteCounterUint64(w, "edge_cache_stale_served_total", s.StaleServed)
+		metrics.WriteCounterUint64(w, "edge_cache_l1_evictions_total", s.L1Evictions)
+		metrics.WriteGaugeUint64(w, "edge_cache_l1_bytes", uint64(max(s.L1Bytes, 0)))
+		metrics.WriteGaugeUint64(w, "edge_cache_l1_entries", uint64(max(s.L1Entries, 0)))
+		cacheRedisErr = s.RedisErrors
+	}
+	if src.Limiter != nil {
+		s := src.Limiter()
+		metrics.WriteCounterUint64(w, "edge_ratelimit_admitted_total", s.Admitted)
+		metrics.WriteCounterUint64(w, "edge_ratelimit_rejected_total", s.Rejected)
+		metrics.WriteCounterUint64(w, "edge_ratelimit_fallback_activations_total", s.FallbackActivations)
+		active := uint64(0)
+		if s.FallbackActive {
+			active = 1
+		}
+		metrics.WriteGaugeUint64(w, "edge_ratelimit_fallback_active", active)
+		limRedisErr = s.RedisErrors
+	}
+	if src.Cache != nil || src.Limiter != nil {
+		metrics.WriteMetadataIfNeeded(w, "edge_redis_errors_total", "counter")
+		if src.Cache != nil {
+			fmt.Fprintf(w, "edge_redis_errors_total{component=\"cache\"} %d\n", cacheRedisErr)
+		}
+		if src.Limiter != nil {
+			fmt.Fprintf(w, "edge_redis_errors_total{component=\"ratelimit\"} %d\n", limRedisErr)
+		}
+	}
+	if src.Redis != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
+		up := uint64(0)
+		if src.Redis(ctx) == nil {
+			up = 1
+		}
+		cancel()
+		metrics.WriteGaugeUint64(w, "edge_redis_up", up)
+	}
+	if m.process {
+		metrics.WriteProcessMetrics(w)
+	}
+}

@@ -1,0 +1,189 @@
+package ops
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func scrape(m *Metrics) string {
+	var b bytes.Buffer
+	m.WritePrometheus(&b)
+	return b.String()
+}
+
+// metricValue returns the value of one series in a scrape.
+func metricValue(t *testing.T, out, series string) float64 {
+	t.Helper()
+	for _, ln := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(ln, series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", ln, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no series %s in:\n%s", series, out)
+	return 0
+}
+
+func TestStatusAndCacheLabels(t *testing.T) {
+	cases := []struct {
+		name   string
+		status int
+		want   string
+	}{
+		{"ok", 200, "200"},
+		{"not modified", 304, "304"},
+		{"rate limited", 429, "429"},
+		{"unavailable", 503, "503"},
+		{"unlisted 4xx", 418, "4xx"},
+		{"unlisted 5xx", 599, "5xx"},
+		{"unlisted 2xx", 201, "2xx"},
+		{"nonsense", 42, "other"},
+		{"too big", 1000, "other"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := statusLabel(statusIndex(c.status)); got != c.want {
+				t.Errorf("status %d: label %q, want %q", c.status, got, c.want)
+			}
+		})
+	}
+	for xc, want := range map[string]string{"HIT": "hit", "MISS": "miss", "STALE": "stale", "BYPASS": "bypass", "": "none", "WEIRD": "other"} {
+		if got := cacheLabels[cacheIndex(xc)]; got != want {
+			t.Errorf("cache %q: label %q, want %q", xc, got, want)
+		}
+	}
+}
+
+func TestMetricsFamilies(t *testing.T) {
+	m := NewMetrics(MetricsOptions{Routes: []string{"inventory_listing", "content_hub"}, Services: []string{"inventory", "dealers"}})
+	m.SetSources(Sources{
+		Cache: func() CacheStats {
+			return CacheStats{Hits: 7, Misses: 3, StaleServed: 2, L1Evictions: 1, L1Bytes: 4096, L1Entries: 12, RedisErrors: 4}
+		},
+		Limiter: func() LimiterStats {
+			return LimiterStats{Admitted: 10, Rejected: 2, FallbackActivations: 1, FallbackActive: true, RedisErrors: 5}
+		},
+		Breakers: func() map[string]string { return map[string]string{"inventory": "open", "dealers": "closed", "media": "half-open"} },
+		Redis:    func(context.Context) error { return errors.New("connection refused") },
+	})
+	m.Request("inventory_listing", 200, "HIT", 300*time.Microsecond)
+	m.Request("inventory_listing", 200, "HIT", 2*time.Millisecond)
+	m.Request("inventory_listing", 503, "", 20*time.Millisecond)
+	m.Request("/some/raw/path?dealer=42", 404, "", time.Millisecond) // unknown route: folded
+	m.UpstreamCall("inventory", OutcomeOK, 3*time.Millisecond)
+	m.UpstreamCall("inventory", "weird", 3*time.Millisecond)
+	m.UpstreamCall("inventory", OutcomeBreakerOpen, 0)
+	m.BreakerChange("inventory", "closed", "open")
+	m.LogLineDropped()
+	m.ConfigReload(nil)
+	m.ConfigReload(errors.New("bad"))
+	m.CachePurge()
+
+	out := scrape(m)
+	want := []string{
+		`edge_requests_total{route="inventory_listing",status="200",cache="hit"} 2`,
+		`edge_requests_total{route="inventory_listing",status="503",cache="none"} 1`,
+		`edge_requests_total{route="other",status="404",cache="none"} 1`,
+		`edge_request_duration_seconds_bucket{route="inventory_listing",le="0.0005"} 1`,
+		`edge_request_duration_seconds_bucket{route="inventory_listing",le="0.0025"} 2`,
+		`edge_request_duration_seconds_bucket{route="inventory_listing",le="+Inf"} 3`,
+		`edge_request_duration_seconds_count{route="inventory_listing"} 3`,
+		`edge_request_duration_seconds_count{route="content_hub"} 0`,
+		`edge_request_duration_seconds_count{route="other"} 1`,
+		`edge_upstream_requests_total{service="inventory",outcome="ok"} 1`,
+		`edge_upstream_requests_total{service="inventory",outcome="error"} 1`,
+		`edge_upstream_requests_total{service="inventory",outcome="breaker_open"} 1`,
+		`edge_upstream_request_duration_seconds_count{service="inventory"} 2`,
+		`edge_upstream_request_duration_seconds_count{service="dealers"} 0`,
+		`edge_upstream_breaker_transitions_total{service="inventory",to="open"} 1`,
+		`edge_upstream_breaker_state{service="dealers"} 0`,
+		`edge_upstream_breaker_state{service="inventory"} 2`,
+		`edge_upstream_breaker_state{service="media"} 1`,
+		`edge_cache_hits_total 7`,
+		`edge_cache_misses_total 3`,
+		`edge_cache_stale_served_total 2`,
+		`edge_cache_l1_evictions_total 1`,
+		`edge_cache_l1_bytes 4096`,
+		`edge_cache_l1_entries 12`,
+		`edge_ratelimit_admitted_total 10`,
+		`edge_ratelimit_rejected_total 2`,
+		`edge_ratelimit_fallback_activations_total 1`,
+		`edge_ratelimit_fallback_active 1`,
+		`edge_redis_errors_total{component="cache"} 4`,
+		`edge_redis_errors_total{component="ratelimit"} 5`,
+		`edge_redis_up 0`,
+		`edge_log_lines_dropped_total 1`,
+		`edge_config_reloads_total{result="ok"} 1`,
+		`edge_config_reloads_total{result="error"} 1`,
+		`edge_cache_purges_total 1`,
+		`edge_config_last_reload_success_timestamp_seconds `,
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("missing %q", w)
+		}
+	}
+	if strings.Contains(out, "dealer=42") || strings.Contains(out, "/some/raw/path") {
+		t.Error("an unknown route leaked into a label")
+	}
+	if t.Failed() {
+		t.Log(out)
+	}
+}
+
+func TestServiceCardinalityBounded(t *testing.T) {
+	m := NewMetrics(MetricsOptions{})
+	for i := range 100 {
+		m.UpstreamCall("svc"+strings.Repeat("x", i), OutcomeOK, time.Millisecond)
+	}
+	if n := len(*m.services.Load()); n > maxServices+1 {
+		t.Fatalf("%d services tracked, want at most %d", n, maxServices+1)
+	}
+	if !strings.Contains(scrape(m), `service="other"`) {
+		t.Error("services beyond the bound are not folded into other")
+	}
+}
+
+func TestHotPathAllocations(t *testing.T) {
+	m := NewMetrics(MetricsOptions{Routes: []string{"inventory_listing"}, Services: []string{"inventory"}})
+	l := NewLogs(&bytes.Buffer{}, LogOptions{AccessLog: true, AccessSample: 0}, m)
+	m.Request("inventory_listing", 200, "HIT", time.Millisecond)
+	m.UpstreamCall("inventory", OutcomeOK, time.Millisecond)
+	r := &Request{Method: []byte("GET"), Route: "inventory_listing", Status: 200, Cache: "HIT", RequestID: []byte("abc"), Duration: time.Millisecond}
+	cases := []struct {
+		name string
+		f    func()
+	}{
+		{"request metric", func() { m.Request("inventory_listing", 200, "HIT", time.Millisecond) }},
+		{"upstream metric", func() { m.UpstreamCall("inventory", OutcomeOK, time.Millisecond) }},
+		{"access line sampled out", func() { l.Access(r) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if n := testing.AllocsPerRun(200, c.f); n != 0 {
+				t.Errorf("%v allocations per call, want 0", n)
+			}
+		})
+	}
+}
+
+func BenchmarkRequestMetrics(b *testing.B) {
+	m := NewMetrics(MetricsOptions{Routes: []string{"inventory_listing"}})
+	l := NewLogs(&bytes.Buffer{}, LogOptions{AccessLog: true, AccessSample: 0.01}, m)
+	r := &Request{Method: []byte("GET"), Route: "inventory_listing", Status: 200, Cache: "HIT", RequestID: []byte("abc"), Duration: time.Millisecond}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			m.Request(r.Route, r.Status, r.Cache, r.Duration)
+			l.Access(r)
+		}
+	})
+}
