@@ -160,6 +160,9 @@ func startEnv(t testing.TB, o envOptions) *env {
 	}
 	t.Cleanup(func() { _ = e.limiter.Close() })
 	st := aggregator.DefaultSettings()
+	// The suite sends far more than a dealer site would; only the limited
+	// plan keeps its low limit (TestRateLimit).
+	st.Limits["default"] = ratelimit.Limit{Rate: 1e5, Burst: 1e5}
 	if o.settings != nil {
 		o.settings(st)
 	}

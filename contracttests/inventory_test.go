@@ -147,7 +147,7 @@ func walk(t *testing.T, e *env, path, key, idField string, pageSize int) ([]stri
 			t.Fatalf("total changed between pages")
 		}
 		for _, it := range r.items() {
-			ids = append(ids, fmt.Sprint(it[idField]))
+			ids = append(ids, idString(it[idField]))
 		}
 		hasNext, _ := r.json["has_next"].(bool)
 		if want := page*pageSize < total; hasNext != want {
@@ -325,7 +325,7 @@ func TestInventoryDetails(t *testing.T) {
 		if _, has := it["id_auto"]; has {
 			t.Error("NLT item with id_auto")
 		}
-		d := e.get(fmt.Sprintf("/dealer/NLT/details?id_offerta=%v", it["id_offerta"]), keyAlpha)
+		d := e.get(fmt.Sprintf("/dealer/NLT/details?id_offerta=%d", int64(it["id_offerta"].(float64))), keyAlpha)
 		off, _ := d.json["offer"].(map[string]any)
 		if d.status != 200 || off == nil || d.json["vehicle"] != nil {
 			t.Fatalf("offer detail: %d %s", d.status, d.body)
@@ -381,7 +381,7 @@ func TestDealerIsolationInventory(t *testing.T) {
 		}
 		r := e.get("/dealer/NLT/listing?page_size=10", other)
 		for _, it := range r.items() {
-			d := e.get(fmt.Sprintf("/dealer/NLT/details?id_offerta=%v", it["id_offerta"]), own)
+			d := e.get(fmt.Sprintf("/dealer/NLT/details?id_offerta=%d", int64(it["id_offerta"].(float64))), own)
 			if d.status != 404 || d.code() != "offer_not_found" {
 				t.Errorf("%s read an offer of %s: %d", own, other, d.status)
 			}
@@ -399,4 +399,11 @@ func TestDealerIsolationInventory(t *testing.T) {
 			t.Errorf("id %s in both dealers' listings", id)
 		}
 	}
+}
+
+func idString(v any) string {
+	if f, ok := v.(float64); ok {
+		return fmt.Sprintf("%d", int64(f))
+	}
+	return fmt.Sprint(v)
 }

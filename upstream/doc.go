@@ -15,9 +15,25 @@
 //	traceparent:  <W3C trace context, when the client sent one>
 //	Accept:       application/json
 //
+// Path segments are percent-encoded (every byte but RFC 3986 unreserved
+// characters), as are query values; empty query parameters are omitted.
+//
 // Status codes: 200 with the JSON body below; 404 when the record does not
 // exist (mapped to ErrNotFound, which does not count against breakers); any
 // other status, a timeout or a connection error is a failure (ErrUnavailable).
+// A 400 (malformed parameters) is a failure too: the edge validates before
+// it calls, so a 400 means the two sides disagree. Error bodies are
+// {"error": "<message>"} and are not read by the client.
+//
+// # Client behaviour
+//
+// Each service has its own connection pool, timeout (Options.Timeouts;
+// the deadline of a call is the earlier of that timeout and the caller's
+// context deadline) and circuit breaker (Options.Breaker). A 404 counts as
+// a success for the breaker; a call abandoned by its caller (context
+// cancelled, or the caller's own deadline reached first) counts neither
+// way. An open breaker refuses calls at once with an error wrapping
+// ErrUnavailable and ErrCircuitOpen.
 //
 // # dealers
 //
@@ -28,13 +44,19 @@
 //
 //	GET /inventory/v1/dealers/{dealer_id}/vehicles?service=&page=&page_size=&q=&catalog_type=&upfit=
 //	    -> VehiclePage; filters and pagination are applied by the service;
-//	       q matches every whitespace-separated word, case-insensitively,
-//	       against make, model or trim; upfit is an upfit slug.
+//	       service (REWIND or NOS) is required; q matches every
+//	       whitespace-separated word, case-insensitively, against make,
+//	       model or trim; upfit is an upfit slug the vehicle has.
 //	GET /inventory/v1/dealers/{dealer_id}/vehicles/{id_auto}?service=  -> Vehicle (404)
 //	GET /inventory/v1/dealers/{dealer_id}/offers?page=&page_size=&q=    -> OfferPage
 //	GET /inventory/v1/dealers/{dealer_id}/offers/{id_offerta}           -> Offer (404)
 //
-// Listings are ordered by the service (newest update first, ties by id).
+// page and page_size default to 1 and 20 (page_size at most 1000); total
+// counts every match; a page past the end has no items. Listings are
+// ordered by the service (newest update first, ties by id). A detail is 404
+// when the id belongs to another dealer or, with service given, to another
+// service; id_auto is matched case-insensitively. An unknown dealer is 404
+// on every inventory path.
 //
 // # catalog
 //
@@ -48,10 +70,12 @@
 //
 //	GET /media/v1/dealers/{dealer_id}/vehicles/{id_auto} -> Media (both nil when none)
 //
+// 404 when the vehicle is not the dealer's.
+//
 // # content
 //
 //	GET /content/v1/dealers/{dealer_id}/{type}?q=&category=&topic=&brand=
-//	    -> {"items": [ContentRecord...]}
+//	    -> {"items": [ContentRecord...]}   (404: unknown dealer or type)
 //
 // The content service returns the dealer's raw view of one content type:
 // global records, the dealer's own records, its overrides of global records

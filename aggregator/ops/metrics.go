@@ -78,10 +78,18 @@ const maxServices = 32
 // CacheStats is a snapshot of the response cache's counters (cumulative
 // since start) and sizes, read at scrape time.
 type CacheStats struct {
-	Hits, Misses, StaleServed uint64
-	L1Evictions               uint64
-	L1Bytes, L1Entries        int64
-	RedisErrors               uint64
+	// Hits, Misses, StaleServed and Bypass count lookup results; L1Hits
+	// the hits answered from the in-process cache alone.
+	Hits, Misses, StaleServed, Bypass, L1Hits uint64
+	// StaleOnError counts stale entries served because an upstream failed.
+	StaleOnError uint64
+	// Fills counts upstream fills (misses and background refreshes),
+	// FillErrors the failed ones; Coalesced the lookups that shared
+	// another's fill.
+	Fills, FillErrors, Coalesced uint64
+	L1Evictions                  uint64
+	L1Bytes, L1Entries           int64
+	RedisErrors                  uint64
 }
 
 // LimiterStats is a snapshot of the rate limiter's counters (cumulative
@@ -351,6 +359,12 @@ func (m *Metrics) writeDynamic(w io.Writer) {
 		metrics.WriteCounterUint64(w, "edge_cache_hits_total", s.Hits)
 		metrics.WriteCounterUint64(w, "edge_cache_misses_total", s.Misses)
 		metrics.WriteCounterUint64(w, "edge_cache_stale_served_total", s.StaleServed)
+		metrics.WriteCounterUint64(w, "edge_cache_stale_on_error_total", s.StaleOnError)
+		metrics.WriteCounterUint64(w, "edge_cache_bypass_total", s.Bypass)
+		metrics.WriteCounterUint64(w, "edge_cache_l1_hits_total", s.L1Hits)
+		metrics.WriteCounterUint64(w, "edge_cache_fills_total", s.Fills)
+		metrics.WriteCounterUint64(w, "edge_cache_fill_errors_total", s.FillErrors)
+		metrics.WriteCounterUint64(w, "edge_cache_coalesced_total", s.Coalesced)
 		metrics.WriteCounterUint64(w, "edge_cache_l1_evictions_total", s.L1Evictions)
 		metrics.WriteGaugeUint64(w, "edge_cache_l1_bytes", uint64(max(s.L1Bytes, 0)))
 		metrics.WriteGaugeUint64(w, "edge_cache_l1_entries", uint64(max(s.L1Entries, 0)))

@@ -29,7 +29,11 @@
 //
 // The data is generated once, lazily, from a fixed seed and fixed dates: the
 // output is identical on every run and in every process. Demo dealers are 101
-// (Alpha Motori, Milano, alphamotori.it), 102 (BetaCar, Roma, betacar.it) and
-// 103 (Gamma Auto, Torino, gammaauto.it); any other dealer id, such as 199,
-// has no data.
+// (Alpha Motori, Milano, www.alphamotori.it), 102 (BetaCar, Roma,
+// www.betacar.it) and 103 (Gamma Auto, Torino, www.gammaauto.it), the same
+// brands and primary domains as the fake dealers service; record URLs are
+// https://<primary domain>/<faq|news|glossario|guide|video|podcast>/<slug>.
+// Any other dealer id, such as 199, has no data.
+//
+// Records and Filter are safe for concurrent use.
 package corpus

@@ -1,0 +1,403 @@
+#!/usr/bin/env bash
+# dealer-edge vs nginx load benchmark. See bench/README.md.
+#
+#   bench/run.sh           full run (64 and 256 connections, 3 runs each, median), ~7-9 minutes
+#   bench/run.sh --smoke   CI smoke: one short run per scenario at 64 connections, ~1 minute;
+#                          fails only when a process does not start or a scenario answers
+#                          non-2xx / nothing, never on performance
+#
+# Environment overrides: BENCH_DURATION (wrk -d, default 8s / smoke 3s), BENCH_RUNS (default 3 / smoke 1),
+# BENCH_CONNS (default "64 256" / smoke "64"), BENCH_KEEP=1 keeps the temp dir (nginx prefix, configs),
+# BENCH_PREBUILT=DIR uses DIR/dealer-edge and DIR/fake-upstream instead of building them.
+#
+# Everything listens on 127.0.0.1 on free ports chosen here; every process started is killed on exit.
+# Servers (dealer-edge + its redis-server, nginx with one worker) are pinned to CPU 0; the load
+# generator (wrk, and the fake upstream: "the rest of the world") to CPU 1.
+set -euo pipefail
+
+BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$BENCH_DIR/.." && pwd)"
+
+MODE=full
+case "${1:-}" in
+  "" | --full) ;;
+  --smoke) MODE=smoke ;;
+  -h | --help) sed -n '2,17p' "$0"; exit 0 ;;
+  *) echo "usage: bench/run.sh [--smoke]" >&2; exit 2 ;;
+esac
+
+if [ "$MODE" = smoke ]; then
+  DURATION="${BENCH_DURATION:-3s}"; RUNS="${BENCH_RUNS:-1}"; read -r -a CONNS <<<"${BENCH_CONNS:-64}"
+  LIMIT_S=420
+else
+  DURATION="${BENCH_DURATION:-8s}"; RUNS="${BENCH_RUNS:-3}"; read -r -a CONNS <<<"${BENCH_CONNS:-64 256}"
+  LIMIT_S=900
+fi
+DUR_S="${DURATION%s}"
+MAXCONNS="${CONNS[-1]}"
+
+OUT="$BENCH_DIR/out"
+LOGS="$OUT/logs"
+BIN="$OUT/bin"
+RUNS_JSONL="$OUT/runs.jsonl"
+mkdir -p "$OUT"
+rm -rf "$LOGS" "$RUNS_JSONL" "$OUT/results.md"
+mkdir -p "$LOGS" "$BIN"
+rm -f "$BIN/dealer-edge" "$BIN/fake-upstream" "$BIN/benchtool"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/dealer-edge-bench.XXXXXX")"
+
+log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+die() { printf '[bench] FAILED: %s\n' "$*" >&2; exit 1; }
+
+# ---------------------------------------------------------------- processes
+PIDS=()
+declare -A PNAME=()
+WATCHDOG=""
+
+cleanup() {
+  local rc=$?
+  set +e
+  trap - EXIT INT TERM
+  [ -n "$WATCHDOG" ] && kill "$WATCHDOG" 2>/dev/null
+  local i pid
+  for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do
+    pid="${PIDS[$i]}"
+    kill -TERM "$pid" 2>/dev/null
+  done
+  for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do
+    pid="${PIDS[$i]}"
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null; fi
+    wait "$pid" 2>/dev/null
+  done
+  if [ "${BENCH_KEEP:-0}" = 1 ]; then log "kept $WORK"; else rm -rf "$WORK"; fi
+  if [ "$rc" -ne 0 ]; then
+    echo "[bench] exit $rc; process logs in $LOGS" >&2
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Watchdog: the whole run is bounded in time.
+(
+  trap 'kill $s 2>/dev/null; exit 0' TERM
+  sleep "$LIMIT_S" & s=$!
+  wait $s
+  echo "[bench] FAILED: time limit of ${LIMIT_S}s reached" >&2
+  kill -TERM $$
+) &
+WATCHDOG=$!
+
+# start NAME CPU CMD... : start a process pinned to CPU, log to $LOGS/NAME.log; sets LAST_PID.
+start() {
+  local name="$1" cpu="$2"
+  shift 2
+  taskset -c "$cpu" "$@" >"$LOGS/$name.log" 2>&1 &
+  LAST_PID=$!
+  PIDS+=("$LAST_PID")
+  PNAME[$LAST_PID]="$name"
+}
+
+# stop PID: end one process this script started.
+stop() {
+  local pid="$1"
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+
+USED_PORTS=" "
+# free_port: sets PORT to a port nobody listens on (20000-31999: below the ephemeral range).
+free_port() {
+  local p
+  for _ in $(seq 500); do
+    p=$(((RANDOM * 32768 + RANDOM) % 12000 + 20000))
+    [[ "$USED_PORTS" == *" $p "* ]] && continue
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      USED_PORTS+="$p "
+      PORT=$p
+      return 0
+    fi
+  done
+  die "no free port found"
+}
+
+# wait_port PID PORT [TIMEOUT_S]: wait until PID listens on PORT; fail if it exits or times out.
+wait_port() {
+  local pid="$1" port="$2" limit="${3:-20}" name="${PNAME[$1]:-process}"
+  local deadline=$((SECONDS + limit))
+  while :; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      tail -n 30 "$LOGS/$name.log" >&2 || true
+      die "$name exited before listening on 127.0.0.1:$port (log: $LOGS/$name.log)"
+    fi
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+    if ((SECONDS >= deadline)); then
+      tail -n 30 "$LOGS/$name.log" >&2 || true
+      die "$name not listening on 127.0.0.1:$port after ${limit}s (log: $LOGS/$name.log)"
+    fi
+    sleep 0.1
+  done
+}
+
+# try_port PORT TIMEOUT_S: like wait_port without failing (optional listeners).
+try_port() {
+  local deadline=$((SECONDS + $2))
+  while ((SECONDS < deadline)); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  return 1
+}
+
+# ---------------------------------------------------------------- prerequisites
+need=()
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v nginx >/dev/null 2>&1 || need+=(nginx)
+command -v wrk >/dev/null 2>&1 || need+=(wrk)
+command -v taskset >/dev/null 2>&1 || need+=(util-linux)
+if ((${#need[@]})); then
+  log "installing ${need[*]} with apt-get"
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+[ "$(nproc)" -ge 2 ] || log "warning: fewer than 2 CPUs; servers and load generator will share CPU 0"
+CPU_SRV=0
+CPU_GEN=1
+[ "$(nproc)" -ge 2 ] || CPU_GEN=0
+
+if [ -n "${BENCH_PREBUILT:-}" ]; then
+  log "using prebuilt dealer-edge and fake-upstream from $BENCH_PREBUILT"
+  cp "$BENCH_PREBUILT/dealer-edge" "$BENCH_PREBUILT/fake-upstream" "$BIN/" || die "no binaries in $BENCH_PREBUILT"
+else
+  log "building binaries into $BIN"
+  (cd "$ROOT" && go build -o "$BIN/" ./cmd/dealer-edge ./cmd/fake-upstream) || die "go build of cmd/dealer-edge, cmd/fake-upstream failed"
+fi
+(cd "$ROOT" && go build -o "$BIN/benchtool" ./bench/tool) || die "go build of bench/tool failed"
+TOOL="$BIN/benchtool"
+
+printf '{"kind":"meta","mode":"%s","duration":"%s","runs":%d,"note":"%s"}\n' "$MODE" "$DURATION" "$RUNS" \
+  "$(nproc) CPUs, $(uname -r); servers on CPU $CPU_SRV, wrk and fake-upstream on CPU $CPU_GEN" >>"$RUNS_JSONL"
+
+# ---------------------------------------------------------------- inputs
+KEYS_FILE="$WORK/keys.txt"
+URLS_FILE="$WORK/urls.txt"
+for i in $(seq 0 49); do printf 'bench-key-%03d\n' "$i"; done >"$KEYS_FILE"
+{
+  for svc in REWIND NOS NLT; do
+    for page in $(seq 1 20); do
+      for ps in 10 20; do echo "/dealer/$svc/listing?page=$page&page_size=$ps"; done
+    done
+  done # 120
+  for ct in faq news glossary guides videos podcasts; do
+    for page in 1 2 3 4 5; do echo "/dealer/content/$ct/listing?page=$page&page_size=10"; done
+    for page in 1 2 3; do echo "/dealer/content/$ct/listing?page=$page&page_size=20"; done
+  done # 48
+  for ps in 3 5 10; do echo "/dealer/content/hub?page_size=$ps"; done # 3
+  for q in fiat noleggio auto diesel elettrica ibrida suv garanzia leasing furgone km0 usato panda tipo \
+    jeep renault peugeot volkswagen toyota ford citroen opel kia hyundai bmw audi tagliando pneumatici assicurazione; do
+    echo "/dealer/content/search?q=$q"
+  done # 29
+} >"$URLS_FILE"
+[ "$(wc -l <"$URLS_FILE")" -eq 200 ] || die "expected 200 URLs, got $(wc -l <"$URLS_FILE")"
+export BENCH_KEYS="$KEYS_FILE" BENCH_URLS="$URLS_FILE"
+
+HOT_KEY="bench-key-000"
+HOT_PATH="/dealer/REWIND/listing?page=1&page_size=20"
+HUB_PATH="/dealer/content/hub?page_size=5"
+
+# ---------------------------------------------------------------- server helpers
+start_redis() { # NAME -> REDIS_PORT
+  free_port; REDIS_PORT=$PORT
+  mkdir -p "$WORK/$1"
+  start "$1" "$CPU_SRV" redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save "" --appendonly no \
+    --protected-mode no --daemonize no --dir "$WORK/$1" --logfile ""
+  wait_port "$LAST_PID" "$REDIS_PORT"
+}
+
+start_upstream() { # NAME LATENCY -> UP_PORT
+  free_port; UP_PORT=$PORT
+  start "$1" "$CPU_GEN" "$BIN/fake-upstream" --listen "127.0.0.1:$UP_PORT" --latency "$2" --fail-rate 0
+  wait_port "$LAST_PID" "$UP_PORT"
+}
+
+EDGE_CACHED_CFG="$WORK/edge-cached.json"
+EDGE_NOCACHE_CFG="$WORK/edge-nocache.json"
+# Access log off on both sides (nginx has access_log off).
+echo '{"log":{"access_log":false}}' >"$EDGE_CACHED_CFG"
+off='{"ttl":"0s","stale_while_revalidate":"0s","stale_if_error":"0s"}'
+printf '{"log":{"access_log":false},"cache":{"routes":{"inventory_listing":%s,"inventory_details":%s,"content_hub":%s,"content_search":%s,"content_listing":%s,"content_details":%s}}}\n' \
+  "$off" "$off" "$off" "$off" "$off" "$off" >"$EDGE_NOCACHE_CFG"
+
+start_edge() { # NAME UP_PORT REDIS_PORT CONFIG -> EDGE_PORT ADMIN_PORT EDGE_PID ADMIN_OK
+  free_port; EDGE_PORT=$PORT
+  free_port; ADMIN_PORT=$PORT
+  start "$1" "$CPU_SRV" "$BIN/dealer-edge" --upstream "http://127.0.0.1:$2" --redis "127.0.0.1:$3" \
+    --listen "127.0.0.1:$EDGE_PORT" --admin-listen "127.0.0.1:$ADMIN_PORT" --config "$4"
+  EDGE_PID=$LAST_PID
+  wait_port "$EDGE_PID" "$EDGE_PORT"
+  ADMIN_OK=0
+  if try_port "$ADMIN_PORT" 3; then ADMIN_OK=1; else log "warning: $1 admin listener (metrics) not up on $ADMIN_PORT"; fi
+}
+
+start_nginx() { # NAME UPSTREAM_PORT -> NGINX_PORT
+  free_port; NGINX_PORT=$PORT
+  local prefix="$WORK/$1"
+  mkdir -p "$prefix/tmp" "$prefix/cache"
+  sed -e "s#@PREFIX@#$prefix#g" -e "s#@PORT@#$NGINX_PORT#g" -e "s#@UPSTREAM@#127.0.0.1:$2#g" \
+    -e "s#@USER@#$(id -un)#g" -e "s#@GROUP@#$(id -gn)#g" "$BENCH_DIR/nginx.conf.tmpl" >"$prefix/nginx.conf"
+  nginx -t -q -p "$prefix/" -c "$prefix/nginx.conf" -e "$prefix/error.log" >"$LOGS/$1-configtest.log" 2>&1 ||
+    { cat "$LOGS/$1-configtest.log" >&2; die "nginx config test failed"; }
+  start "$1" "$CPU_SRV" nginx -p "$prefix/" -c "$prefix/nginx.conf" -e "$prefix/error.log"
+  wait_port "$LAST_PID" "$NGINX_PORT"
+}
+
+# ---------------------------------------------------------------- measuring
+RSS_MAX_FILE="$WORK/rss-max"
+rss_sampler() { # PID: record max VmRSS (KiB) into $RSS_MAX_FILE until killed
+  local pid="$1" max=0 v
+  while kill -0 "$pid" 2>/dev/null; do
+    v=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+    if [ -n "$v" ] && [ "$v" -gt "$max" ]; then max=$v; echo "$max" >"$RSS_MAX_FILE"; fi
+    sleep 0.2
+  done
+}
+
+# wrk_run SCENARIO TARGET CONNS RUN URL SCRIPT [wrk args...]: one wrk run, appended to runs.jsonl.
+wrk_run() {
+  local scn="$1" target="$2" conns="$3" run="$4" url="$5" script="$6"
+  shift 6
+  local raw="$LOGS/wrk-$scn-$target-c$conns-r$run.txt"
+  if ! timeout $((DUR_S + 60)) taskset -c "$CPU_GEN" wrk -t1 -c"$conns" -d"$DURATION" --timeout 5s --latency \
+    -s "$script" "$@" "$url" >"$raw" 2>&1; then
+    cat "$raw" >&2
+    die "wrk failed for scenario $scn against $target"
+  fi
+  local json
+  json=$(sed -n 's/^WRKJSON //p' "$raw" | head -n 1)
+  [ -n "$json" ] || { cat "$raw" >&2; die "no WRKJSON line from wrk ($raw)"; }
+  printf '{"kind":"wrk","scenario":"%s","target":"%s","conns":%d,"run":%d,"wrk":%s}\n' \
+    "$scn" "$target" "$conns" "$run" "$json" >>"$RUNS_JSONL"
+  local summary
+  summary=$(awk -v d="$DUR_S" '/requests in/ {r=$1} /Non-2xx/ {n=$NF} END {printf "%s requests%s", r, (n ? ", non-2xx " n : "")}' "$raw")
+  log "  $scn $target c=$conns run $run: $summary; $(grep -E '^ +(50|99)%' "$raw" | tr -s ' ' | tr '\n' ' ')"
+}
+
+# pair SCENARIO EDGE_URL VS_TARGET VS_URL SCRIPT [wrk args...]: edge and baseline back to back, for
+# every connection count and run. VS_URL empty: edge only. Samples edge RSS at the top connection count.
+pair() {
+  local scn="$1" eurl="$2" vs="$3" vurl="$4" script="$5"
+  shift 5
+  local c r sp
+  for c in "${CONNS[@]}"; do
+    for r in $(seq 1 "$RUNS"); do
+      if [ "$scn" = b ] && [ "$c" = "$MAXCONNS" ]; then
+        rss_sampler "$EDGE_A_PID" &
+        sp=$!
+        wrk_run "$scn" edge "$c" "$r" "$eurl" "$script" "$@"
+        kill "$sp" 2>/dev/null || true
+        wait "$sp" 2>/dev/null || true
+      else
+        wrk_run "$scn" edge "$c" "$r" "$eurl" "$script" "$@"
+      fi
+      if [ -n "$vurl" ]; then wrk_run "$scn" "$vs" "$c" "$r" "$vurl" "$script" "$@"; fi
+    done
+  done
+}
+
+note() { printf '{"kind":"note","note":"%s"}\n' "$*" >>"$RUNS_JSONL"; }
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+SECONDS=0
+# ================================================================ phase 1: hit path (a, b, f)
+log "phase 1: redis-server, fake-upstream (5 ms), dealer-edge (caching on), nginx in front of it"
+start_redis redis-1
+REDIS1=$REDIS_PORT
+start_upstream upstream-5ms 5ms
+UP5=$UP_PORT
+start_edge edge-cached "$UP5" "$REDIS1" "$EDGE_CACHED_CFG"
+EDGE_A="http://127.0.0.1:$EDGE_PORT"
+EDGE_A_PID=$EDGE_PID
+ADMIN_A=$ADMIN_PORT
+ADMIN_A_OK=$ADMIN_OK
+start_nginx nginx-hit "$EDGE_PORT"
+NGINX_A="http://127.0.0.1:$NGINX_PORT"
+log "edge $EDGE_A (pid $EDGE_A_PID), nginx $NGINX_A, upstream :$UP5, redis :$REDIS1"
+
+log "warming: every key x URL once through the edge, then through nginx (bodies compared)"
+timeout 180 "$TOOL" warm -base "$EDGE_A" -keys "$KEYS_FILE" -urls "$URLS_FILE" || die "warm-up through the edge failed"
+timeout 180 "$TOOL" warm -base "$NGINX_A" -compare "$EDGE_A" -keys "$KEYS_FILE" -urls "$URLS_FILE" || die "warm-up through nginx failed"
+
+log "scenario a: cache hit, one hot URL ($HOT_PATH)"
+pair a "$EDGE_A$HOT_PATH" nginx "$NGINX_A$HOT_PATH" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
+log "scenario b: hit mix, 50 keys x 200 URLs"
+pair b "$EDGE_A/" nginx "$NGINX_A/" "$BENCH_DIR/wrk/mix.lua"
+if [ "$MODE" = full ] && [ "$ADMIN_A_OK" = 1 ] &&
+  "$TOOL" get -url "http://127.0.0.1:$ADMIN_A/debug/pprof/" >/dev/null 2>&1; then
+  log "edge exposes pprof: CPU profile of an extra (unmeasured) hit-mix run at $MAXCONNS connections"
+  "$TOOL" get -timeout 30s -url "http://127.0.0.1:$ADMIN_A/debug/pprof/profile?seconds=6" -o "$OUT/edge-cpu-hitmix.pprof" >/dev/null &
+  prof=$!
+  timeout $((DUR_S + 60)) taskset -c "$CPU_GEN" wrk -t1 -c"$MAXCONNS" -d"$DURATION" --timeout 5s \
+    -s "$BENCH_DIR/wrk/mix.lua" "$EDGE_A/" >"$LOGS/wrk-profile.txt" 2>&1 || true
+  if wait "$prof"; then
+    note "CPU profile of the edge under hit mix: go tool pprof -top bench/out/bin/dealer-edge bench/out/edge-cpu-hitmix.pprof"
+  fi
+fi
+hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$EDGE_A_PID/status" 2>/dev/null || echo 0)
+rss=$(cat "$RSS_MAX_FILE" 2>/dev/null || echo 0)
+printf '{"kind":"rss","conns":%d,"vmrss_kib":%d,"vmhwm_kib":%d}\n' "$MAXCONNS" "${rss:-0}" "${hwm:-0}" >>"$RUNS_JSONL"
+log "scenario f: edge VmRSS max $((rss / 1024)) MiB during hit mix at $MAXCONNS connections (VmHWM $((hwm / 1024)) MiB)"
+
+# ================================================================ phase 2: miss path (c, d)
+log "phase 2: dealer-edge with caching off against the same fake-upstream (5 ms)"
+start_edge edge-nocache "$UP5" "$REDIS1" "$EDGE_NOCACHE_CFG"
+EDGE_N="http://127.0.0.1:$EDGE_PORT"
+DEALER=$("$TOOL" whoami -base "$EDGE_N" -key "$HOT_KEY") || die "cannot resolve the dealer of $HOT_KEY"
+UP_DIRECT="http://127.0.0.1:$UP5/inventory/v1/dealers/$DEALER/vehicles?service=REWIND&page=1&page_size=20"
+UP_SECTION="http://127.0.0.1:$UP5/content/v1/dealers/$DEALER/faq"
+"$TOOL" get -url "$EDGE_N$HOT_PATH" -key "$HOT_KEY" >/dev/null || die "edge (caching off) does not answer $HOT_PATH"
+"$TOOL" get -url "$EDGE_N$HUB_PATH" -key "$HOT_KEY" >/dev/null || die "edge (caching off) does not answer $HUB_PATH"
+"$TOOL" get -url "$UP_DIRECT" >/dev/null || die "fake-upstream does not answer $UP_DIRECT"
+"$TOOL" get -url "$UP_SECTION" >/dev/null || die "fake-upstream does not answer $UP_SECTION"
+
+log "scenario c: miss path, caching off, vs the fake upstream's own listing (dealer $DEALER)"
+pair c "$EDGE_N$HOT_PATH" upstream "$UP_DIRECT" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
+log "scenario d: hub fan-out, caching off, vs one section from the fake upstream"
+pair d "$EDGE_N$HUB_PATH" upstream "$UP_SECTION" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
+
+# ================================================================ phase 3: stampede (e)
+log "phase 3: stampede: fake-upstream (200 ms), fresh redis-server, edge (caching on), nginx in front of an edge with caching off"
+start_redis redis-3
+REDIS3=$REDIS_PORT
+start_upstream upstream-200ms 200ms
+UP200=$UP_PORT
+start_edge edge-stampede "$UP200" "$REDIS3" "$EDGE_CACHED_CFG"
+EDGE_S="http://127.0.0.1:$EDGE_PORT"
+EDGE_S_METRICS="http://127.0.0.1:$ADMIN_PORT/metrics"
+start_edge edge-behind-nginx "$UP200" "$REDIS3" "$EDGE_NOCACHE_CFG"
+EDGE_SN_METRICS="http://127.0.0.1:$ADMIN_PORT/metrics"
+start_nginx nginx-stampede "$EDGE_PORT"
+NGINX_S="http://127.0.0.1:$NGINX_PORT"
+for side in edge nginx; do
+  if [ $side = edge ]; then base=$EDGE_S metrics=$EDGE_S_METRICS; else base=$NGINX_S metrics=$EDGE_SN_METRICS; fi
+  timeout 60 "$TOOL" stampede -target $side -base "$base" -metrics "$metrics" -key "$HOT_KEY" -n 100 \
+    -warm "/dealer/NOS/listing?page=1&page_size=1" -lone "/dealer/NOS/listing?page=2&page_size=7" \
+    -path "/dealer/NOS/listing?page=3&page_size=7" >"$LOGS/stampede-$side.json" ||
+    { cat "$LOGS/stampede-$side.json" >&2; cat "$LOGS/stampede-$side.json" >>"$RUNS_JSONL"; die "stampede against $side failed"; }
+  cat "$LOGS/stampede-$side.json" >>"$RUNS_JSONL"
+  log "scenario e ($side): $(cat "$LOGS/stampede-$side.json")"
+done
+
+# ================================================================ report
+log "all scenarios done in ${SECONDS}s"
+note "load average at start $LOAD_START, at end $(cut -d' ' -f1-3 /proc/loadavg) (above ~0.3 something else shares the CPUs: treat the numbers with care)"
+echo
+rc=0
+"$TOOL" report -in "$RUNS_JSONL" -md "$OUT/results.md" $([ "$MODE" = smoke ] && echo -smoke) || rc=$?
+echo
+log "table written to $OUT/results.md; raw runs in $RUNS_JSONL, logs in $LOGS"
+exit "$rc"

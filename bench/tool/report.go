@@ -1,0 +1,372 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// wrkStats is what wrk/report.lua prints.
+type wrkStats struct {
+	Requests   int64   `json:"requests"`
+	DurationUs int64   `json:"duration_us"`
+	Bytes      int64   `json:"bytes"`
+	P50us      int64   `json:"p50_us"`
+	P90us      int64   `json:"p90_us"`
+	P99us      int64   `json:"p99_us"`
+	MaxUs      int64   `json:"max_us"`
+	MeanUs     float64 `json:"mean_us"`
+	Non2xx     int64   `json:"non2xx"`
+	ErrConnect int64   `json:"err_connect"`
+	ErrRead    int64   `json:"err_read"`
+	ErrWrite   int64   `json:"err_write"`
+	ErrTimeout int64   `json:"err_timeout"`
+}
+
+// record is one line of runs.jsonl (run.sh writes wrk, rss and meta lines;
+// the tool writes stampede lines).
+type record struct {
+	Kind     string   `json:"kind"`
+	Scenario string   `json:"scenario"`
+	Target   string   `json:"target"`
+	Conns    int      `json:"conns"`
+	Run      int      `json:"run"`
+	Wrk      wrkStats `json:"wrk"`
+	// rss
+	VmRSSKiB int64 `json:"vmrss_kib"`
+	VmHWMKiB int64 `json:"vmhwm_kib"`
+	// meta
+	Mode     string `json:"mode"`
+	Duration string `json:"duration"`
+	Runs     int    `json:"runs"`
+	Note     string `json:"note"`
+	// stampede
+	StampedeResult
+}
+
+type agg struct{ rps, p50, p99 float64 }
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+type row struct {
+	scenario, conns             string
+	eRPS, eP50, eP99            string
+	vs, vRPS, vP50, vP99, ratio string
+	target, result              string
+}
+
+func report(args []string) error {
+	fs := flag.NewFlagSet("report", flag.ExitOnError)
+	in := fs.String("in", "", "runs.jsonl")
+	md := fs.String("md", "", "markdown output file")
+	smoke := fs.Bool("smoke", false, "smoke mode: targets are shown, never enforced")
+	_ = fs.Parse(args)
+	f, err := os.Open(*in)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+
+	var recs []record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var r record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return fmt.Errorf("%s: bad line %q: %v", *in, line, err)
+		}
+		recs = append(recs, r)
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+
+	var problems, warnings []string
+	type k struct {
+		scenario, target string
+		conns            int
+	}
+	series := map[k][]wrkStats{}
+	connSet := map[int]bool{}
+	var meta record
+	var notes []string
+	stampedes := map[string]StampedeResult{}
+	var rss []record
+	for _, r := range recs {
+		switch r.Kind {
+		case "meta":
+			meta = r
+		case "note":
+			notes = append(notes, r.Note)
+		case "wrk":
+			w := r.Wrk
+			series[k{r.Scenario, r.Target, r.Conns}] = append(series[k{r.Scenario, r.Target, r.Conns}], w)
+			connSet[r.Conns] = true
+			id := fmt.Sprintf("%s/%s c=%d run %d", r.Scenario, r.Target, r.Conns, r.Run)
+			if w.Requests == 0 {
+				problems = append(problems, id+": zero requests")
+			}
+			if w.Non2xx > 0 {
+				problems = append(problems, fmt.Sprintf("%s: %d non-2xx responses", id, w.Non2xx))
+			}
+			if se := w.ErrConnect + w.ErrRead + w.ErrWrite + w.ErrTimeout; se > 0 {
+				warnings = append(warnings, fmt.Sprintf("%s: socket errors connect %d read %d write %d timeout %d",
+					id, w.ErrConnect, w.ErrRead, w.ErrWrite, w.ErrTimeout))
+			}
+		case "stampede":
+			stampedes[r.Target] = r.StampedeResult
+			if r.Error != "" {
+				problems = append(problems, "stampede/"+r.Target+": "+r.Error)
+			}
+		case "rss":
+			rss = append(rss, r)
+		}
+	}
+	get := func(scn, target string, c int) (agg, bool) {
+		ws := series[k{scn, target, c}]
+		if len(ws) == 0 {
+			return agg{}, false
+		}
+		var rps, p50, p99 []float64
+		for _, w := range ws {
+			if w.DurationUs > 0 {
+				rps = append(rps, float64(w.Requests)/(float64(w.DurationUs)/1e6))
+			}
+			p50 = append(p50, float64(w.P50us)/1000)
+			p99 = append(p99, float64(w.P99us)/1000)
+		}
+		return agg{median(rps), median(p50), median(p99)}, true
+	}
+	var conns []int
+	for c := range connSet {
+		conns = append(conns, c)
+	}
+	sort.Ints(conns)
+	ms := func(v float64) string { return fmt.Sprintf("%.2f ms", v) }
+	rpsS := func(v float64) string { return fmt.Sprintf("%.0f", v) }
+	verdict := func(ok bool) string {
+		if ok {
+			return "PASS"
+		}
+		return "MISS"
+	}
+
+	scen := []struct {
+		id, name, vs string
+	}{
+		{"a", "a hit, 1 hot URL", "nginx"},
+		{"b", "b hit mix 50 keys x 200 URLs", "nginx"},
+		{"c", "c miss, cache off, 5 ms upstream", "upstream"},
+		{"d", "d hub fan-out 6 x 5 ms, cache off", "upstream/1"},
+	}
+	var rows []row
+	for _, s := range scen {
+		for _, c := range conns {
+			e, ok := get(s.id, "edge", c)
+			if !ok {
+				continue
+			}
+			vsTarget := "nginx"
+			if s.id == "c" || s.id == "d" {
+				vsTarget = "upstream"
+			}
+			v, vok := get(s.id, vsTarget, c)
+			r := row{scenario: s.name, conns: fmt.Sprint(c), eRPS: rpsS(e.rps), eP50: ms(e.p50), eP99: ms(e.p99), vs: s.vs,
+				vRPS: "-", vP50: "-", vP99: "-", ratio: "-"}
+			if vok {
+				r.vRPS, r.vP50, r.vP99 = rpsS(v.rps), ms(v.p50), ms(v.p99)
+				if v.rps > 0 {
+					r.ratio = fmt.Sprintf("%.2fx", e.rps/v.rps)
+				}
+			}
+			switch s.id {
+			case "a", "b":
+				r.target = "rps >= 1.5x nginx, p99 < nginx"
+				if vok {
+					r.result = verdict(e.rps >= 1.5*v.rps && e.p99 < v.p99)
+				}
+			case "c":
+				r.target = "p50 overhead <= 1 ms"
+				if vok {
+					r.target = fmt.Sprintf("p50 overhead <= 1 ms (%+.2f ms)", e.p50-v.p50)
+					r.result = verdict(e.p50-v.p50 <= 1.0)
+				}
+			case "d":
+				r.target = "p50 <= 6 ms"
+				r.result = verdict(e.p50 <= 6.0)
+			}
+			rows = append(rows, r)
+		}
+	}
+	if len(stampedes) > 0 {
+		e, eok := stampedes["edge"]
+		n, nok := stampedes["nginx"]
+		r := row{scenario: "e stampede, 100 identical misses", conns: "100", eRPS: "-", eP50: "-", eP99: "-",
+			vs: "nginx", vRPS: "-", vP50: "-", vP99: "-", ratio: "-", target: "upstream calls = 1"}
+		calls := func(s StampedeResult) string {
+			if s.Pending {
+				return "pending (no upstream counter in /metrics)"
+			}
+			return fmt.Sprintf("%.0f upstream call(s) (lone miss: %.0f)", s.Calls, s.LoneCalls)
+		}
+		if eok {
+			r.eP50, r.eP99 = ms(float64(e.P50us)/1000), ms(float64(e.P99us)/1000)
+			r.eRPS = fmt.Sprintf("%d/%d ok", e.OK, e.N)
+			r.target = "upstream calls = 1; edge: " + calls(e)
+			if e.Pending {
+				r.result = "PENDING"
+			} else {
+				// One miss's worth of upstream calls (1 for a listing).
+				r.result = verdict(e.Calls == max(1, e.LoneCalls))
+			}
+		}
+		if nok {
+			r.vP50, r.vP99 = ms(float64(n.P50us)/1000), ms(float64(n.P99us)/1000)
+			r.vRPS = fmt.Sprintf("%d/%d ok", n.OK, n.N)
+			r.target += "; nginx: " + calls(n)
+		}
+		rows = append(rows, r)
+	}
+	for _, x := range rss {
+		r := row{scenario: "f edge RSS under hit mix", conns: fmt.Sprint(x.Conns),
+			eRPS: "-", eP50: "-", eP99: "-", vs: "-", vRPS: "-", vP50: "-", vP99: "-", ratio: "-",
+			target: fmt.Sprintf("<= 64 MiB: max VmRSS %.1f MiB, VmHWM %.1f MiB", float64(x.VmRSSKiB)/1024, float64(x.VmHWMKiB)/1024)}
+		if x.Conns >= 256 {
+			r.result = verdict(x.VmRSSKiB <= 64*1024)
+		} else {
+			r.result = "n/a (<256 conns)"
+		}
+		rows = append(rows, r)
+	}
+
+	header := row{"scenario", "conns", "edge rps", "edge p50", "edge p99", "vs", "vs rps", "vs p50", "vs p99", "edge/vs", "target", "result"}
+	cells := func(r row) []string {
+		return []string{r.scenario, r.conns, r.eRPS, r.eP50, r.eP99, r.vs, r.vRPS, r.vP50, r.vP99, r.ratio, r.result, r.target}
+	}
+	title := "dealer-edge vs nginx"
+	if meta.Mode != "" {
+		title += fmt.Sprintf(" (%s: %s per run, median of %d run(s))", meta.Mode, meta.Duration, meta.Runs)
+	}
+	footer := []string{
+		"rps = requests/s, p50/p99 = latency percentiles from wrk; each cell is the median over runs of edge and baseline measured back to back in the same invocation.",
+		"vs = the baseline: nginx (caching reverse proxy with limit_req in front of the same edge) for a, b, e;",
+		"  upstream = the fake upstream's own listing called directly (c); upstream/1 = one hub section called directly (d).",
+		"e: 100 requests released at once over pre-opened connections, upstream latency 200 ms; upstream calls counted from the edge's /metrics.",
+	}
+	if *smoke {
+		footer = append(footer, "SMOKE MODE: one short run per scenario at 64 connections; targets are shown, not enforced (CI machines vary).")
+	}
+	if meta.Note != "" {
+		footer = append(footer, meta.Note)
+	}
+	footer = append(footer, notes...)
+
+	// Plain table on stdout.
+	width := make([]int, 12)
+	all := append([]row{header}, rows...)
+	for _, r := range all {
+		for i, c := range cells(r) {
+			width[i] = max(width[i], len(c))
+		}
+	}
+	w := os.Stdout
+	fmt.Fprintln(w, title)
+	for j, r := range all {
+		var b strings.Builder
+		for i, c := range cells(r) {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if numeric(i) {
+				fmt.Fprintf(&b, "%*s", width[i], c)
+			} else {
+				fmt.Fprintf(&b, "%-*s", width[i], c)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+		if j == 0 {
+			tot := 0
+			for _, x := range width {
+				tot += x + 2
+			}
+			fmt.Fprintln(w, strings.Repeat("-", min(tot-2, 160)))
+		}
+	}
+	for _, l := range footer {
+		fmt.Fprintln(w, l)
+	}
+	for _, p := range warnings {
+		fmt.Fprintln(w, "warning:", p)
+	}
+	for _, p := range problems {
+		fmt.Fprintln(w, "FAILED:", p)
+	}
+
+	if *md != "" {
+		mf, err := os.Create(*md)
+		if err != nil {
+			return err
+		}
+		writeMD(mf, title, all, cells, footer, warnings, problems)
+		if err := mf.Close(); err != nil {
+			return err
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%d problem(s): a server failed or answered non-2xx / nothing", len(problems))
+	}
+	return nil
+}
+
+func writeMD(w io.Writer, title string, all []row, cells func(row) []string, footer, warnings, problems []string) {
+	fmt.Fprintf(w, "# %s\n\n", title)
+	for j, r := range all {
+		c := cells(r)
+		for i := range c {
+			c[i] = strings.ReplaceAll(c[i], "|", `\|`)
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(c, " | "))
+		if j == 0 {
+			seps := make([]string, len(c))
+			for i := range seps {
+				seps[i] = "---"
+				if numeric(i) {
+					seps[i] = "---:"
+				}
+			}
+			fmt.Fprintf(w, "| %s |\n", strings.Join(seps, " | "))
+		}
+	}
+	fmt.Fprintln(w)
+	for _, l := range footer {
+		fmt.Fprintf(w, "- %s\n", l)
+	}
+	for _, p := range warnings {
+		fmt.Fprintf(w, "- warning: %s\n", p)
+	}
+	for _, p := range problems {
+		fmt.Fprintf(w, "- **FAILED**: %s\n", p)
+	}
+}
+
+// numeric tells the right-aligned columns.
+func numeric(i int) bool { return i >= 1 && i <= 9 && i != 5 }

@@ -1,0 +1,492 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/singleflight"
+)
+
+// FillFunc produces the body of a missing or expired entry. It may run after
+// the Get that supplied it has returned (a background stale-while-revalidate
+// refresh, or a fill shared with other callers), with a context detached from
+// that caller's cancellation: it must not use request-scoped memory (such as
+// a fasthttp.RequestCtx) and must honour ctx. The returned slice is kept by
+// the cache and must not be modified afterwards.
+type FillFunc func(ctx context.Context) ([]byte, error)
+
+// ErrPurgeDeferred is wrapped in the error of PurgeDealer when the purge took
+// effect in this instance but Redis could not be told. The instance retries
+// on its own when Redis is back; until then other instances keep their
+// entries.
+var ErrPurgeDeferred = errors.New("cache: purge deferred until redis is reachable")
+
+// Defaults of Options.
+const (
+	DefaultPrefix         = "edge:v1"
+	DefaultL1MaxBytes     = 64 << 20
+	DefaultRedisTimeout   = 50 * time.Millisecond
+	DefaultRefreshTimeout = 5 * time.Second
+	DefaultLockTTL        = 5 * time.Second
+	DefaultGenerationPoll = 2 * time.Second
+
+	backoffMin = 500 * time.Millisecond
+	backoffMax = 5 * time.Second
+)
+
+// Options configure a Cache. The zero value is an L1-only cache of 64 MiB.
+type Options struct {
+	// Redis is the shared L2 (a single node, a Cluster or Sentinel). Nil
+	// means L1 only; purges are then local. The cache never closes it.
+	//
+	// Every Redis call runs under a hard RedisTimeout budget enforced by the
+	// cache, whatever the client's own timeouts; set ContextTimeoutEnabled
+	// and short Read/WriteTimeouts on the client as well, so that abandoned
+	// calls also free their connection quickly.
+	Redis redis.UniversalClient
+	// Prefix starts every Redis key and the purge channel; the caller puts
+	// the contract version in it. Default "edge:v1". It must not contain
+	// '{' or '}' (they would break the per-dealer hash tag).
+	Prefix string
+	// L1MaxBytes bounds the in-process cache (bodies, keys and a per-entry
+	// overhead). Zero means 64 MiB; negative disables L1. Entries larger
+	// than an eighth of it are not kept in L1.
+	L1MaxBytes int64
+	// RedisTimeout is the budget of each Redis call. Default 50ms.
+	RedisTimeout time.Duration
+	// Now is the clock. Default time.Now; tests pass a fake clock.
+	Now func() time.Time
+	// Logger receives one line per Redis or subscription state change.
+	// Default slog.Default().
+	Logger *slog.Logger
+	// ServeStaleOn decides which fill errors allow serving an entry within
+	// its stale-if-error window. Default: every error.
+	ServeStaleOn func(error) bool
+	// RefreshTimeout bounds a background stale-while-revalidate refresh and
+	// a shared fill whose first caller had no deadline. Default 5s.
+	RefreshTimeout time.Duration
+	// LockWait enables coalescing across instances: on an L2 miss an instance
+	// takes a Redis lock (SET NX PX LockTTL) before filling; the others poll
+	// L2 for up to LockWait and fill themselves when it runs out. Zero
+	// disables the lock.
+	LockWait time.Duration
+	// LockTTL is how long a fill lock lives if its holder dies. Default 5s.
+	LockTTL time.Duration
+	// GenerationPoll is how often generations are re-read from Redis while
+	// the purge subscription is not confirmed healthy; it bounds how late a
+	// purge from another instance is seen then. Default 2s.
+	GenerationPoll time.Duration
+}
+
+// Cache is a two-level response cache. It is safe for concurrent use.
+type Cache struct {
+	rdb            redis.UniversalClient
+	prefix         string
+	channel        string
+	now            func() time.Time
+	log            *slog.Logger
+	serveStaleOn   func(error) bool
+	redisTimeout   time.Duration
+	refreshTimeout time.Duration
+	lockTTL        time.Duration
+	lockWait       time.Duration
+	genPoll        time.Duration
+
+	l1         *l1 // nil when disabled
+	gens       generations
+	flights    singleflight.Group
+	genFlights singleflight.Group
+	refreshing sync.Map // flight key -> struct{}: refreshes under way
+
+	redisUp  atomic.Bool
+	pubsubUp atomic.Bool
+	downCh   chan struct{}
+
+	pendingMu sync.Mutex
+	pending   map[int64]struct{} // purges Redis has not seen yet
+
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	psMu      sync.Mutex
+	ps        *redis.PubSub
+
+	st counters
+
+	// testHookJoin runs after a caller joined a flight (tests only).
+	testHookJoin func()
+}
+
+// New returns a Cache. With a Redis client it starts background goroutines
+// (purge subscription, health probe, generation poll) that Close stops.
+func New(opts Options) (*Cache, error) {
+	if opts.Prefix == "" {
+		opts.Prefix = DefaultPrefix
+	}
+	if strings.ContainsAny(opts.Prefix, "{}") {
+		return nil, fmt.Errorf("cache: Prefix %q must not contain '{' or '}'", opts.Prefix)
+	}
+	durations := []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"RedisTimeout", &opts.RedisTimeout, DefaultRedisTimeout},
+		{"RefreshTimeout", &opts.RefreshTimeout, DefaultRefreshTimeout},
+		{"LockTTL", &opts.LockTTL, DefaultLockTTL},
+		{"LockWait", &opts.LockWait, 0},
+		{"GenerationPoll", &opts.GenerationPoll, DefaultGenerationPoll},
+	}
+	for _, d := range durations {
+		if *d.v < 0 {
+			return nil, fmt.Errorf("cache: %s must not be negative, got %v", d.name, *d.v)
+		}
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
+	if opts.L1MaxBytes == 0 {
+		opts.L1MaxBytes = DefaultL1MaxBytes
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.ServeStaleOn == nil {
+		opts.ServeStaleOn = func(error) bool { return true }
+	}
+	c := &Cache{
+		rdb:            opts.Redis,
+		prefix:         opts.Prefix,
+		channel:        opts.Prefix + ":purge",
+		now:            opts.Now,
+		log:            opts.Logger,
+		serveStaleOn:   opts.ServeStaleOn,
+		redisTimeout:   opts.RedisTimeout,
+		refreshTimeout: opts.RefreshTimeout,
+		lockTTL:        opts.LockTTL,
+		lockWait:       opts.LockWait,
+		genPoll:        opts.GenerationPoll,
+		downCh:         make(chan struct{}, 1),
+		pending:        make(map[int64]struct{}),
+	}
+	c.gens.m = make(map[int64]*genState)
+	if opts.L1MaxBytes > 0 {
+		c.l1 = newL1(opts.L1MaxBytes)
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	if c.rdb != nil {
+		c.redisUp.Store(true)
+		c.wg.Add(3)
+		go c.probeLoop()
+		go c.subscribeLoop()
+		go c.pollLoop()
+	}
+	return c, nil
+}
+
+// Close stops the background goroutines and waits for them. The Redis
+// client stays open. Get keeps working after Close, without refreshes in the
+// background.
+func (c *Cache) Close() error {
+	c.closeOnce.Do(func() {
+		c.cancel()
+		c.psMu.Lock()
+		if c.ps != nil {
+			_ = c.ps.Close()
+		}
+		c.psMu.Unlock()
+		c.wg.Wait()
+	})
+	return nil
+}
+
+// RedisHealthy reports whether the cache currently uses Redis.
+func (c *Cache) RedisHealthy() bool { return c.rdb != nil && c.redisUp.Load() }
+
+// Get returns the entry of key for dealerID, filling it on a miss.
+//
+// key is the normalised route and query (defaults applied, parameters
+// sorted), without the dealer, which Get adds; Get does not keep key. pol is
+// the route's current policy. The Result says how the entry was obtained, for
+// X-Cache. On an error the entry is nil; fill errors are returned as they
+// are (wrapped by nothing), or hidden by a stale entry within its
+// stale-if-error window (Result Stale, nil error). A fill error is never
+// cached.
+func (c *Cache) Get(ctx context.Context, dealerID int64, key []byte, pol Policy, fill FillFunc) (*Entry, Result, error) {
+	pol = pol.normalised()
+	if pol.TTL == 0 {
+		return c.bypass(ctx, pol, fill)
+	}
+	var fallback *Entry
+	if c.l1 != nil {
+		if n, s := c.l1.lookup(dealerID, key); n != nil {
+			now := c.now()
+			switch pol.state(n.entry, now) {
+			case stateFresh:
+				s.hits.Add(1)
+				return n.entry, Hit, nil
+			case stateStale:
+				c.st.stale.Add(1)
+				c.refresh(ctx, dealerID, string(key), pol, fill)
+				return n.entry, Stale, nil
+			case stateError:
+				fallback = n.entry
+			default:
+				c.l1.remove(n)
+			}
+		}
+	}
+	return c.miss(ctx, dealerID, key, pol, fill, fallback)
+}
+
+func (c *Cache) bypass(ctx context.Context, pol Policy, fill FillFunc) (*Entry, Result, error) {
+	c.st.bypass.Add(1)
+	body, err := fill(ctx)
+	if err != nil {
+		return nil, Bypass, err
+	}
+	return newEntry(body, c.now(), pol), Bypass, nil
+}
+
+// outcome is what a flight hands to every caller that joined it.
+type outcome struct {
+	e   *Entry
+	res Result
+}
+
+func flightKey(dealer int64, key string) string {
+	b := make([]byte, 0, 24+len(key))
+	b = strconv.AppendInt(b, dealer, 10)
+	b = append(b, 0)
+	b = append(b, key...)
+	return string(b)
+}
+
+// miss runs (or joins) the one flight of the key and waits for it or for ctx.
+func (c *Cache) miss(ctx context.Context, dealer int64, key []byte, pol Policy, fill FillFunc, fallback *Entry) (*Entry, Result, error) {
+	skey := string(key)
+	led := false
+	ch := c.flights.DoChan(flightKey(dealer, skey), func() (any, error) {
+		led = true
+		fctx, cancel := c.flightContext(ctx)
+		defer cancel()
+		return c.load(fctx, dealer, skey, pol, fill, fallback, false)
+	})
+	if c.testHookJoin != nil {
+		c.testHookJoin()
+	}
+	var err error
+	select {
+	case r := <-ch:
+		if !led {
+			c.st.coalesced.Add(1)
+		}
+		if r.Err == nil {
+			o := r.Val.(outcome)
+			c.count(o.res)
+			return o.e, o.res, nil
+		}
+		err = r.Err
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if fallback != nil && c.serveStaleOn(err) && pol.state(fallback, c.now()) != stateExpired {
+		c.st.staleOnError.Add(1)
+		c.count(Stale)
+		return fallback, Stale, nil
+	}
+	c.count(Miss)
+	return nil, Miss, err
+}
+
+func (c *Cache) count(r Result) {
+	switch r {
+	case Hit:
+		c.st.hitsL2.Add(1)
+	case Miss:
+		c.st.misses.Add(1)
+	case Stale:
+		c.st.stale.Add(1)
+	}
+}
+
+// flightContext detaches a shared fill from the cancellation of the caller
+// that happened to start it (the others may still want the result), keeping
+// its values and its deadline, or RefreshTimeout when it has none.
+func (c *Cache) flightContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	base := context.WithoutCancel(ctx)
+	if dl, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(base, dl)
+	}
+	return context.WithTimeout(base, c.refreshTimeout)
+}
+
+var errRefreshElsewhere = errors.New("cache: another instance is refreshing")
+
+// load is the body of a flight: look again in L1 (a flight that just ended
+// may have stored the entry: the race groupcache's load comments on), then
+// L2, then take the cross-instance lock or wait for its holder, then fill and
+// store. In refresh mode only a fresh entry ends the search, and a lock held
+// elsewhere ends the refresh.
+func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, fill FillFunc, fallback *Entry, refresh bool) (outcome, error) {
+	gen, cur := c.generation(ctx, dealer)
+	now := c.now()
+	if c.l1 != nil {
+		if n := c.l1.lookupString(dealer, key); n != nil && n.gen == gen {
+			switch pol.state(n.entry, now) {
+			case stateFresh:
+				return outcome{n.entry, Hit}, nil
+			case stateStale:
+				if !refresh {
+					c.refresh(ctx, dealer, key, pol, fill)
+					return outcome{n.entry, Stale}, nil
+				}
+				fallback = newer(fallback, n.entry)
+			case stateError:
+				fallback = newer(fallback, n.entry)
+			}
+		}
+	}
+	var rkey string
+	if c.rdb != nil {
+		rkey = c.entryKey(dealer, gen, key)
+		if e := c.l2Get(ctx, rkey); e != nil {
+			st := pol.state(e, now)
+			if st != stateExpired {
+				c.l1put(dealer, key, gen, cur, e)
+			}
+			switch st {
+			case stateFresh:
+				c.st.l2Hits.Add(1)
+				return outcome{e, Hit}, nil
+			case stateStale:
+				if !refresh {
+					c.st.l2Hits.Add(1)
+					c.refresh(ctx, dealer, key, pol, fill)
+					return outcome{e, Stale}, nil
+				}
+				fallback = newer(fallback, e)
+			case stateError:
+				fallback = newer(fallback, e)
+			}
+		}
+		if c.lockWait > 0 {
+			lkey := c.lockKey(dealer, gen, key)
+			token, got, err := c.lock(ctx, lkey)
+			switch {
+			case err != nil:
+				// Redis trouble: fill without the lock.
+			case got:
+				defer c.unlock(lkey, token)
+			case refresh:
+				return outcome{}, errRefreshElsewhere
+			default:
+				if e := c.waitL2(ctx, rkey, pol); e != nil {
+					c.st.lockWaitHits.Add(1)
+					c.l1put(dealer, key, gen, cur, e)
+					return outcome{e, Hit}, nil
+				}
+			}
+		}
+	}
+	c.st.fills.Add(1)
+	body, err := fill(ctx)
+	if err != nil {
+		c.st.fillErrors.Add(1)
+		if !refresh && fallback != nil && c.serveStaleOn(err) && pol.state(fallback, c.now()) != stateExpired {
+			c.st.staleOnError.Add(1)
+			return outcome{fallback, Stale}, nil
+		}
+		return outcome{}, err
+	}
+	e := newEntry(body, c.now(), pol)
+	c.l1put(dealer, key, gen, cur, e)
+	if c.rdb != nil {
+		c.l2Set(ctx, rkey, e)
+	}
+	return outcome{e, Miss}, nil
+}
+
+func newer(a, b *Entry) *Entry {
+	if a == nil || (b != nil && b.StoredAt.After(a.StoredAt)) {
+		return b
+	}
+	return a
+}
+
+func (c *Cache) l1put(dealer int64, key string, gen uint64, cur *genState, e *Entry) {
+	if c.l1 != nil {
+		c.l1.put(dealer, key, gen, &cur.gen, e)
+	}
+}
+
+// refresh starts one background refresh of the key unless one is running in
+// this instance already.
+func (c *Cache) refresh(ctx context.Context, dealer int64, key string, pol Policy, fill FillFunc) {
+	fk := flightKey(dealer, key)
+	if _, busy := c.refreshing.LoadOrStore(fk, struct{}{}); busy {
+		return
+	}
+	if c.ctx.Err() != nil {
+		c.refreshing.Delete(fk)
+		return
+	}
+	c.st.refreshes.Add(1)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.refreshTimeout)
+	stop := context.AfterFunc(c.ctx, cancel)
+	go func() {
+		defer func() {
+			stop()
+			cancel()
+			c.refreshing.Delete(fk)
+		}()
+		if _, err := c.load(rctx, dealer, key, pol, fill, nil, true); err != nil && !errors.Is(err, errRefreshElsewhere) {
+			c.st.refreshErrors.Add(1)
+			c.log.Debug("cache: background refresh failed", "dealer", dealer, "err", err)
+		}
+	}()
+}
+
+// PurgeDealer makes every cached entry of dealerID unreachable in every
+// instance: it bumps the dealer's generation in Redis, drops the dealer's L1
+// entries here and publishes the new generation so that the other instances
+// drop theirs. When Redis cannot be reached the purge still takes effect here
+// and the error wraps ErrPurgeDeferred; the instance sends it to Redis when
+// Redis is back. See the package doc for the propagation bound.
+func (c *Cache) PurgeDealer(ctx context.Context, dealerID int64) error {
+	c.st.purges.Add(1)
+	st := c.gens.get(dealerID)
+	if c.rdb == nil {
+		c.bumpLocal(dealerID, st)
+		return nil
+	}
+	if err := c.purgeRemote(ctx, dealerID, st); err != nil {
+		c.bumpLocal(dealerID, st)
+		c.pendingMu.Lock()
+		c.pending[dealerID] = struct{}{}
+		c.pendingMu.Unlock()
+		return fmt.Errorf("cache: purge dealer %d: %w: %w", dealerID, ErrPurgeDeferred, err)
+	}
+	return nil
+}
+
+// bumpLocal moves the dealer's generation on in this instance only and drops
+// its L1 entries.
+func (c *Cache) bumpLocal(dealer int64, st *genState) {
+	st.gen.Add(1)
+	if c.l1 != nil {
+		c.l1.dropDealer(dealer)
+	}
+}

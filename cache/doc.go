@@ -1,0 +1,57 @@
+// Package cache is the edge's response cache: a bounded in-process L1 in
+// front of a Redis L2 shared by every edge instance.
+//
+// A lookup is [Cache.Get] with the dealer, the normalised route+query key
+// built by the caller, the [Policy] of that route and a [FillFunc] that
+// produces the body on a miss. The package adds, on top of a plain
+// key/value store:
+//
+//   - dealer isolation: the dealer id is part of every L1 and L2 key
+//     (`<prefix>:{d<id>}:g<generation>:<key>`), so one dealer's entries can
+//     never be served to another;
+//   - freshness with two stale windows per entry: stale-while-revalidate
+//     (serve stale, refresh once in the background) and stale-if-error (serve
+//     stale when the fill fails);
+//   - request coalescing: concurrent misses of one key make one fill
+//     (singleflight in process and, when [Options.LockWait] is set, a short
+//     Redis lock across instances);
+//   - purge per dealer ([Cache.PurgeDealer]) through a per-dealer generation
+//     counter in Redis and a pub/sub channel that makes every instance drop
+//     that dealer's L1 entries;
+//   - Redis failure tolerance: every Redis call has a hard time budget; after
+//     a failure Redis is skipped until a background probe finds it back, and
+//     each transition is logged once.
+//
+// The L1 hit path takes a shard read lock and two map lookups and does not
+// allocate. Entries are immutable once stored: callers may hand Entry.Body
+// to the network without copying and must never modify it.
+//
+// # Keys in Redis
+//
+// Every key carries the dealer hash tag, so all keys of one dealer live in one
+// Redis Cluster slot:
+//
+//	<prefix>:{d<id>}:gen             generation counter of the dealer
+//	<prefix>:{d<id>}:g<gen>:<key>    an entry (binary header + body), PX = until ErrorUntil
+//	<prefix>:{d<id>}:l<gen>:<key>    the cross-instance fill lock, PX = LockTTL
+//	<prefix>:purge                   pub/sub channel, message "<id>:<gen>"
+//
+// A purge makes old entries unreachable (their generation is no longer
+// current); they expire by their own TTL.
+//
+// # Purge propagation bound
+//
+// The purging instance drops its own L1 entries before PurgeDealer returns.
+// Other instances drop theirs when the pub/sub message arrives (typically
+// well under a millisecond on a LAN). While an instance's subscription is
+// not confirmed healthy it re-reads the generations of every dealer it knows
+// from Redis every [Options.GenerationPoll] (default 2s), and it re-reads all
+// of them at once whenever the subscription is (re-)established or Redis
+// comes back. So, as long as the instance can reach Redis, a purge is visible
+// there within GenerationPoll plus one Redis round trip. An instance that
+// cannot reach Redis cannot learn about purges; it keeps serving its L1
+// within the entries' own windows and resynchronises as soon as Redis is
+// back. A purge issued while Redis is unreachable takes effect locally at
+// once, is remembered, and is sent to Redis by this instance when Redis
+// returns ([ErrPurgeDeferred]).
+package cache

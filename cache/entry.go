@@ -1,0 +1,228 @@
+package cache
+
+import (
+	"encoding/binary"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// Policy is the caching policy of one route (or content type). The caller
+// passes it on every call, so a policy changed at runtime applies at once:
+// entries stored under a longer policy are judged by the shorter one from the
+// next lookup on (windows are clamped to StoredAt plus the current policy);
+// a longer policy applies to entries stored from then on.
+type Policy struct {
+	// TTL is how long an entry is fresh. Zero (or negative) turns caching
+	// off for the route: the fill runs every time, the Result is Bypass and
+	// nothing is stored.
+	TTL time.Duration
+	// StaleWhileRevalidate is how long after freshness ends the entry is
+	// still served (Result Stale) while one background refresh runs.
+	StaleWhileRevalidate time.Duration
+	// StaleIfError is how long after freshness ends the entry may still be
+	// served when the fill fails (see Options.ServeStaleOn). A window shorter
+	// than StaleWhileRevalidate adds nothing.
+	StaleIfError time.Duration
+}
+
+func (p Policy) normalised() Policy {
+	if p.TTL < 0 {
+		p.TTL = 0
+	}
+	if p.StaleWhileRevalidate < 0 {
+		p.StaleWhileRevalidate = 0
+	}
+	if p.StaleIfError < 0 {
+		p.StaleIfError = 0
+	}
+	return p
+}
+
+// MaxAge is the number of whole seconds of freshness e has left at now under
+// this policy, which may have been shortened since e was stored; never
+// negative. Use it for Cache-Control: max-age on a Hit.
+func (p Policy) MaxAge(e *Entry, now time.Time) int {
+	w := p.normalised().windows(e)
+	return maxAge(w.fresh, now)
+}
+
+// Entry is one cached response body with its validators and windows. It is
+// immutable once returned by the cache: callers may write Body to the network
+// without copying (fasthttp SetBodyRaw) and must never modify it.
+type Entry struct {
+	// Body is the response body as produced by the fill.
+	Body []byte
+	// ETag is a strong, quoted entity tag of Body (xxhash64, 16 hex digits),
+	// computed once when the entry is made, for example "\"9f86d081884c7d65\"".
+	ETag string
+	// StoredAt is when the fill finished.
+	StoredAt time.Time
+	// FreshUntil ends freshness (StoredAt + TTL).
+	FreshUntil time.Time
+	// StaleUntil ends stale-while-revalidate (FreshUntil + StaleWhileRevalidate).
+	StaleUntil time.Time
+	// ErrorUntil ends stale-if-error: the later of StaleUntil and
+	// FreshUntil + StaleIfError. The Redis copy expires then.
+	ErrorUntil time.Time
+
+	hash uint64
+}
+
+// MaxAge is the number of whole seconds of freshness e has left at now,
+// never negative. See also Policy.MaxAge.
+func (e *Entry) MaxAge(now time.Time) int { return maxAge(e.FreshUntil, now) }
+
+func maxAge(until, now time.Time) int {
+	d := until.Sub(now)
+	if d <= 0 {
+		return 0
+	}
+	return int(d / time.Second)
+}
+
+// newEntry makes an entry of body stored at now under p.
+func newEntry(body []byte, now time.Time, p Policy) *Entry {
+	h := xxhash.Sum64(body)
+	e := &Entry{Body: body, ETag: etagOf(h), hash: h, StoredAt: now}
+	e.FreshUntil = now.Add(p.TTL)
+	e.StaleUntil = e.FreshUntil.Add(p.StaleWhileRevalidate)
+	e.ErrorUntil = e.FreshUntil.Add(p.StaleIfError)
+	if e.ErrorUntil.Before(e.StaleUntil) {
+		e.ErrorUntil = e.StaleUntil
+	}
+	return e
+}
+
+func etagOf(h uint64) string {
+	const hex = "0123456789abcdef"
+	var b [18]byte
+	b[0], b[17] = '"', '"'
+	for i := 16; i >= 1; i-- {
+		b[i] = hex[h&0xf]
+		h >>= 4
+	}
+	return string(b[:])
+}
+
+// windows are the ends of an entry's states under the current policy.
+type windows struct{ fresh, stale, error time.Time }
+
+// windows clamps e's stored windows to StoredAt plus p, so a policy shortened
+// at runtime applies to entries already stored.
+func (p Policy) windows(e *Entry) windows {
+	w := windows{fresh: e.FreshUntil, stale: e.StaleUntil, error: e.ErrorUntil}
+	if f := e.StoredAt.Add(p.TTL); f.Before(w.fresh) {
+		w.fresh = f
+	}
+	if s := w.fresh.Add(p.StaleWhileRevalidate); s.Before(w.stale) {
+		w.stale = s
+	}
+	er := w.fresh.Add(p.StaleIfError)
+	if er.Before(w.stale) {
+		er = w.stale
+	}
+	if er.Before(w.error) {
+		w.error = er
+	}
+	return w
+}
+
+// state is where an entry stands at a moment.
+type state uint8
+
+const (
+	stateFresh   state = iota // serve: Hit
+	stateStale                // serve: Stale, refresh in the background
+	stateError                // serve only if the fill fails
+	stateExpired              // unusable
+)
+
+func (p Policy) state(e *Entry, now time.Time) state {
+	w := p.windows(e)
+	switch {
+	case now.Before(w.fresh):
+		return stateFresh
+	case now.Before(w.stale):
+		return stateStale
+	case now.Before(w.error):
+		return stateError
+	default:
+		return stateExpired
+	}
+}
+
+// Result says how Get answered; the caller sends it as X-Cache.
+type Result uint8
+
+const (
+	// Miss: the body was filled for this call (or for a coalesced call).
+	Miss Result = iota
+	// Hit: a fresh entry from L1 or L2.
+	Hit
+	// Stale: an entry past its freshness, served within
+	// stale-while-revalidate or stale-if-error.
+	Stale
+	// Bypass: caching is off for the route (Policy.TTL is zero).
+	Bypass
+)
+
+// String returns "HIT", "MISS", "STALE" or "BYPASS", the X-Cache values.
+func (r Result) String() string {
+	switch r {
+	case Hit:
+		return "HIT"
+	case Miss:
+		return "MISS"
+	case Stale:
+		return "STALE"
+	case Bypass:
+		return "BYPASS"
+	default:
+		return "Result(" + strconv.Itoa(int(r)) + ")"
+	}
+}
+
+// Wire format of an entry in Redis: a version byte, four times in Unix
+// nanoseconds, the body hash, then the body.
+const (
+	wireVersion = 1
+	wireHeader  = 1 + 4*8 + 8
+)
+
+var errBadWire = errors.New("cache: malformed entry in redis")
+
+func encodeEntry(e *Entry) []byte {
+	b := make([]byte, wireHeader+len(e.Body))
+	b[0] = wireVersion
+	binary.BigEndian.PutUint64(b[1:], uint64(e.StoredAt.UnixNano()))
+	binary.BigEndian.PutUint64(b[9:], uint64(e.FreshUntil.UnixNano()))
+	binary.BigEndian.PutUint64(b[17:], uint64(e.StaleUntil.UnixNano()))
+	binary.BigEndian.PutUint64(b[25:], uint64(e.ErrorUntil.UnixNano()))
+	binary.BigEndian.PutUint64(b[33:], e.hash)
+	copy(b[wireHeader:], e.Body)
+	return b
+}
+
+// decodeEntry parses b, which it keeps: Body aliases b.
+func decodeEntry(b []byte) (*Entry, error) {
+	if len(b) < wireHeader || b[0] != wireVersion {
+		return nil, errBadWire
+	}
+	t := func(off int) time.Time { return time.Unix(0, int64(binary.BigEndian.Uint64(b[off:]))) }
+	e := &Entry{
+		StoredAt:   t(1),
+		FreshUntil: t(9),
+		StaleUntil: t(17),
+		ErrorUntil: t(25),
+		hash:       binary.BigEndian.Uint64(b[33:]),
+		Body:       b[wireHeader:len(b):len(b)],
+	}
+	if xxhash.Sum64(e.Body) != e.hash {
+		return nil, errBadWire
+	}
+	e.ETag = etagOf(e.hash)
+	return e, nil
+}

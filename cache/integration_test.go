@@ -1,0 +1,194 @@
+package cache
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dealer-edge/dealer-edge/cache/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// These tests run against real redis-server processes (skipped when it is
+// not installed, failing under CI=true).
+
+func waitWithin(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestIntegrationRedisRestart kills redis-server under load and starts it
+// again: no Get fails, both instances go back to L2 by themselves, and
+// purges propagate again.
+func TestIntegrationRedisRestart(t *testing.T) {
+	srv := redistest.Start(t)
+	logs := &logRecorder{}
+	mk := func() *Cache {
+		return newCache(t, Options{Redis: newClient(t, srv.Addr), RedisTimeout: 100 * time.Millisecond, Logger: slogNew(logs)})
+	}
+	a, b := mk(), mk()
+	waitFor(t, "subscriptions", func() bool { return a.Stats().PubSubUp && b.Stats().PubSubUp })
+	pol := Policy{TTL: time.Hour, StaleIfError: time.Hour}
+	fill := func(context.Context) ([]byte, error) { return []byte("body"), nil }
+
+	var gets, failures atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		c := a
+		if w%2 == 1 {
+			c = b
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				key := fmt.Sprintf("/v1/vehicles?page=%d", i%50)
+				if _, _, err := c.Get(context.Background(), int64(1+i%3), []byte(key), pol, fill); err != nil {
+					failures.Add(1)
+					t.Errorf("get failed: %v", err)
+				}
+				gets.Add(1)
+				time.Sleep(100 * time.Microsecond)
+			}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	srv.Stop()
+	waitWithin(t, 2*time.Second, "redis marked down", func() bool { return !a.RedisHealthy() && !b.RedisHealthy() })
+	time.Sleep(300 * time.Millisecond)
+	srv.Restart()
+	waitWithin(t, 10*time.Second, "redis back in both instances", func() bool { return a.RedisHealthy() && b.RedisHealthy() })
+	time.Sleep(200 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	if failures.Load() != 0 {
+		t.Fatalf("%d of %d gets failed", failures.Load(), gets.Load())
+	}
+	t.Logf("%d gets across the outage, 0 failed; down events a=%d b=%d", gets.Load(), a.Stats().RedisDownEvents, b.Stats().RedisDownEvents)
+	if n := logs.count("redis unavailable"); n != 2 {
+		t.Errorf("down logged %d times for two instances, want 2", n)
+	}
+
+	// L2 is shared again.
+	if _, res := mustGet(t, a, 10, "/after", pol, fill); res != Miss {
+		t.Fatalf("a: %v", res)
+	}
+	if _, res := mustGet(t, b, 10, "/after", pol, fill); res != Hit {
+		t.Fatalf("b reads a's entry from redis after the restart: %v", res)
+	}
+	// Purges propagate again.
+	waitWithin(t, 10*time.Second, "subscriptions back", func() bool { return a.Stats().PubSubUp && b.Stats().PubSubUp })
+	if err := a.PurgeDealer(context.Background(), 10); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "b to drop dealer 10", func() bool { n, _ := b.l1.lookup(10, []byte("/after")); return n == nil })
+}
+
+// TestIntegrationCluster runs the shared-cache behaviour on a three-master
+// Redis Cluster: keys of a dealer share one slot, entries are shared, purges
+// propagate and the fill lock coalesces across instances.
+func TestIntegrationCluster(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	newCC := func() *redis.ClusterClient {
+		cc := redis.NewClusterClient(&redis.ClusterOptions{
+			Addrs:                 cl.Addrs(),
+			ContextTimeoutEnabled: true,
+			DialTimeout:           200 * time.Millisecond,
+			ReadTimeout:           200 * time.Millisecond,
+			WriteTimeout:          200 * time.Millisecond,
+		})
+		t.Cleanup(func() { _ = cc.Close() })
+		return cc
+	}
+	a := newCache(t, Options{Redis: newCC(), LockWait: 2 * time.Second})
+	b := newCache(t, Options{Redis: newCC(), LockWait: 2 * time.Second})
+	waitFor(t, "subscriptions", func() bool { return a.Stats().PubSubUp && b.Stats().PubSubUp })
+	ctx := context.Background()
+	pol := Policy{TTL: time.Hour}
+
+	t.Run("one slot per dealer", func(t *testing.T) {
+		cc := newCC()
+		keys := []string{a.genKey(42), a.entryKey(42, 7, "/v1/faq?lang=it"), a.lockKey(42, 7, "/v1/news")}
+		var slots []int64
+		for _, k := range keys {
+			s, err := cc.ClusterKeySlot(ctx, k).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			slots = append(slots, s)
+		}
+		if slots[0] != slots[1] || slots[1] != slots[2] {
+			t.Fatalf("keys of one dealer in slots %v", slots)
+		}
+	})
+
+	t.Run("shared entries across slots", func(t *testing.T) {
+		for d := int64(1); d <= 30; d++ {
+			body := fmt.Sprintf("dealer %d", d)
+			if _, res := mustGet(t, a, d, "/v1/dealer", pol, newFiller(body).fill); res != Miss {
+				t.Fatalf("a dealer %d: %v", d, res)
+			}
+			if e, res := mustGet(t, b, d, "/v1/dealer", pol, newFiller("wrong").fill); res != Hit || string(e.Body) != body {
+				t.Fatalf("b dealer %d: %v %q", d, res, e.Body)
+			}
+		}
+	})
+
+	t.Run("purge propagates", func(t *testing.T) {
+		if err := a.PurgeDealer(ctx, 3); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "b to drop dealer 3", func() bool { n, _ := b.l1.lookup(3, []byte("/v1/dealer")); return n == nil })
+		if _, res := mustGet(t, b, 3, "/v1/dealer", pol, newFiller("new").fill); res != Miss {
+			t.Fatalf("b dealer 3 after purge: %v", res)
+		}
+		if _, res := mustGet(t, b, 4, "/v1/dealer", pol, newFiller("wrong").fill); res != Hit {
+			t.Fatalf("b dealer 4 after purging 3: %v", res)
+		}
+	})
+
+	t.Run("fill lock coalesces across instances", func(t *testing.T) {
+		var fills atomic.Int64
+		fill := func(context.Context) ([]byte, error) {
+			fills.Add(1)
+			time.Sleep(100 * time.Millisecond)
+			return []byte("once"), nil
+		}
+		var wg sync.WaitGroup
+		for i := 0; i < 20; i++ {
+			c := a
+			if i%2 == 1 {
+				c = b
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if e, _, err := c.Get(ctx, 77, []byte("/v1/glossary"), pol, fill); err != nil || string(e.Body) != "once" {
+					t.Errorf("get: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		if fills.Load() != 1 {
+			t.Fatalf("%d fills across two instances, want 1", fills.Load())
+		}
+	})
+	if !a.RedisHealthy() || !b.RedisHealthy() {
+		t.Fatal("cluster marked down")
+	}
+}

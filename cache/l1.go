@@ -1,0 +1,208 @@
+package cache
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+const (
+	l1ShardBits = 6
+	l1Shards    = 1 << l1ShardBits
+	// nodeOverhead approximates the memory of one node beyond its key and
+	// body: the node, the Entry, map slots and the ETag.
+	nodeOverhead = 256
+)
+
+// l1node is one entry in L1. Everything but ref and idx is immutable.
+type l1node struct {
+	dealer int64
+	key    string
+	gen    uint64
+	entry  *Entry
+	size   int64
+	ref    atomic.Bool // CLOCK reference bit, set on a hit under the read lock
+	idx    int         // position in the shard's ring; guarded by the write lock
+}
+
+// l1shard is one lock domain of L1. The map is keyed by dealer first, so a
+// purge touches only that dealer's entries and a lookup needs no composite
+// key (and so no allocation).
+type l1shard struct {
+	mu   sync.RWMutex
+	m    map[int64]map[string]*l1node
+	ring []*l1node // CLOCK ring
+	hand int
+	hits atomic.Uint64 // Hit results served from this shard
+	_    [40]byte      // keep neighbouring shards' hot words apart
+}
+
+// l1 is a sharded in-process cache bounded by an approximate byte budget
+// with CLOCK (second chance) eviction.
+type l1 struct {
+	max       int64
+	maxEntry  int64
+	bytes     atomic.Int64
+	entries   atomic.Int64
+	evictions atomic.Uint64
+	victim    atomic.Uint32
+	shards    [l1Shards]l1shard
+}
+
+func newL1(maxBytes int64) *l1 {
+	c := &l1{max: maxBytes, maxEntry: maxBytes / 8}
+	for i := range c.shards {
+		c.shards[i].m = make(map[int64]map[string]*l1node)
+	}
+	return c
+}
+
+func shardIndex(dealer int64, h uint64) uint64 {
+	h ^= uint64(dealer) * 0x9e3779b97f4a7c15
+	return h >> (64 - l1ShardBits)
+}
+
+// lookup returns the node of (dealer, key), or nil. It does not allocate.
+func (c *l1) lookup(dealer int64, key []byte) (*l1node, *l1shard) {
+	s := &c.shards[shardIndex(dealer, xxhash.Sum64(key))]
+	s.mu.RLock()
+	n := s.m[dealer][string(key)]
+	if n != nil && !n.ref.Load() {
+		n.ref.Store(true)
+	}
+	s.mu.RUnlock()
+	return n, s
+}
+
+// lookupString is lookup for a key already held as a string.
+func (c *l1) lookupString(dealer int64, key string) *l1node {
+	s := &c.shards[shardIndex(dealer, xxhash.Sum64String(key))]
+	s.mu.RLock()
+	n := s.m[dealer][key]
+	if n != nil && !n.ref.Load() {
+		n.ref.Store(true)
+	}
+	s.mu.RUnlock()
+	return n
+}
+
+// put stores e under (dealer, key) for generation gen, unless gen is no
+// longer the dealer's current generation: the check runs under the shard
+// lock, and a purge bumps the generation before it takes the shard locks to
+// drop entries, so an entry filled before a purge can never be inserted after
+// it. It reports whether e was stored.
+func (c *l1) put(dealer int64, key string, gen uint64, cur *atomic.Uint64, e *Entry) bool {
+	size := int64(len(e.Body)+2*len(key)+len(e.ETag)) + nodeOverhead
+	if size > c.maxEntry {
+		return false
+	}
+	n := &l1node{dealer: dealer, key: key, gen: gen, entry: e, size: size}
+	s := &c.shards[shardIndex(dealer, xxhash.Sum64String(key))]
+	s.mu.Lock()
+	if cur.Load() != gen {
+		s.mu.Unlock()
+		return false
+	}
+	if old := s.m[dealer][key]; old != nil {
+		s.removeLocked(c, old)
+	}
+	dm := s.m[dealer]
+	if dm == nil {
+		dm = make(map[string]*l1node)
+		s.m[dealer] = dm
+	}
+	dm[key] = n
+	n.idx = len(s.ring)
+	s.ring = append(s.ring, n)
+	c.bytes.Add(size)
+	c.entries.Add(1)
+	s.mu.Unlock()
+	for c.bytes.Load() > c.max {
+		if !c.evictOne() {
+			break
+		}
+	}
+	return true
+}
+
+// remove drops n if it is still the node stored for its key.
+func (c *l1) remove(n *l1node) {
+	s := &c.shards[shardIndex(n.dealer, xxhash.Sum64String(n.key))]
+	s.mu.Lock()
+	if s.m[n.dealer][n.key] == n {
+		s.removeLocked(c, n)
+	}
+	s.mu.Unlock()
+}
+
+func (s *l1shard) removeLocked(c *l1, n *l1node) {
+	if dm := s.m[n.dealer]; dm != nil {
+		delete(dm, n.key)
+		if len(dm) == 0 {
+			delete(s.m, n.dealer)
+		}
+	}
+	last := len(s.ring) - 1
+	s.ring[n.idx] = s.ring[last]
+	s.ring[n.idx].idx = n.idx
+	s.ring[last] = nil
+	s.ring = s.ring[:last]
+	if s.hand >= len(s.ring) {
+		s.hand = 0
+	}
+	c.bytes.Add(-n.size)
+	c.entries.Add(-1)
+}
+
+// evictOne evicts one entry from the next non-empty shard, giving entries
+// hit since the hand last passed a second chance. It reports false when L1
+// is empty.
+func (c *l1) evictOne() bool {
+	start := c.victim.Add(1)
+	for i := uint32(0); i < l1Shards; i++ {
+		s := &c.shards[(start+i)%l1Shards]
+		s.mu.Lock()
+		if len(s.ring) == 0 {
+			s.mu.Unlock()
+			continue
+		}
+		for {
+			if s.hand >= len(s.ring) {
+				s.hand = 0
+			}
+			n := s.ring[s.hand]
+			if n.ref.Load() {
+				n.ref.Store(false)
+				s.hand++
+				continue
+			}
+			s.removeLocked(c, n)
+			break
+		}
+		s.mu.Unlock()
+		c.evictions.Add(1)
+		return true
+	}
+	return false
+}
+
+// dropDealer removes every entry of dealer.
+func (c *l1) dropDealer(dealer int64) {
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		for _, n := range s.m[dealer] {
+			s.removeLocked(c, n)
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (c *l1) hits() uint64 {
+	var n uint64
+	for i := range c.shards {
+		n += c.shards[i].hits.Load()
+	}
+	return n
+}

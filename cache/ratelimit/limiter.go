@@ -1,0 +1,593 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Defaults of Options.
+const (
+	DefaultPrefix        = "edge:v1"
+	DefaultRedisTimeout  = 50 * time.Millisecond
+	DefaultMaxLease      = 20
+	DefaultLeaseWindow   = 250 * time.Millisecond
+	DefaultProbeInterval = time.Second
+	DefaultMaxKeys       = 1 << 16
+)
+
+const (
+	numShards = 64
+	// sweepEvery is how often (limiter clock) a shard drops entries that
+	// carry no state, checked when a key is inserted into it.
+	sweepEvery = 10 * time.Second
+	// maxRounds bounds how often a request waits for another goroutine's
+	// refill of the same key before it makes its own one-token call.
+	maxRounds = 3
+)
+
+// Options configure a Limiter. The zero value is a local-only limiter with
+// the documented defaults.
+type Options struct {
+	// Redis holds the shared state. Any go-redis client fits (*redis.Client,
+	// *redis.ClusterClient, *redis.Ring, redis.UniversalClient). Nil means
+	// local only: every instance enforces the limit on its own. The client
+	// belongs to the caller; Close does not close it.
+	Redis redis.Scripter
+	// Prefix of every Redis key, "<prefix>:{d<dealer>}:rl:<keyID>". It must
+	// not contain '{' or '}' (the dealer hash tag). Default DefaultPrefix.
+	Prefix string
+	// FailMode while Redis is unavailable. Default FallbackLocal.
+	FailMode FailMode
+	// RedisTimeout bounds one Redis round trip; a slower answer counts as
+	// Redis unavailable. Default DefaultRedisTimeout.
+	RedisTimeout time.Duration
+	// MaxLease is the most tokens one instance takes from Redis at once
+	// for one key. 1 disables leasing (one round trip per admitted
+	// request, exact). Default DefaultMaxLease. See the package doc for
+	// how the lease size adapts and what it costs in accuracy.
+	MaxLease int
+	// LeaseWindow is how long leased tokens stay usable; unspent ones are
+	// dropped after it. It bounds how long an overshoot can last. Default
+	// DefaultLeaseWindow.
+	LeaseWindow time.Duration
+	// ProbeInterval is how long Redis is left alone after a failure before
+	// one request tries it again. Default DefaultProbeInterval.
+	ProbeInterval time.Duration
+	// MaxKeys bounds the number of keys with local state (leases, cached
+	// rejections, fallback buckets). Idle keys are dropped first; beyond
+	// the bound arbitrary keys are evicted. Default DefaultMaxKeys.
+	MaxKeys int
+	// Now is the clock. Nil means the monotonic system clock, and Redis
+	// then evaluates buckets on its own clock (TIME), so clock skew
+	// between edge hosts does not matter. When set (tests, simulations),
+	// its time is also sent to Redis, and every instance sharing a bucket
+	// must use the same clock: see "Clocks" in the package doc.
+	Now func() time.Time
+	// Logger receives one line per Redis state change. Nil discards.
+	Logger *slog.Logger
+}
+
+// Limiter enforces per-key limits shared through Redis. It is safe for
+// concurrent use; Allow does not allocate when it answers from a lease.
+type Limiter struct {
+	rdb         redis.Scripter
+	prefix      string
+	mode        FailMode
+	timeout     time.Duration
+	maxLease    int
+	window      int64 // LeaseWindow, ns
+	probe       int64 // ProbeInterval, ns
+	perShard    int
+	now         func() int64 // ns
+	callerClock bool
+	log         *slog.Logger
+	seed        maphash.Seed
+
+	down      atomic.Bool
+	downSince atomic.Int64
+	nextProbe atomic.Int64
+	closed    atomic.Bool
+
+	redisCalls  atomic.Uint64
+	redisErrors atomic.Uint64
+	activations atomic.Uint64
+	evictions   atomic.Uint64
+
+	shards [numShards]shard
+}
+
+// shard is one part of the key table, padded against false sharing.
+type shard struct {
+	mu        sync.RWMutex
+	m         map[entryKey]*entry
+	lastSweep int64
+	admitted  atomic.Uint64
+	rejected  atomic.Uint64
+	_         [64]byte
+}
+
+type entryKey struct {
+	dealer int64
+	key    string
+}
+
+// entry is the local state of one key.
+type entry struct {
+	redisKey string
+	lease    atomic.Pointer[lease]  // current lease or cached rejection
+	flight   atomic.Pointer[flight] // refill in progress
+	ltat     atomic.Int64           // local GCRA: theoretical arrival time, ns
+	size     int                    // adaptive lease size; only the refill leader uses it
+}
+
+// lease is what one Redis answer left for later requests of one key:
+// granted-1 tokens until expires, or (granted == 0) a rejection valid
+// until deniedUntil. Everything but left is immutable.
+type lease struct {
+	left        atomic.Int64
+	lim         Limit
+	granted     int64
+	remaining   int64 // tokens left in Redis after the grant
+	start       int64 // ns, when the call was sent
+	expires     int64 // ns, start + LeaseWindow
+	deniedUntil int64 // ns, no token in Redis before this
+	resetAt     int64 // ns, bucket full again
+}
+
+// flight is a refill in progress; done closes when its lease is published.
+type flight struct {
+	done chan struct{}
+}
+
+// New returns a Limiter. It does not contact Redis: the script is loaded
+// by the first call that needs it.
+func New(opts Options) (*Limiter, error) {
+	var errs []error
+	bad := func(field, msg string) { errs = append(errs, fmt.Errorf("ratelimit: %s %s", field, msg)) }
+	if opts.Prefix == "" {
+		opts.Prefix = DefaultPrefix
+	} else if strings.ContainsAny(opts.Prefix, "{}") {
+		bad("Prefix", "must not contain '{' or '}'")
+	}
+	if opts.FailMode < FallbackLocal || opts.FailMode > FailClosed {
+		bad("FailMode", "is unknown")
+	}
+	def := func(field string, d *time.Duration, v time.Duration) {
+		switch {
+		case *d == 0:
+			*d = v
+		case *d < 0:
+			bad(field, "must not be negative")
+		}
+	}
+	def("RedisTimeout", &opts.RedisTimeout, DefaultRedisTimeout)
+	def("LeaseWindow", &opts.LeaseWindow, DefaultLeaseWindow)
+	def("ProbeInterval", &opts.ProbeInterval, DefaultProbeInterval)
+	switch {
+	case opts.MaxLease == 0:
+		opts.MaxLease = DefaultMaxLease
+	case opts.MaxLease < 0:
+		bad("MaxLease", "must not be negative")
+	}
+	switch {
+	case opts.MaxKeys == 0:
+		opts.MaxKeys = DefaultMaxKeys
+	case opts.MaxKeys < 0:
+		bad("MaxKeys", "must not be negative")
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	l := &Limiter{
+		rdb:      opts.Redis,
+		prefix:   opts.Prefix,
+		mode:     opts.FailMode,
+		timeout:  opts.RedisTimeout,
+		maxLease: opts.MaxLease,
+		window:   int64(opts.LeaseWindow),
+		probe:    int64(opts.ProbeInterval),
+		perShard: max(1, (opts.MaxKeys+numShards-1)/numShards),
+		log:      opts.Logger,
+		seed:     maphash.MakeSeed(),
+	}
+	if l.log == nil {
+		l.log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now != nil {
+		now := opts.Now
+		l.now = func() int64 { return now().UnixNano() }
+		l.callerClock = true
+	} else {
+		base := time.Now()
+		baseNS := base.UnixNano()
+		l.now = func() int64 { return baseNS + int64(time.Since(base)) }
+	}
+	for i := range l.shards {
+		l.shards[i].m = make(map[entryKey]*entry)
+	}
+	return l, nil
+}
+
+// Allow decides one request of the key keyID (a keyed hash of the API key,
+// never the key itself) of dealer dealerID under lim. It costs at most one
+// Redis round trip, none when a lease or a cached rejection answers. It
+// never fails: when Redis cannot answer, the FailMode decides. A lim that
+// does not Validate is rejected (SourceInvalid).
+func (l *Limiter) Allow(ctx context.Context, dealerID int64, keyID string, lim Limit) Decision {
+	now := l.now()
+	sh, e := l.entry(dealerID, keyID, now)
+	var d Decision
+	if lim.Validate() != nil {
+		d = Decision{Limit: lim, RetryAfter: time.Second, Source: SourceInvalid}
+	} else {
+		d = l.decide(ctx, e, lim, now)
+	}
+	if d.Allowed {
+		sh.admitted.Add(1)
+	} else {
+		sh.rejected.Add(1)
+	}
+	return d
+}
+
+func (l *Limiter) decide(ctx context.Context, e *entry, lim Limit, now int64) Decision {
+	if l.rdb == nil || l.closed.Load() {
+		return l.local(e, lim, now)
+	}
+	for range maxRounds {
+		if d, ok := fromLease(e, lim, now); ok {
+			return d
+		}
+		if !l.redisUsable(now) {
+			return l.fallback(e, lim, now)
+		}
+		if f := e.flight.Load(); f != nil {
+			// Another request of this key is refilling: share its lease
+			// instead of a round trip of our own. Its call is bounded by
+			// RedisTimeout.
+			select {
+			case <-f.done:
+			case <-ctx.Done():
+				return l.fallback(e, lim, now)
+			}
+			now = l.now()
+			continue
+		}
+		f := &flight{done: make(chan struct{})}
+		if !e.flight.CompareAndSwap(nil, f) {
+			continue
+		}
+		return l.refill(ctx, e, lim, now, f)
+	}
+	// The shared leases ran dry under us repeatedly: take one token alone.
+	return l.direct(ctx, e, lim, now)
+}
+
+// fromLease answers from the key's lease or cached rejection, if they
+// apply to lim and now.
+func fromLease(e *entry, lim Limit, now int64) (Decision, bool) {
+	ls := e.lease.Load()
+	if ls == nil || ls.lim != lim {
+		return Decision{}, false
+	}
+	if now < ls.deniedUntil {
+		return Decision{
+			Limit:      lim,
+			RetryAfter: time.Duration(ls.deniedUntil - now),
+			Reset:      time.Duration(max(0, ls.resetAt-now)),
+			Source:     SourceLease,
+		}, true
+	}
+	if now < ls.expires && ls.left.Load() > 0 {
+		if left := ls.left.Add(-1); left >= 0 {
+			return Decision{
+				Allowed:   true,
+				Limit:     lim,
+				Remaining: int(min(ls.remaining+left, int64(lim.Burst))),
+				Reset:     time.Duration(max(0, ls.resetAt-now)),
+				Source:    SourceLease,
+			}, true
+		}
+	}
+	return Decision{}, false
+}
+
+// refill is run by the one request per key that holds the flight f: it
+// takes a lease from Redis, keeps one token and publishes the rest.
+func (l *Limiter) refill(ctx context.Context, e *entry, lim Limit, now int64, f *flight) Decision {
+	defer func() {
+		e.flight.Store(nil)
+		close(f.done)
+	}()
+	n := l.leaseSize(e, lim, now)
+	res, err := l.call(ctx, e.redisKey, lim, n, now)
+	if err != nil {
+		return l.fallback(e, lim, now)
+	}
+	ls := &lease{
+		lim:       lim,
+		granted:   res.granted,
+		remaining: res.remaining,
+		start:     now,
+		resetAt:   now + res.resetUS*1000,
+	}
+	if res.granted == 0 {
+		ls.deniedUntil = now + res.retryUS*1000
+		e.lease.Store(ls)
+		return Decision{
+			Limit:      lim,
+			RetryAfter: time.Duration(res.retryUS) * time.Microsecond,
+			Reset:      time.Duration(res.resetUS) * time.Microsecond,
+			Source:     SourceRedis,
+		}
+	}
+	ls.expires = now + l.window
+	ls.left.Store(res.granted - 1)
+	e.lease.Store(ls)
+	return Decision{
+		Allowed:   true,
+		Limit:     lim,
+		Remaining: int(min(res.remaining+res.granted-1, int64(lim.Burst))),
+		Reset:     time.Duration(res.resetUS) * time.Microsecond,
+		Source:    SourceRedis,
+	}
+}
+
+// direct takes one token from Redis without touching the shared lease.
+func (l *Limiter) direct(ctx context.Context, e *entry, lim Limit, now int64) Decision {
+	res, err := l.call(ctx, e.redisKey, lim, 1, now)
+	if err != nil {
+		return l.fallback(e, lim, now)
+	}
+	d := Decision{
+		Allowed:   res.granted > 0,
+		Limit:     lim,
+		Remaining: int(res.remaining),
+		Reset:     time.Duration(res.resetUS) * time.Microsecond,
+		Source:    SourceRedis,
+	}
+	if !d.Allowed {
+		d.RetryAfter = time.Duration(res.retryUS) * time.Microsecond
+	}
+	return d
+}
+
+// leaseCap is the largest lease for lim: at most MaxLease, at most what
+// the key may spend at its full rate in half a LeaseWindow, and at most a
+// quarter of its burst; at least 1. Low limits therefore lease one token
+// at a time and are exact.
+func (l *Limiter) leaseCap(lim Limit) int {
+	c := min(l.maxLease, lim.Burst/4)
+	c = min(c, int(lim.Rate*float64(l.window)/float64(time.Second)/2))
+	return max(1, c)
+}
+
+// leaseSize adapts the lease of one key on this instance to its demand:
+// it doubles while leases run out within half a window, and shrinks to
+// what was used when a lease expires with tokens left, so an instance
+// that sees a key rarely takes one token at a time and wastes none.
+func (l *Limiter) leaseSize(e *entry, lim Limit, now int64) int {
+	size := max(1, e.size)
+	if prev := e.lease.Load(); prev != nil && prev.granted > 0 {
+		left := max(0, prev.left.Load())
+		used := int(prev.granted - left)
+		switch {
+		case left == 0 && now-prev.start < l.window/2:
+			size *= 2
+		case left > 0 && now >= prev.expires:
+			size = max(1, min(size/2, used))
+		}
+	}
+	size = min(size, l.leaseCap(lim))
+	e.size = size
+	return size
+}
+
+// call makes one Redis round trip and tracks Redis health. The timeout is
+// enforced here, not left to the client: go-redis does not apply the
+// context deadline to a connection's handshake, so a Redis that accepts
+// connections but does not answer would hold the request for the client's
+// DialTimeout (5s by default). A call abandoned at the timeout finishes in
+// the background with its context cancelled.
+func (l *Limiter) call(ctx context.Context, key string, lim Limit, n int, now int64) (takeResult, error) {
+	l.redisCalls.Add(1)
+	var nowUS int64
+	if l.callerClock {
+		nowUS = now / 1000
+	}
+	cctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	ch := make(chan takeReply, 1)
+	go func() {
+		res, err := take(cctx, l.rdb, key, lim, n, nowUS)
+		ch <- takeReply{res, err}
+	}()
+	var r takeReply
+	select {
+	case r = <-ch:
+	case <-cctx.Done():
+		r.err = fmt.Errorf("ratelimit: no answer from redis within %v: %w", l.timeout, cctx.Err())
+	}
+	if r.err != nil {
+		l.redisErrors.Add(1)
+		if ctx.Err() == nil { // the caller giving up says nothing about Redis
+			l.markDown(r.err, now)
+		}
+		return r.res, r.err
+	}
+	l.markUp(now)
+	return r.res, nil
+}
+
+type takeReply struct {
+	res takeResult
+	err error
+}
+
+// redisUsable reports whether this request may try Redis: always while it
+// is up; while it is down, for one request per ProbeInterval.
+func (l *Limiter) redisUsable(now int64) bool {
+	if !l.down.Load() {
+		return true
+	}
+	np := l.nextProbe.Load()
+	return now >= np && l.nextProbe.CompareAndSwap(np, now+l.probe)
+}
+
+func (l *Limiter) markDown(err error, now int64) {
+	if l.down.Load() || !l.down.CompareAndSwap(false, true) {
+		return
+	}
+	l.nextProbe.Store(now + l.probe)
+	l.downSince.Store(now)
+	l.activations.Add(1)
+	l.log.Warn("ratelimit: redis unavailable, falling back",
+		"fail_mode", l.mode.String(), "probe_in", time.Duration(l.probe), "err", err)
+}
+
+func (l *Limiter) markUp(now int64) {
+	if !l.down.Load() || !l.down.CompareAndSwap(true, false) {
+		return
+	}
+	l.log.Info("ratelimit: redis available again, shared limits restored",
+		"down_for", time.Duration(now-l.downSince.Load()))
+}
+
+// fallback decides without Redis, per FailMode.
+func (l *Limiter) fallback(e *entry, lim Limit, now int64) Decision {
+	switch l.mode {
+	case FailOpen:
+		return Decision{Allowed: true, Limit: lim, Remaining: lim.Burst, Source: SourceFailOpen}
+	case FailClosed:
+		ra := l.nextProbe.Load() - now
+		if ra <= 0 {
+			ra = l.probe
+		}
+		return Decision{Limit: lim, RetryAfter: time.Duration(ra), Source: SourceFailClosed}
+	}
+	return l.local(e, lim, now)
+}
+
+// local is the in-process GCRA of one key, lock-free.
+func (l *Limiter) local(e *entry, lim Limit, now int64) Decision {
+	t := lim.interval(1e9)
+	limit := now + int64(lim.Burst)*t
+	for {
+		old := e.ltat.Load()
+		tat := max(old, now)
+		if tat+t > limit {
+			return Decision{
+				Limit:      lim,
+				RetryAfter: time.Duration(tat + t - limit),
+				Reset:      time.Duration(tat - now),
+				Source:     SourceLocal,
+			}
+		}
+		if e.ltat.CompareAndSwap(old, tat+t) {
+			return Decision{
+				Allowed:   true,
+				Limit:     lim,
+				Remaining: int((limit - tat - t) / t),
+				Reset:     time.Duration(tat + t - now),
+				Source:    SourceLocal,
+			}
+		}
+	}
+}
+
+// entry returns the local state of a key, creating it if needed.
+func (l *Limiter) entry(dealerID int64, keyID string, now int64) (*shard, *entry) {
+	h := maphash.String(l.seed, keyID) ^ uint64(dealerID)*0x9e3779b97f4a7c15
+	sh := &l.shards[(h^h>>32)%numShards]
+	k := entryKey{dealer: dealerID, key: keyID}
+	sh.mu.RLock()
+	e := sh.m[k]
+	sh.mu.RUnlock()
+	if e != nil {
+		return sh, e
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if e := sh.m[k]; e != nil {
+		return sh, e
+	}
+	if len(sh.m) >= l.perShard || now-sh.lastSweep >= int64(sweepEvery) {
+		sweep(sh, now)
+	}
+	for k := range sh.m {
+		if len(sh.m) < l.perShard {
+			break
+		}
+		delete(sh.m, k)
+		l.evictions.Add(1)
+	}
+	e = &entry{redisKey: l.prefix + ":{d" + strconv.FormatInt(dealerID, 10) + "}:rl:" + keyID}
+	sh.m[k] = e
+	return sh, e
+}
+
+// sweep drops the entries of a shard that carry no state: no refill in
+// flight, no usable lease or cached rejection, and a full local bucket.
+// Dropping them loses nothing but the adaptive lease size.
+func sweep(sh *shard, now int64) {
+	sh.lastSweep = now
+	for k, e := range sh.m {
+		if e.flight.Load() != nil || e.ltat.Load() > now {
+			continue
+		}
+		if ls := e.lease.Load(); ls != nil && (now < ls.expires || now < ls.deniedUntil) {
+			continue
+		}
+		delete(sh.m, k)
+	}
+}
+
+// Stats are counters since New.
+type Stats struct {
+	Admitted            uint64 // requests allowed
+	Rejected            uint64 // requests rejected
+	RedisCalls          uint64 // Redis round trips
+	RedisErrors         uint64 // round trips that failed or timed out
+	FallbackActivations uint64 // times Redis was marked unavailable
+	Evictions           uint64 // keys with state dropped because MaxKeys was reached
+	Keys                int    // keys with local state now
+	FallbackActive      bool   // Redis is marked unavailable now
+}
+
+// Stats returns the counters. They are read one by one, not as a snapshot.
+func (l *Limiter) Stats() Stats {
+	s := Stats{
+		RedisCalls:          l.redisCalls.Load(),
+		RedisErrors:         l.redisErrors.Load(),
+		FallbackActivations: l.activations.Load(),
+		Evictions:           l.evictions.Load(),
+		FallbackActive:      l.down.Load(),
+	}
+	for i := range l.shards {
+		sh := &l.shards[i]
+		s.Admitted += sh.admitted.Load()
+		s.Rejected += sh.rejected.Load()
+		sh.mu.RLock()
+		s.Keys += len(sh.m)
+		sh.mu.RUnlock()
+	}
+	return s
+}
+
+// Close stops the use of Redis: later calls of Allow decide with the local
+// limiter only. It does not close the Redis client, which belongs to the
+// caller, and always returns nil.
+func (l *Limiter) Close() error {
+	l.closed.Store(true)
+	return nil
+}

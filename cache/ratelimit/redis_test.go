@@ -1,0 +1,362 @@
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dealer-edge/dealer-edge/cache/redistest"
+)
+
+// TestRedisExactAdmissions: against a real redis-server with a controlled
+// clock, unleased limits admit exactly Burst + Rate·D, leased ones at most
+// that and at most k-1 fewer.
+func TestRedisExactAdmissions(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	tests := []struct {
+		name  string
+		lim   Limit
+		every time.Duration
+		dur   time.Duration
+	}{
+		{"demo 10/s burst 10", Limit{Rate: 10, Burst: 10}, time.Millisecond, 2 * time.Second},
+		{"1/s burst 3", Limit{Rate: 1, Burst: 3}, 10 * time.Millisecond, 5 * time.Second},
+		{"default 50/s burst 100 (k=6)", Limit{Rate: 50, Burst: 100}, time.Millisecond, 2 * time.Second},
+		{"1000/s burst 100 (k=20)", Limit{Rate: 1000, Burst: 100}, 250 * time.Microsecond, time.Second},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newFakeClock()
+			l := newLimiter(t, Options{Redis: c, Now: clk.Now})
+			k := l.leaseCap(tt.lim)
+			key := "exact" + strconv.Itoa(i)
+			got := 0
+			for at := time.Duration(0); at <= tt.dur; at += tt.every {
+				got += allowN(l, 5, key, tt.lim, 1)
+				clk.Advance(tt.every)
+			}
+			want := tt.lim.Burst + int(tt.lim.Rate*tt.dur.Seconds())
+			if got > want || got < want-(k-1) {
+				t.Fatalf("admitted %d, want %d (lease cap %d allows down to %d)", got, want, k, want-(k-1))
+			}
+			if k == 1 && got != want {
+				t.Fatalf("unleased limit admitted %d, want exactly %d", got, want)
+			}
+			t.Logf("admitted %d of bound %d (k=%d), %d Redis calls for %d requests",
+				got, want, k, l.Stats().RedisCalls, int(tt.dur/tt.every)+1)
+		})
+	}
+}
+
+// TestTwoInstancesAccuracyBound is the proof by test of the package doc's
+// bound: two instances sharing one Redis and one clock, bursty random
+// demand (idle gaps let the bucket refill while leases are held), and for
+// every interval [a, b] of the run:
+//
+//	admitted ≤ Rate·(b−a) + Burst + N·(k−1)
+//	admitted ≤ Rate·(b−a+LeaseWindow) + Burst
+//
+// and the run as a whole admits about the limit, not twice it.
+func TestTwoInstancesAccuracyBound(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	const N = 2
+	tests := []struct {
+		lim   Limit
+		wantK int
+	}{
+		{Limit{Rate: 10, Burst: 10}, 1}, // exact
+		{Limit{Rate: 100, Burst: 20}, 5},
+		{Limit{Rate: 1000, Burst: 200}, 20},
+	}
+	for ti, tt := range tests {
+		t.Run(fmt.Sprintf("%g/s burst %d", tt.lim.Rate, tt.lim.Burst), func(t *testing.T) {
+			clk := newFakeClock()
+			var ls [N]*Limiter
+			for i := range ls {
+				ls[i] = newLimiter(t, Options{Redis: c, Now: clk.Now})
+			}
+			k := ls[0].leaseCap(tt.lim)
+			if k != tt.wantK {
+				t.Fatalf("lease cap %d, want %d", k, tt.wantK)
+			}
+			window := time.Duration(ls[0].window)
+			key := "bound" + strconv.Itoa(ti)
+			const tick = time.Millisecond
+			const ticks = 3000
+			rng := rand.New(rand.NewPCG(1, uint64(ti)))
+			perTick := make([]int, ticks) // admissions at each tick
+			busy := true
+			for i := range ticks {
+				if i%50 == 0 { // phases of 50ms: busy or idle
+					busy = rng.IntN(3) > 0
+				}
+				var demand [N]int
+				if busy {
+					for j := range demand {
+						demand[j] = rng.IntN(2*k + 2)
+					}
+				}
+				var admitted atomic.Int64
+				var wg sync.WaitGroup
+				for j, l := range ls {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						admitted.Add(int64(allowN(l, 9, key, tt.lim, demand[j])))
+					}()
+				}
+				wg.Wait()
+				perTick[i] = int(admitted.Load())
+				clk.Advance(tick)
+			}
+			prefix := make([]int, ticks+1)
+			for i, n := range perTick {
+				prefix[i+1] = prefix[i] + n
+			}
+			worst := -1 << 30 // largest excess over the single-bucket bound
+			for a := range ticks {
+				for b := a; b < ticks; b++ {
+					got := prefix[b+1] - prefix[a]
+					span := time.Duration(b-a) * tick
+					single := int(tt.lim.Rate*span.Seconds()) + tt.lim.Burst
+					if got > single+N*(k-1) {
+						t.Fatalf("[%v, %v]: admitted %d > Rate·L + Burst + N(k-1) = %d",
+							time.Duration(a)*tick, time.Duration(b)*tick, got, single+N*(k-1))
+					}
+					if lim2 := int(tt.lim.Rate*(span+window).Seconds()) + tt.lim.Burst; got > lim2 {
+						t.Fatalf("[%v, %v]: admitted %d > Rate·(L+W) + Burst = %d",
+							time.Duration(a)*tick, time.Duration(b)*tick, got, lim2)
+					}
+					worst = max(worst, got-single)
+				}
+			}
+			total := prefix[ticks]
+			whole := int(tt.lim.Rate*(time.Duration(ticks-1)*tick).Seconds()) + tt.lim.Burst
+			if total > whole+N*(k-1) {
+				t.Fatalf("total %d over the whole-run bound %d", total, whole+N*(k-1))
+			}
+			if k == 1 && worst > 0 {
+				t.Fatalf("unleased limit overshot a single bucket by %d", worst)
+			}
+			var calls uint64
+			for _, l := range ls {
+				calls += l.Stats().RedisCalls
+			}
+			t.Logf("admitted %d (single-bucket bound over the run %d); worst excess over Rate·L+Burst in any window %d (allowed N(k-1) = %d); %d Redis calls",
+				total, whole, worst, N*(k-1), calls)
+		})
+	}
+}
+
+// TestTwoInstancesRealClock: two instances hammering one key from many
+// goroutines on real time (Redis's clock) admit the global limit, not
+// twice it.
+func TestTwoInstancesRealClock(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	lim := Limit{Rate: 1000, Burst: 100}
+	a := newLimiter(t, Options{Redis: c})
+	b := newLimiter(t, Options{Redis: c})
+	ctx := context.Background()
+	var admitted, total atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	stop := start.Add(time.Second)
+	for g := range 16 {
+		l := a
+		if g%2 == 1 {
+			l = b
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(stop) {
+				total.Add(1)
+				if l.Allow(ctx, 3, "realclock", lim).Allowed {
+					admitted.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	// Every token was granted by Redis during the run and none was held
+	// before it, so even the single-bucket bound holds (plus the last
+	// in-flight round trips).
+	upper := int64(lim.Rate*(elapsed+5*time.Millisecond).Seconds()) + int64(lim.Burst)
+	lower := int64(lim.Rate*(stop.Sub(start)).Seconds()*0.8) + int64(lim.Burst)
+	got := admitted.Load()
+	if got > upper || got < lower {
+		t.Fatalf("admitted %d in %v, want between %d and %d (twice would be %d)", got, elapsed, lower, upper, 2*upper)
+	}
+	sa, sb := a.Stats(), b.Stats()
+	t.Logf("admitted %d of %d requests in %v (bound %d); Redis calls %d (%.2f%% of requests)",
+		got, total.Load(), elapsed, upper, sa.RedisCalls+sb.RedisCalls,
+		100*float64(sa.RedisCalls+sb.RedisCalls)/float64(total.Load()))
+	if sa.FallbackActive || sb.FallbackActive || sa.RedisErrors+sb.RedisErrors > 0 {
+		t.Fatalf("fallback during the run: %+v %+v", sa, sb)
+	}
+}
+
+// TestRedisKilledAndBack: Redis killed -> the fallback engages without an
+// error, enforcing the limit locally; Redis back -> the shared limit
+// again, across instances.
+func TestRedisKilledAndBack(t *testing.T) {
+	srv := redistest.Start(t)
+	clk := newFakeClock()
+	var logs logBuffer
+	opts := Options{Redis: srv.Client(), Now: clk.Now, ProbeInterval: time.Second, RedisTimeout: 500 * time.Millisecond, Logger: logs.logger()}
+	a := newLimiter(t, opts)
+	b := newLimiter(t, opts)
+	ctx := context.Background()
+	lim := Limit{Rate: 10, Burst: 10}
+
+	for range 3 {
+		if d := a.Allow(ctx, 1, "k", lim); !d.Allowed || d.Source != SourceRedis {
+			t.Fatalf("up: %+v", d)
+		}
+	}
+
+	srv.Stop()
+	for i := range 12 {
+		d := a.Allow(ctx, 1, "k", lim)
+		if d.Source != SourceLocal || d.Allowed != (i < 10) {
+			t.Fatalf("down, request %d: %+v", i, d)
+		}
+	}
+	if st := a.Stats(); !st.FallbackActive || st.FallbackActivations != 1 {
+		t.Fatalf("down: %+v", st)
+	}
+
+	srv.Restart() // empty: buckets start full
+	clk.Advance(time.Second)
+	if d := a.Allow(ctx, 1, "k", lim); !d.Allowed || d.Source != SourceRedis {
+		t.Fatalf("after probe: %+v", d)
+	}
+	if st := a.Stats(); st.FallbackActive {
+		t.Fatalf("still in fallback: %+v", st)
+	}
+	// Shared again: a and b together get the 9 tokens left, not 9 each.
+	got := 0
+	for range 10 {
+		got += allowN(a, 1, "k", lim, 1) + allowN(b, 1, "k", lim, 1)
+	}
+	if got != 9 {
+		t.Fatalf("two instances after recovery admitted %d, want 9", got)
+	}
+	if logs.count("redis unavailable") != 1 || logs.count("redis available again") != 1 {
+		t.Fatalf("want one log line per state change:\n%s", logs.buf.String())
+	}
+}
+
+// TestRedisKilledUnderLoad kills and restarts Redis while goroutines keep
+// calling Allow on real time: every call returns a decision, the fallback
+// engages, and the limiter returns to Redis by itself.
+func TestRedisKilledUnderLoad(t *testing.T) {
+	srv := redistest.Start(t)
+	l := newLimiter(t, Options{Redis: srv.Client(), ProbeInterval: 100 * time.Millisecond, RedisTimeout: 200 * time.Millisecond})
+	lim := Limit{Rate: 500, Burst: 50}
+	ctx := context.Background()
+	var stop atomic.Bool
+	var sources sync.Map
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				d := l.Allow(ctx, int64(g%2), "load"+strconv.Itoa(g%4), lim)
+				sources.Store(d.Source, true)
+				time.Sleep(100 * time.Microsecond)
+			}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	srv.Stop()
+	time.Sleep(300 * time.Millisecond)
+	if st := l.Stats(); !st.FallbackActive {
+		t.Errorf("Redis down for 300ms, fallback not active: %+v", st)
+	}
+	srv.Restart()
+	deadline := time.Now().Add(3 * time.Second)
+	for l.Stats().FallbackActive && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	stop.Store(true)
+	wg.Wait()
+	st := l.Stats()
+	if st.FallbackActive || st.FallbackActivations < 1 {
+		t.Fatalf("did not recover: %+v", st)
+	}
+	for _, s := range []string{SourceRedis, SourceLocal} {
+		if _, ok := sources.Load(s); !ok {
+			t.Errorf("no decision from %q", s)
+		}
+	}
+	if d := l.Allow(ctx, 9, "fresh", lim); d.Source != SourceRedis {
+		t.Fatalf("after recovery: %+v", d)
+	}
+	t.Logf("%+v", st)
+}
+
+// TestRedisCluster: the limiter on a three-master Redis Cluster. Each
+// dealer's keys hash to the dealer's slot, dealers spread over the
+// masters, and limits are exact.
+func TestRedisCluster(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	c := cl.Client(t)
+	ctx := context.Background()
+	clk := newFakeClock()
+	l := newLimiter(t, Options{Redis: c, Now: clk.Now})
+	l2 := newLimiter(t, Options{Redis: c, Now: clk.Now})
+	lim := Limit{Rate: 10, Burst: 10}
+
+	masters := map[string]bool{}
+	for dealer := int64(1); dealer <= 12; dealer++ {
+		key := "edge:v1:{d" + strconv.FormatInt(dealer, 10) + "}:rl:abc"
+		slot, err := c.ClusterKeySlot(ctx, key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tag, err := c.ClusterKeySlot(ctx, "d"+strconv.FormatInt(dealer, 10)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slot != tag {
+			t.Fatalf("key %s in slot %d, its dealer tag in %d", key, slot, tag)
+		}
+		masters[strconv.Itoa(int(slot)*3/16384)] = true
+	}
+	if len(masters) < 2 {
+		t.Fatalf("dealers all on one master: %v", masters)
+	}
+
+	counts := make([]int, 13)
+	for range 200 { // 2s in 10ms steps, two instances
+		for dealer := int64(1); dealer <= 12; dealer++ {
+			counts[dealer] += allowN(l, dealer, "abc", lim, 1) + allowN(l2, dealer, "abc", lim, 1)
+		}
+		clk.Advance(10 * time.Millisecond)
+	}
+	for dealer := 1; dealer <= 12; dealer++ {
+		if counts[dealer] != 10+19 {
+			t.Errorf("dealer %d admitted %d, want exactly 29", dealer, counts[dealer])
+		}
+	}
+	// The lease path on a cluster.
+	hot := Limit{Rate: 1e6, Burst: 1e6}
+	if n := allowN(l, 5, "hot", hot, 1000); n != 1000 {
+		t.Fatalf("hot key admitted %d", n)
+	}
+	if st := l.Stats(); st.RedisErrors != 0 || st.FallbackActive {
+		t.Fatalf("stats %+v", st)
+	}
+}

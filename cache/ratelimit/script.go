@@ -1,0 +1,110 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// takeScript is GCRA taking up to n tokens at once, atomically.
+//
+// The bucket is one string key holding the theoretical arrival time (TAT)
+// in integer microseconds. A token may be taken at now when, after taking
+// it, TAT - now <= burst*T (T = emission interval). The key expires when
+// the bucket would be full again, so an idle key costs no memory and a
+// missing key means a full bucket.
+//
+//	KEYS[1] bucket key
+//	ARGV[1] T, emission interval in microseconds (integer >= 1)
+//	ARGV[2] burst (integer >= 1)
+//	ARGV[3] n, tokens wanted (integer >= 1)
+//	ARGV[4] now in microseconds, or 0 to use the server's clock (TIME)
+//
+// Reply: {granted, remaining, reset_us, retry_us}: granted in [0, n];
+// remaining tokens in the bucket after the grant; reset_us the time until
+// the bucket is full; retry_us, when granted is 0, the time until one
+// token can be taken.
+//
+// Numbers are written with string.format('%d') because Redis converts Lua
+// numbers to arguments in a form that can lose digits at 16 digits.
+const takeScript = `
+local t = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local want = tonumber(ARGV[3])
+local now = tonumber(ARGV[4])
+if now == nil or now <= 0 then
+  local tm = redis.call('TIME')
+  now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
+end
+local tat = tonumber(redis.call('GET', KEYS[1]))
+if tat == nil or tat < now then
+  tat = now
+end
+local limit = now + burst * t
+local avail = math.floor((limit - tat) / t)
+if avail < 0 then
+  avail = 0
+end
+local got = want
+if got > avail then
+  got = avail
+end
+if got > 0 then
+  tat = tat + got * t
+  local px = math.floor((tat - now) / 1000) + 1
+  redis.call('SET', KEYS[1], string.format('%d', tat), 'PX', string.format('%d', px))
+  return {got, avail - got, tat - now, 0}
+end
+return {0, 0, tat - now, tat + t - limit}
+`
+
+var gcra = redis.NewScript(takeScript)
+
+// takeResult is the parsed reply of takeScript; durations in microseconds.
+type takeResult struct {
+	granted   int64
+	remaining int64
+	resetUS   int64
+	retryUS   int64
+}
+
+// take runs the script (EVALSHA, falling back to EVAL after NOSCRIPT).
+// nowUS is 0 to let Redis use its own clock.
+func take(ctx context.Context, c redis.Scripter, key string, lim Limit, n int, nowUS int64) (takeResult, error) {
+	v, err := gcra.Run(ctx, c, []string{key},
+		lim.interval(1e6), lim.Burst, n, nowUS).Result()
+	if err != nil {
+		return takeResult{}, err
+	}
+	return parseTake(v)
+}
+
+func parseTake(v any) (takeResult, error) {
+	a, ok := v.([]any)
+	if !ok || len(a) != 4 {
+		return takeResult{}, fmt.Errorf("ratelimit: unexpected script reply %T", v)
+	}
+	var out [4]int64
+	for i, x := range a {
+		switch x := x.(type) {
+		case int64:
+			out[i] = x
+		case string: // RESP3 or a proxy may hand numbers back as text
+			n, err := strconv.ParseInt(x, 10, 64)
+			if err != nil {
+				return takeResult{}, fmt.Errorf("ratelimit: script reply field %d: %w", i, err)
+			}
+			out[i] = n
+		default:
+			return takeResult{}, fmt.Errorf("ratelimit: script reply field %d is %T", i, x)
+		}
+	}
+	r := takeResult{granted: out[0], remaining: out[1], resetUS: out[2], retryUS: out[3]}
+	if r.granted < 0 || r.remaining < 0 || r.resetUS < 0 || r.retryUS < 0 {
+		return takeResult{}, errors.New("ratelimit: negative value in script reply")
+	}
+	return r, nil
+}

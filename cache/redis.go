@@ -1,0 +1,528 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// genState is the cached generation of one dealer.
+type genState struct {
+	gen      atomic.Uint64
+	verified atomic.Bool // read from Redis at least once
+}
+
+// generations maps dealers to their generation state; it only grows (one
+// small struct per dealer ever seen).
+type generations struct {
+	mu sync.RWMutex
+	m  map[int64]*genState
+}
+
+func (g *generations) get(dealer int64) *genState {
+	g.mu.RLock()
+	st := g.m[dealer]
+	g.mu.RUnlock()
+	if st != nil {
+		return st
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if st = g.m[dealer]; st == nil {
+		st = &genState{}
+		g.m[dealer] = st
+	}
+	return st
+}
+
+func (g *generations) lookup(dealer int64) *genState {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.m[dealer]
+}
+
+func (g *generations) dealers() []int64 {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	out := make([]int64, 0, len(g.m))
+	for d := range g.m {
+		out = append(out, d)
+	}
+	return out
+}
+
+// Keys. Every key of a dealer carries the hash tag {d<id>}.
+
+func (c *Cache) dealerPrefix(b []byte, dealer int64) []byte {
+	b = append(b, c.prefix...)
+	b = append(b, ":{d"...)
+	b = strconv.AppendInt(b, dealer, 10)
+	return append(b, '}', ':')
+}
+
+func (c *Cache) genKey(dealer int64) string {
+	return string(append(c.dealerPrefix(make([]byte, 0, len(c.prefix)+32), dealer), "gen"...))
+}
+
+func (c *Cache) entryKey(dealer int64, gen uint64, key string) string {
+	return c.keyWith('g', dealer, gen, key)
+}
+
+func (c *Cache) lockKey(dealer int64, gen uint64, key string) string {
+	return c.keyWith('l', dealer, gen, key)
+}
+
+func (c *Cache) keyWith(kind byte, dealer int64, gen uint64, key string) string {
+	b := c.dealerPrefix(make([]byte, 0, len(c.prefix)+56+len(key)), dealer)
+	b = append(b, kind)
+	b = strconv.AppendUint(b, gen, 10)
+	b = append(b, ':')
+	b = append(b, key...)
+	return string(b)
+}
+
+var errRedisDown = errors.New("cache: redis marked down")
+
+// redisDo runs f under the hard RedisTimeout budget: f runs in its own
+// goroutine and the caller stops waiting when the budget is spent, whatever
+// the client's own timeouts. While Redis is marked down it returns at once.
+// A failure that says Redis is unreachable marks it down.
+func (c *Cache) redisDo(ctx context.Context, f func(ctx context.Context) error) error {
+	if !c.redisUp.Load() {
+		return errRedisDown
+	}
+	return c.redisCall(ctx, c.redisTimeout, f, true)
+}
+
+func (c *Cache) redisCall(parent context.Context, budget time.Duration, f func(ctx context.Context) error, health bool) error {
+	ctx, cancel := context.WithTimeout(parent, budget)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- f(ctx) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("cache: redis call exceeded %v: %w", budget, ctx.Err())
+	}
+	if err == nil || errors.Is(err, redis.Nil) {
+		return err
+	}
+	if parent.Err() != nil {
+		// The caller gave up; that says nothing about Redis.
+		return err
+	}
+	c.st.l2Errors.Add(1)
+	if health && unreachable(err) {
+		c.markDown(err)
+	}
+	return err
+}
+
+// unreachable tells errors that mean Redis cannot serve (network, timeout,
+// a node loading or a cluster down) from errors it replied with.
+func unreachable(err error) bool {
+	var re redis.Error
+	if errors.As(err, &re) {
+		msg := re.Error()
+		for _, p := range []string{"LOADING", "CLUSTERDOWN", "MASTERDOWN", "READONLY"} {
+			if strings.HasPrefix(msg, p) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+func (c *Cache) markDown(err error) {
+	if c.redisUp.CompareAndSwap(true, false) {
+		c.st.redisDownEvents.Add(1)
+		c.log.Warn("cache: redis unavailable, serving from L1 and fill", "err", err)
+		select {
+		case c.downCh <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// probeLoop brings Redis back: after it is marked down, it pings with an
+// exponential backoff (500ms..5s) and marks it up on the first success, then
+// sends deferred purges and re-reads every known generation.
+func (c *Cache) probeLoop() {
+	defer c.wg.Done()
+	backoff := backoffMin
+	var upSince time.Time
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-c.downCh:
+		}
+		if time.Since(upSince) > time.Minute {
+			backoff = backoffMin // it was stable: start over
+		}
+		for !c.redisUp.Load() {
+			t := time.NewTimer(backoff)
+			select {
+			case <-c.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			backoff = min(2*backoff, backoffMax)
+			if err := c.redisCall(c.ctx, max(c.redisTimeout, 250*time.Millisecond), c.ping, false); err != nil {
+				continue
+			}
+			if c.redisUp.CompareAndSwap(false, true) {
+				upSince = time.Now()
+				c.log.Info("cache: redis available again")
+				c.flushPending(c.ctx)
+				c.resync(c.ctx)
+			}
+		}
+	}
+}
+
+// ping checks every master of a cluster, or the one server otherwise.
+func (c *Cache) ping(ctx context.Context) error {
+	if cc, ok := c.rdb.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			return m.Ping(ctx).Err()
+		})
+	}
+	return c.rdb.Ping(ctx).Err()
+}
+
+// pollLoop re-reads generations while the subscription is not healthy and
+// retries deferred purges.
+func (c *Cache) pollLoop() {
+	defer c.wg.Done()
+	t := time.NewTicker(c.genPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !c.redisUp.Load() {
+			continue
+		}
+		c.flushPending(c.ctx)
+		if !c.pubsubUp.Load() {
+			c.resync(c.ctx)
+		}
+	}
+}
+
+// subscribeLoop keeps the purge subscription. A confirmed (re)subscription
+// marks it healthy and triggers a resync of all generations, because
+// messages may have been missed while it was down. Silence is checked with a
+// PING every second.
+func (c *Cache) subscribeLoop() {
+	defer c.wg.Done()
+	ps := c.rdb.Subscribe(c.ctx, c.channel)
+	c.psMu.Lock()
+	c.ps = ps
+	closed := c.ctx.Err() != nil
+	c.psMu.Unlock()
+	if closed {
+		_ = ps.Close()
+		return
+	}
+	backoff := backoffMin / 5
+	pingPending := false
+	for c.ctx.Err() == nil {
+		msg, err := ps.ReceiveTimeout(c.ctx, time.Second)
+		if err != nil {
+			if c.ctx.Err() != nil {
+				return
+			}
+			if isTimeout(err) && !pingPending {
+				if perr := ps.Ping(c.ctx); perr == nil {
+					pingPending = true
+					continue
+				}
+			}
+			pingPending = false
+			c.setPubSub(false, err)
+			t := time.NewTimer(backoff)
+			select {
+			case <-c.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			backoff = min(2*backoff, backoffMax)
+			continue
+		}
+		backoff = backoffMin / 5
+		switch m := msg.(type) {
+		case *redis.Subscription:
+			if m.Kind == "subscribe" {
+				c.setPubSub(true, nil)
+				c.resync(c.ctx)
+			}
+		case *redis.Pong:
+			pingPending = false
+		case *redis.Message:
+			pingPending = false
+			c.handlePurgeMessage(m.Payload)
+		}
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+func (c *Cache) setPubSub(up bool, err error) {
+	if c.pubsubUp.Swap(up) == up {
+		return
+	}
+	if up {
+		c.log.Info("cache: purge subscription active", "channel", c.channel)
+	} else {
+		c.log.Warn("cache: purge subscription lost, polling generations", "every", c.genPoll, "err", err)
+	}
+}
+
+func (c *Cache) handlePurgeMessage(payload string) {
+	ds, gs, ok := strings.Cut(payload, ":")
+	if !ok {
+		return
+	}
+	dealer, err1 := strconv.ParseInt(ds, 10, 64)
+	gen, err2 := strconv.ParseUint(gs, 10, 64)
+	if err1 != nil || err2 != nil {
+		return
+	}
+	if st := c.gens.lookup(dealer); st != nil {
+		c.applyGen(dealer, st, gen)
+	}
+}
+
+// applyGen adopts gen for dealer if it is newer than the cached one and then
+// drops the dealer's L1 entries. Generations only move forward (they start
+// at a millisecond timestamp and are incremented), so a stale read racing a
+// purge message cannot move an instance back to a purged generation.
+func (c *Cache) applyGen(dealer int64, st *genState, gen uint64) {
+	st.verified.Store(true)
+	for {
+		old := st.gen.Load()
+		if gen <= old {
+			return
+		}
+		if st.gen.CompareAndSwap(old, gen) {
+			break
+		}
+	}
+	if c.l1 != nil {
+		c.l1.dropDealer(dealer)
+	}
+}
+
+// generation returns the dealer's current generation, reading it from Redis
+// the first time (or while it could not be read yet).
+func (c *Cache) generation(ctx context.Context, dealer int64) (uint64, *genState) {
+	st := c.gens.get(dealer)
+	if st.verified.Load() || c.rdb == nil || !c.redisUp.Load() {
+		return st.gen.Load(), st
+	}
+	v, err, _ := c.genFlights.Do(strconv.FormatInt(dealer, 10), func() (any, error) {
+		return c.readGen(ctx, dealer)
+	})
+	if err == nil {
+		c.applyGen(dealer, st, v.(uint64))
+	}
+	return st.gen.Load(), st
+}
+
+// genSeed starts a dealer's generation (when Redis has none, also after Redis
+// lost its data) at the current Unix millisecond, so generations keep moving
+// forward across a Redis restart.
+func genSeed() int64 { return time.Now().UnixMilli() }
+
+func (c *Cache) readGen(ctx context.Context, dealer int64) (uint64, error) {
+	key := c.genKey(dealer)
+	var get *redis.StringCmd
+	err := c.redisDo(ctx, func(ctx context.Context) error {
+		_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.SetNX(ctx, key, genSeed(), 0)
+			get = p.Get(ctx, key)
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return get.Uint64()
+}
+
+// resync re-reads the generation of every dealer this instance knows, in
+// pipelined batches.
+func (c *Cache) resync(ctx context.Context) {
+	dealers := c.dealerIDs()
+	const batch = 256
+	for len(dealers) > 0 && c.redisUp.Load() {
+		n := min(batch, len(dealers))
+		part := dealers[:n]
+		dealers = dealers[n:]
+		gets := make([]*redis.StringCmd, len(part))
+		err := c.redisDo(ctx, func(ctx context.Context) error {
+			_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for i, d := range part {
+					k := c.genKey(d)
+					p.SetNX(ctx, k, genSeed(), 0)
+					gets[i] = p.Get(ctx, k)
+				}
+				return nil
+			})
+			return err
+		})
+		if err != nil {
+			return
+		}
+		for i, d := range part {
+			if g, err := gets[i].Uint64(); err == nil {
+				c.applyGen(d, c.gens.get(d), g)
+			}
+		}
+	}
+}
+
+func (c *Cache) dealerIDs() []int64 { return c.gens.dealers() }
+
+// purgeRemote bumps the generation in Redis, adopts it and publishes it.
+func (c *Cache) purgeRemote(ctx context.Context, dealer int64, st *genState) error {
+	key := c.genKey(dealer)
+	var incr *redis.IntCmd
+	err := c.redisDo(ctx, func(ctx context.Context) error {
+		_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.SetNX(ctx, key, genSeed(), 0)
+			incr = p.Incr(ctx, key)
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	gen := uint64(incr.Val())
+	c.applyGen(dealer, st, gen)
+	payload := strconv.FormatInt(dealer, 10) + ":" + strconv.FormatUint(gen, 10)
+	return c.redisDo(ctx, func(ctx context.Context) error {
+		return c.rdb.Publish(ctx, c.channel, payload).Err()
+	})
+}
+
+// flushPending sends the purges made while Redis was unreachable.
+func (c *Cache) flushPending(ctx context.Context) {
+	c.pendingMu.Lock()
+	ids := make([]int64, 0, len(c.pending))
+	for d := range c.pending {
+		ids = append(ids, d)
+	}
+	c.pendingMu.Unlock()
+	for _, d := range ids {
+		if err := c.purgeRemote(ctx, d, c.gens.get(d)); err != nil {
+			return
+		}
+		c.pendingMu.Lock()
+		delete(c.pending, d)
+		c.pendingMu.Unlock()
+	}
+}
+
+// l2Get reads and decodes an entry; any failure is a miss.
+func (c *Cache) l2Get(ctx context.Context, rkey string) *Entry {
+	var b []byte
+	err := c.redisDo(ctx, func(ctx context.Context) error {
+		v, err := c.rdb.Get(ctx, rkey).Bytes()
+		b = v
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, redis.Nil) {
+			c.st.l2Misses.Add(1)
+		}
+		return nil
+	}
+	e, err := decodeEntry(b)
+	if err != nil {
+		c.st.l2Errors.Add(1)
+		return nil
+	}
+	return e
+}
+
+// l2Set stores e until its ErrorUntil.
+func (c *Cache) l2Set(ctx context.Context, rkey string, e *Entry) {
+	ttl := e.ErrorUntil.Sub(c.now())
+	if ttl < time.Millisecond {
+		return
+	}
+	buf := encodeEntry(e)
+	_ = c.redisDo(ctx, func(ctx context.Context) error {
+		return c.rdb.Set(ctx, rkey, buf, ttl).Err()
+	})
+}
+
+// lock tries to take the cross-instance fill lock of a key.
+func (c *Cache) lock(ctx context.Context, lkey string) (string, bool, error) {
+	token := strconv.FormatUint(rand.Uint64(), 36)
+	var got bool
+	err := c.redisDo(ctx, func(ctx context.Context) error {
+		ok, err := c.rdb.SetNX(ctx, lkey, token, c.lockTTL).Result()
+		got = ok
+		return err
+	})
+	if err != nil {
+		return "", false, err
+	}
+	return token, got, nil
+}
+
+var unlockScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`)
+
+// unlock releases the lock if this instance still holds it.
+func (c *Cache) unlock(lkey, token string) {
+	_ = c.redisDo(c.ctx, func(ctx context.Context) error {
+		return unlockScript.Run(ctx, c.rdb, []string{lkey}, token).Err()
+	})
+}
+
+// waitL2 polls L2 for a fresh entry while another instance holds the fill
+// lock, for at most LockWait.
+func (c *Cache) waitL2(ctx context.Context, rkey string, pol Policy) *Entry {
+	deadline := time.Now().Add(c.lockWait)
+	interval := min(max(c.lockWait/20, 2*time.Millisecond), 25*time.Millisecond)
+	for {
+		t := time.NewTimer(interval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		if e := c.l2Get(ctx, rkey); e != nil && pol.state(e, c.now()) == stateFresh {
+			return e
+		}
+		if !c.redisUp.Load() || time.Now().After(deadline) {
+			return nil
+		}
+	}
+}

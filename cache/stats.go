@@ -1,0 +1,77 @@
+package cache
+
+import "sync/atomic"
+
+// counters are the cache's internal atomic counters.
+type counters struct {
+	hitsL2, misses, stale, bypass    atomic.Uint64
+	l2Hits, l2Misses, l2Errors       atomic.Uint64
+	fills, fillErrors, staleOnError  atomic.Uint64
+	coalesced, lockWaitHits          atomic.Uint64
+	refreshes, refreshErrors, purges atomic.Uint64
+	redisDownEvents                  atomic.Uint64
+}
+
+// Stats is a snapshot of the cache's counters (totals since New) and gauges.
+type Stats struct {
+	// Results returned by Get: Hits = L1Hits + fresh entries found in L2
+	// or by a flight.
+	Hits, Misses, Stale, Bypass uint64
+	// L1Hits are fresh hits served from L1 without a flight.
+	L1Hits uint64
+	// L2Hits, L2Misses count lookups in Redis that found a usable entry or
+	// nothing; L2Errors counts failed Redis calls and undecodable entries.
+	L2Hits, L2Misses, L2Errors uint64
+	// Fills counts fill calls (misses and background refreshes); FillErrors
+	// those that failed; StaleOnError the stale entries served because of
+	// a failure (of the fill or of the wait for it).
+	Fills, FillErrors, StaleOnError uint64
+	// Coalesced counts Get calls that shared another call's flight instead of
+	// running their own; LockWaitHits fills saved by waiting on another
+	// instance's lock.
+	Coalesced, LockWaitHits uint64
+	// Refreshes counts background refreshes started, RefreshErrors those that
+	// failed.
+	Refreshes, RefreshErrors uint64
+	// Purges counts PurgeDealer calls.
+	Purges uint64
+	// Evictions counts entries evicted from L1 for space.
+	Evictions uint64
+	// L1Bytes and L1Entries are the current size of L1.
+	L1Bytes, L1Entries int64
+	// RedisUp reports whether Redis is in use, PubSubUp whether the purge
+	// subscription is confirmed, RedisDownEvents how often Redis went down.
+	RedisUp, PubSubUp bool
+	RedisDownEvents   uint64
+}
+
+// Stats returns a snapshot of the counters.
+func (c *Cache) Stats() Stats {
+	s := Stats{
+		Misses:          c.st.misses.Load(),
+		Stale:           c.st.stale.Load(),
+		Bypass:          c.st.bypass.Load(),
+		L2Hits:          c.st.l2Hits.Load(),
+		L2Misses:        c.st.l2Misses.Load(),
+		L2Errors:        c.st.l2Errors.Load(),
+		Fills:           c.st.fills.Load(),
+		FillErrors:      c.st.fillErrors.Load(),
+		StaleOnError:    c.st.staleOnError.Load(),
+		Coalesced:       c.st.coalesced.Load(),
+		LockWaitHits:    c.st.lockWaitHits.Load(),
+		Refreshes:       c.st.refreshes.Load(),
+		RefreshErrors:   c.st.refreshErrors.Load(),
+		Purges:          c.st.purges.Load(),
+		RedisUp:         c.RedisHealthy(),
+		PubSubUp:        c.pubsubUp.Load(),
+		RedisDownEvents: c.st.redisDownEvents.Load(),
+	}
+	if c.l1 != nil {
+		s.L1Hits = c.l1.hits()
+		s.Evictions = c.l1.evictions.Load()
+		s.L1Bytes = c.l1.bytes.Load()
+		s.L1Entries = c.l1.entries.Load()
+	}
+	s.Hits = s.L1Hits + c.st.hitsL2.Load()
+	return s
+}

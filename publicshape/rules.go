@@ -1,0 +1,462 @@
+package publicshape
+
+import (
+	"errors"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Content types (path segment {content_type}).
+const (
+	ContentFAQ      = "faq"
+	ContentNews     = "news"
+	ContentGlossary = "glossary"
+	ContentGuides   = "guides"
+	ContentVideos   = "videos"
+	ContentPodcasts = "podcasts"
+)
+
+// ContentHubType is the content_type of the hub envelope (2.11).
+const ContentHubType = "hub"
+
+// IsContentType reports whether s is one of the six public content types.
+func IsContentType(s string) bool {
+	switch s {
+	case ContentFAQ, ContentNews, ContentGlossary, ContentGuides, ContentVideos, ContentPodcasts:
+		return true
+	}
+	return false
+}
+
+// IsDeprecatedType reports whether the content type is deprecated
+// (section 9): guides and glossary. Their responses carry the Deprecation,
+// Sunset and Link headers and the deprecation payload fields.
+func IsDeprecatedType(contentType string) bool {
+	return contentType == ContentGuides || contentType == ContentGlossary
+}
+
+// ---------------------------------------------------------------------------
+// Slugs
+
+// CanonicalSlug returns the canonical filter slug of s: lower case, the
+// Italian accented vowels folded to ASCII (à->a, è/é->e, ì->i, ò->o,
+// ù->u; the acute and circumflex forms too), every run of characters
+// outside [a-z0-9] replaced by one hyphen, and no leading or trailing
+// hyphen. The result is either empty or satisfies ValidSlug. A string that
+// is already a valid slug is returned as is, without allocating.
+func CanonicalSlug(s string) string {
+	if ValidSlug(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	gap := false // a separator run was seen after the last written char
+	for _, r := range s {
+		c, ok := slugByte(r)
+		if !ok {
+			gap = b.Len() > 0
+			continue
+		}
+		if gap {
+			b.WriteByte('-')
+			gap = false
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// slugByte maps one rune to its slug byte; ok is false for separators.
+func slugByte(r rune) (byte, bool) {
+	switch {
+	case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+		return byte(r), true
+	case r >= 'A' && r <= 'Z':
+		return byte(r) + ('a' - 'A'), true
+	case r < utf8.RuneSelf:
+		return 0, false
+	}
+	switch unicode.ToLower(r) {
+	case 'à', 'á', 'â':
+		return 'a', true
+	case 'è', 'é', 'ê':
+		return 'e', true
+	case 'ì', 'í', 'î':
+		return 'i', true
+	case 'ò', 'ó', 'ô':
+		return 'o', true
+	case 'ù', 'ú', 'û':
+		return 'u', true
+	}
+	return 0, false
+}
+
+// ValidSlug reports whether s matches ^[a-z0-9]+(-[a-z0-9]+)*$: groups of
+// lower-case ASCII letters and digits joined by single hyphens. It is on
+// the request path (the professional_upfit filter) and does not allocate.
+func ValidSlug(s string) bool {
+	if s == "" {
+		return false
+	}
+	prevHyphen := true // forbids a leading hyphen
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+			prevHyphen = false
+		case c == '-':
+			if prevHyphen {
+				return false
+			}
+			prevHyphen = true
+		default:
+			return false
+		}
+	}
+	return !prevHyphen
+}
+
+// ---------------------------------------------------------------------------
+// Professional upfits (2.3)
+
+// AltroLabel is the taxonomy label of the catch-all upfit. It is always one
+// facet (slug "altro"); the dealer's own name for it is only its
+// display_label.
+const AltroLabel = "Altro"
+
+// altroSlug is the slug of the Altro facet.
+const altroSlug = "altro"
+
+// UpfitSource is one professional upfit as the catalog knows it, the only
+// input Upfits reads.
+type UpfitSource struct {
+	Code        string // stable master-data code; sources without one are dropped
+	Slug        string // taxonomy slug; empty means derive it from Label
+	Label       string // canonical taxonomy label
+	DealerAlias string // the dealer's name for an Altro upfit; ignored otherwise
+	Family      string // display/filter family
+	Primary     bool   // flagged primary by the catalog
+}
+
+// Upfits maps catalog upfits to the public ones (2.3), field by field:
+//
+//   - slug is CanonicalSlug(Slug), or CanonicalSlug(Label) when that is
+//     empty; a source with no code, or whose slug comes out empty, is
+//     dropped (it could not be filtered on);
+//   - label is the canonical taxonomy label and display_label the same
+//     label, except for Altro (any case): its label stays "Altro" and its
+//     slug "altro", so it is one facet whatever the dealer calls it, and
+//     its display_label is the dealer alias, or "Altro" when there is none;
+//   - sources are deduplicated by code: the first one wins, and it counts
+//     as flagged primary when any of its duplicates is;
+//   - a non-empty result has exactly one primary: the first item flagged
+//     primary, or the first item when none is.
+//
+// It returns (nil, nil) when no upfit remains. The second result points to
+// a copy of the primary item, for primary_professional_upfit.
+func Upfits(src []UpfitSource) ([]ProfessionalUpfit, *ProfessionalUpfit) {
+	if len(src) == 0 {
+		return nil, nil
+	}
+	out := make([]ProfessionalUpfit, 0, len(src))
+	for i := range src {
+		s := &src[i]
+		code := strings.TrimSpace(s.Code)
+		if code == "" {
+			continue
+		}
+		if j := slices.IndexFunc(out, func(u ProfessionalUpfit) bool { return u.Code == code }); j >= 0 {
+			out[j].IsPrimary = out[j].IsPrimary || s.Primary
+			continue
+		}
+		u := ProfessionalUpfit{
+			Code:      code,
+			Family:    strings.TrimSpace(s.Family),
+			IsPrimary: s.Primary, // normalised below
+		}
+		label := strings.TrimSpace(s.Label)
+		if strings.EqualFold(label, AltroLabel) {
+			u.Slug, u.Label = altroSlug, AltroLabel
+			u.DisplayLabel = AltroLabel
+			if alias := strings.TrimSpace(s.DealerAlias); alias != "" {
+				u.DisplayLabel = alias
+			}
+		} else {
+			u.Slug = CanonicalSlug(s.Slug)
+			if u.Slug == "" {
+				u.Slug = CanonicalSlug(label)
+			}
+			if u.Slug == "" {
+				continue
+			}
+			u.Label, u.DisplayLabel = label, label
+		}
+		out = append(out, u)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	primary := -1
+	for i := range out {
+		if out[i].IsPrimary && primary < 0 {
+			primary = i
+			continue
+		}
+		out[i].IsPrimary = false
+	}
+	if primary < 0 {
+		primary = 0
+		out[0].IsPrimary = true
+	}
+	p := out[primary]
+	return out, &p
+}
+
+// ---------------------------------------------------------------------------
+// Text
+
+// NomeCanonico returns the canonical display name of a vehicle: make,
+// model and trim joined by single spaces, with every run of white space
+// inside them collapsed and the result trimmed. Empty parts are skipped.
+func NomeCanonico(marca, modello, allestimento string) string {
+	var b strings.Builder
+	b.Grow(len(marca) + len(modello) + len(allestimento) + 2)
+	for _, part := range [...]string{marca, modello, allestimento} {
+		for _, w := range strings.Fields(part) {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(w)
+		}
+	}
+	return b.String()
+}
+
+// Ellipsis is appended by Preview to a truncated preview.
+const Ellipsis = "…"
+
+// Preview returns the plain-text preview of body (body_text_preview):
+// runs of white space are collapsed to one space and the ends trimmed;
+// when the result is longer than max runes it is cut at the last word
+// boundary at or before max runes (or, for a single word longer than max,
+// at max runes) and Ellipsis is appended, so the preview is never longer
+// than max+1 runes. Cuts fall between runes, never inside a UTF-8
+// sequence; invalid UTF-8 in body comes out as U+FFFD, so the result is
+// always valid UTF-8. A max below 1 gives "".
+func Preview(body string, max int) string {
+	if max < 1 {
+		return ""
+	}
+	var b strings.Builder
+	b.Grow(min(len(body), max*utf8.UTFMax) + len(Ellipsis))
+	n := 0          // runes written
+	lastSpace := -1 // byte offset in b of the last space written
+	pending := false
+	for _, r := range body {
+		if unicode.IsSpace(r) {
+			pending = n > 0
+			continue
+		}
+		if pending {
+			if n+2 > max { // the space and r do not fit: cut at this boundary
+				b.WriteString(Ellipsis) // fits the reserved capacity unless body had invalid UTF-8
+				return b.String()
+			}
+			lastSpace = b.Len()
+			b.WriteByte(' ')
+			n++
+			pending = false
+		}
+		if n+1 > max { // r does not fit and we are inside a word
+			s := b.String()
+			if lastSpace > 0 {
+				s = s[:lastSpace]
+			}
+			return s + Ellipsis
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}
+
+// ---------------------------------------------------------------------------
+// Deprecation (section 9)
+
+// httpTimeFormat is the IMF-fixdate form of an HTTP-date (RFC 9110 5.6.7),
+// the same layout as net/http.TimeFormat; times must be in UTC.
+const httpTimeFormat = "Mon, 02 Jan 2006 15:04:05 GMT"
+
+// DeprecationPolicy is the deprecation of the guides and glossary content
+// types. Its zero value is not valid; see Validate.
+type DeprecationPolicy struct {
+	// Deprecation is when the types were deprecated (Deprecation header,
+	// RFC 9745, and the deprecation payload field).
+	Deprecation time.Time
+	// Sunset is when the types may stop being served (Sunset header,
+	// RFC 8594, and the sunset payload field). It must be after
+	// Deprecation.
+	Sunset time.Time
+	// SuccessorURL is the canonical home of the corpus: the Link
+	// rel="successor-version" target and the successor_version field. It
+	// must be an absolute http or https URL.
+	SuccessorURL string
+	// SunsetInfoURL is the Link rel="sunset" target, a page about the
+	// sunset. Empty means SuccessorURL.
+	SunsetInfoURL string
+}
+
+// Validate reports what is wrong with the policy, naming each bad field:
+// both times set, Deprecation not before the Unix epoch, Sunset after
+// Deprecation, SuccessorURL (and SunsetInfoURL when set) absolute http or
+// https URLs that can stand inside a Link header.
+func (p DeprecationPolicy) Validate() error {
+	var errs []error
+	switch {
+	case p.Deprecation.IsZero():
+		errs = append(errs, errors.New("publicshape: deprecation policy: deprecation: not set"))
+	case p.Deprecation.Unix() < 0:
+		errs = append(errs, errors.New("publicshape: deprecation policy: deprecation: before 1970"))
+	}
+	switch {
+	case p.Sunset.IsZero():
+		errs = append(errs, errors.New("publicshape: deprecation policy: sunset: not set"))
+	case !p.Sunset.After(p.Deprecation):
+		errs = append(errs, errors.New("publicshape: deprecation policy: sunset: must be after deprecation"))
+	}
+	if err := checkLinkURL(p.SuccessorURL); err != nil {
+		errs = append(errs, errors.New("publicshape: deprecation policy: successor_url: "+err.Error()))
+	}
+	if p.SunsetInfoURL != "" {
+		if err := checkLinkURL(p.SunsetInfoURL); err != nil {
+			errs = append(errs, errors.New("publicshape: deprecation policy: sunset_info_url: "+err.Error()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkLinkURL accepts an absolute http(s) URL with a host and no
+// character that would break a Link header value.
+func checkLinkURL(s string) error {
+	if s == "" {
+		return errors.New("not set")
+	}
+	if strings.ContainsAny(s, "<>\" \t\r\n,;") {
+		return errors.New("contains a character not allowed in a Link header")
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return errors.New("not a URL")
+	}
+	if (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return errors.New("must be an absolute http or https URL")
+	}
+	return nil
+}
+
+// deprecationValue is the structured date "@<unix-seconds>" (RFC 9745).
+func (p DeprecationPolicy) deprecationValue() string {
+	return "@" + strconv.FormatInt(p.Deprecation.Unix(), 10)
+}
+
+// sunsetValue is the HTTP-date of Sunset, in GMT.
+func (p DeprecationPolicy) sunsetValue() string {
+	return p.Sunset.UTC().Format(httpTimeFormat)
+}
+
+// Fields returns the deprecation payload fields of guides and glossary
+// envelopes: deprecated true, deprecation "@<unix-seconds>", sunset as an
+// HTTP-date and successor_version. They equal the header values of
+// Headers.
+func (p DeprecationPolicy) Fields() Deprecation {
+	return Deprecation{
+		Deprecated:       true,
+		Deprecation:      p.deprecationValue(),
+		Sunset:           p.sunsetValue(),
+		SuccessorVersion: p.SuccessorURL,
+	}
+}
+
+// Headers returns the values of the Deprecation, Sunset and Link response
+// headers of guides and glossary responses, for example:
+//
+//	Deprecation: @1735689600
+//	Sunset: Thu, 31 Dec 2026 23:59:59 GMT
+//	Link: <https://example.com/>; rel="successor-version", <https://example.com/>; rel="sunset"
+func (p DeprecationPolicy) Headers() (deprecation, sunset, link string) {
+	info := p.SunsetInfoURL
+	if info == "" {
+		info = p.SuccessorURL
+	}
+	link = "<" + p.SuccessorURL + `>; rel="successor-version", <` + info + `>; rel="sunset"`
+	return p.deprecationValue(), p.sunsetValue(), link
+}
+
+// ---------------------------------------------------------------------------
+// Problems (section 7)
+
+// DefaultProblemBase is the base URL of the problem type documentation
+// used when none is configured; ProblemTypeURI appends the code to it.
+const DefaultProblemBase = "https://dealer-edge.example/problems"
+
+// ProblemTypeURI returns the type URI of a problem: base (DefaultProblemBase
+// when empty), without trailing slashes, then "/" and the code.
+func ProblemTypeURI(base, code string) string {
+	if base == "" {
+		base = DefaultProblemBase
+	}
+	return strings.TrimRight(base, "/") + "/" + code
+}
+
+// ProblemSpec is one problem code with its HTTP status and title.
+type ProblemSpec struct {
+	Code   string
+	Status int
+	Title  string
+}
+
+// problems is the table behind Problems and ProblemFor. The first sixteen
+// rows are the contract's codes (section 7) plus not_found (unknown route)
+// and method_not_allowed (a method other than GET); the last four are
+// answered before routing, to requests that are not valid HTTP.
+var problems = [...]ProblemSpec{
+	{"invalid_service", 400, "Invalid service"},
+	{"invalid_content_type", 400, "Invalid content type"},
+	{"invalid_identifier", 400, "Invalid identifier"},
+	{"missing_api_key", 401, "Missing API key"},
+	{"invalid_api_key", 401, "Invalid API key"},
+	{"expired_api_key", 401, "Expired API key"},
+	{"dealer_not_found", 404, "Dealer not found"},
+	{"vehicle_not_found", 404, "Vehicle not found"},
+	{"offer_not_found", 404, "Offer not found"},
+	{"content_not_found", 404, "Content not found"},
+	{"not_found", 404, "Not found"},
+	{"method_not_allowed", 405, "Method not allowed"},
+	{"validation_error", 422, "Validation error"},
+	{"rate_limited", 429, "Rate limit exceeded"},
+	{"internal_error", 500, "Internal error"},
+	{"service_unavailable", 503, "Service unavailable"},
+	{"bad_request", 400, "Bad request"},
+	{"request_timeout", 408, "Request timeout"},
+	{"request_too_large", 413, "Request too large"},
+	{"request_header_too_large", 431, "Request header fields too large"},
+}
+
+// Problems returns every known problem code, with its status and title, in
+// a fresh slice the caller may keep.
+func Problems() []ProblemSpec { return slices.Clone(problems[:]) }
+
+// ProblemFor returns the HTTP status and title of a problem code; ok is
+// false for an unknown code.
+func ProblemFor(code string) (status int, title string, ok bool) {
+	for i := range problems {
+		if problems[i].Code == code {
+			return problems[i].Status, problems[i].Title, true
+		}
+	}
+	return 0, "", false
+}

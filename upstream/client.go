@@ -1,0 +1,531 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/sony/gobreaker/v2"
+	"github.com/valyala/fasthttp"
+)
+
+// Default per-call timeouts.
+const (
+	DefaultTimeout      = 800 * time.Millisecond // dealers, inventory, content
+	DefaultQuickTimeout = 500 * time.Millisecond // catalog, media
+)
+
+// DefaultMaxConnsPerHost is the connection cap of each service's pool when
+// Options.MaxConnsPerHost is zero.
+const DefaultMaxConnsPerHost = 256
+
+// maxResponseBytes bounds a response body; content listings are the
+// largest answers and stay far below it.
+const maxResponseBytes = 32 << 20
+
+// Options configures a Client. Every field but BaseURL has a documented
+// zero value.
+type Options struct {
+	// BaseURL is the scheme, host and optional path prefix under which all
+	// internal services are reached, e.g. "http://127.0.0.1:9090" or
+	// "https://gw.internal/edge". Required; http or https only.
+	BaseURL string
+
+	// Timeouts holds the per-call timeout of a service, keyed by service
+	// name (SvcDealers, SvcInventory, ...). A missing or zero entry selects
+	// the default: 500ms for catalog and media, 800ms for the others.
+	// Unknown service names and negative durations are rejected. The
+	// effective deadline of a call is the earlier of this timeout and the
+	// caller's context deadline.
+	Timeouts map[string]time.Duration
+
+	// MaxConnsPerHost caps the open connections of each service. Every
+	// service has its own connection pool, so a slow service cannot take
+	// the connections of the others. Zero selects DefaultMaxConnsPerHost.
+	// A call waits for a free connection until its deadline.
+	MaxConnsPerHost int
+
+	// Breaker configures the circuit breaker of each service; its zero
+	// value selects the defaults documented on BreakerSettings.
+	Breaker BreakerSettings
+
+	// OnCall, when non-nil, is called after every call, on the caller's
+	// goroutine, with the service, the call's duration and its result
+	// (nil, or an error wrapping ErrNotFound or ErrUnavailable). Calls
+	// refused by an open breaker are reported too, with a duration near
+	// zero. It must be safe for concurrent use. Meant for metrics.
+	OnCall func(service string, d time.Duration, err error)
+
+	// OnBreakerChange, when non-nil, is called when a service's breaker
+	// changes state; from and to are BreakerClosed, BreakerOpen or
+	// BreakerHalfOpen. It runs synchronously while the breaker's lock is
+	// held: it must be quick and must not call back into the Client.
+	OnBreakerChange func(service string, from, to string)
+}
+
+// service is one internal service: its own connection pool, timeout and
+// breaker. Immutable after New.
+type service struct {
+	name    string
+	timeout time.Duration
+	hc      *fasthttp.HostClient
+	cb      *gobreaker.CircuitBreaker[struct{}]
+}
+
+// Client is a typed client of the internal services. It is safe for
+// concurrent use. Create it with New.
+type Client struct {
+	host   string // Host header
+	prefix string // path prefix of BaseURL, without a trailing slash
+
+	dealers, inventory, catalog, media, content *service
+	all                                         []*service
+
+	onCall func(string, time.Duration, error)
+	closed atomic.Bool
+}
+
+// New validates opts and returns a Client. Errors name the offending field.
+func New(opts Options) (*Client, error) {
+	if opts.BaseURL == "" {
+		return nil, errors.New("upstream: options: BaseURL is required")
+	}
+	u, err := url.Parse(opts.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("upstream: options: BaseURL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("upstream: options: BaseURL: scheme must be http or https, not %q", u.Scheme)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return nil, errors.New("upstream: options: BaseURL: host is required")
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return nil, errors.New("upstream: options: BaseURL: must be scheme://host[:port][/prefix] only")
+	}
+	if opts.MaxConnsPerHost < 0 {
+		return nil, fmt.Errorf("upstream: options: MaxConnsPerHost: must not be negative, got %d", opts.MaxConnsPerHost)
+	}
+	if opts.Breaker.OpenFor < 0 {
+		return nil, fmt.Errorf("upstream: options: Breaker.OpenFor: must not be negative, got %v", opts.Breaker.OpenFor)
+	}
+	for name, d := range opts.Timeouts {
+		if !isService(name) {
+			return nil, fmt.Errorf("upstream: options: Timeouts[%q]: unknown service (want one of %s)", name, strings.Join(Services, ", "))
+		}
+		if d < 0 {
+			return nil, fmt.Errorf("upstream: options: Timeouts[%q]: must not be negative, got %v", name, d)
+		}
+	}
+	maxConns := opts.MaxConnsPerHost
+	if maxConns == 0 {
+		maxConns = DefaultMaxConnsPerHost
+	}
+	br := opts.Breaker.withDefaults()
+
+	addr := u.Host
+	if u.Port() == "" {
+		if u.Scheme == "https" {
+			addr += ":443"
+		} else {
+			addr += ":80"
+		}
+	}
+	c := &Client{
+		host:   u.Host,
+		prefix: strings.TrimSuffix(u.EscapedPath(), "/"),
+		onCall: opts.OnCall,
+	}
+	mk := func(name string) *service {
+		to := opts.Timeouts[name]
+		if to == 0 {
+			to = DefaultTimeout
+			if name == SvcCatalog || name == SvcMedia {
+				to = DefaultQuickTimeout
+			}
+		}
+		s := &service{
+			name:    name,
+			timeout: to,
+			hc: &fasthttp.HostClient{
+				Addr:                   addr,
+				Name:                   "dealer-edge",
+				IsTLS:                  u.Scheme == "https",
+				MaxConns:               maxConns,
+				MaxConnWaitTimeout:     to,
+				MaxIdleConnDuration:    30 * time.Second,
+				MaxResponseBodySize:    maxResponseBytes,
+				DisablePathNormalizing: true, // keep our escaping as is
+				// GET is idempotent: one retry on a broken keep-alive
+				// connection, always within the call's deadline.
+				MaxIdemponentCallAttempts: 2,
+			},
+			cb: newBreaker(name, br, opts.OnBreakerChange),
+		}
+		c.all = append(c.all, s)
+		return s
+	}
+	c.dealers = mk(SvcDealers)
+	c.inventory = mk(SvcInventory)
+	c.catalog = mk(SvcCatalog)
+	c.media = mk(SvcMedia)
+	c.content = mk(SvcContent)
+	return c, nil
+}
+
+func isService(name string) bool {
+	for _, s := range Services {
+		if s == name {
+			return true
+		}
+	}
+	return false
+}
+
+// BreakerStates returns the current breaker state of every service:
+// service name -> BreakerClosed, BreakerOpen or BreakerHalfOpen.
+func (c *Client) BreakerStates() map[string]string {
+	m := make(map[string]string, len(c.all))
+	for _, s := range c.all {
+		m[s.name] = s.cb.State().String()
+	}
+	return m
+}
+
+// Close releases idle connections. Calls made after Close fail with
+// ErrUnavailable; calls in flight finish normally.
+func (c *Client) Close() {
+	c.closed.Store(true)
+	for _, s := range c.all {
+		s.hc.CloseIdleConnections()
+	}
+}
+
+// LookupKey returns the dealers service's record of the API key whose
+// lowercase hex SHA-256 is keySHA256Hex.
+func (c *Client) LookupKey(ctx context.Context, keySHA256Hex string) (KeyRecord, error) {
+	var out KeyRecord
+	if keySHA256Hex == "" {
+		return out, notFound(SvcDealers)
+	}
+	b := c.begin("/dealers/v1/keys/")
+	b = appendSegment(b, keySHA256Hex)
+	return out, c.get(ctx, c.dealers, b, &out)
+}
+
+// Dealer returns the profile of dealer id.
+func (c *Client) Dealer(ctx context.Context, id int64) (Dealer, error) {
+	var out Dealer
+	b := c.begin("/dealers/v1/dealers/")
+	b = strconv.AppendInt(b, id, 10)
+	return out, c.get(ctx, c.dealers, b, &out)
+}
+
+// ListVehicles returns one page of the dealer's vehicles of q.Service,
+// filtered and paginated by the inventory service. Zero Page or PageSize
+// leave the service's defaults in force (1 and 20).
+func (c *Client) ListVehicles(ctx context.Context, dealerID int64, q VehicleQuery) (VehiclePage, error) {
+	var out VehiclePage
+	b := c.begin("/inventory/v1/dealers/")
+	b = strconv.AppendInt(b, dealerID, 10)
+	b = append(b, "/vehicles?service="...)
+	b = appendQueryValue(b, q.Service)
+	b = appendIntParam(b, "page", q.Page)
+	b = appendIntParam(b, "page_size", q.PageSize)
+	b = appendParam(b, "q", q.Q)
+	b = appendParam(b, "catalog_type", q.CatalogType)
+	b = appendParam(b, "upfit", q.Upfit)
+	err := c.get(ctx, c.inventory, b, &out)
+	if err == nil && out.Items == nil {
+		out.Items = []Vehicle{}
+	}
+	return out, err
+}
+
+// Vehicle returns one vehicle of the dealer; service (REWIND or NOS)
+// restricts the lookup to that service when non-empty. A vehicle of another
+// dealer or service is ErrNotFound.
+func (c *Client) Vehicle(ctx context.Context, dealerID int64, service, idAuto string) (Vehicle, error) {
+	var out Vehicle
+	if idAuto == "" {
+		return out, notFound(SvcInventory)
+	}
+	b := c.begin("/inventory/v1/dealers/")
+	b = strconv.AppendInt(b, dealerID, 10)
+	b = append(b, "/vehicles/"...)
+	b = appendSegment(b, idAuto)
+	if service != "" {
+		b = append(b, "?service="...)
+		b = appendQueryValue(b, service)
+	}
+	return out, c.get(ctx, c.inventory, b, &out)
+}
+
+// ListOffers returns one page of the dealer's NLT offers.
+func (c *Client) ListOffers(ctx context.Context, dealerID int64, q OfferQuery) (OfferPage, error) {
+	var out OfferPage
+	b := c.begin("/inventory/v1/dealers/")
+	b = strconv.AppendInt(b, dealerID, 10)
+	b = append(b, "/offers"...)
+	n := len(b)
+	b = appendIntParam(b, "page", q.Page)
+	b = appendIntParam(b, "page_size", q.PageSize)
+	b = appendParam(b, "q", q.Q)
+	if len(b) > n {
+		b[n] = '?' // the first parameter was written with '&'
+	}
+	err := c.get(ctx, c.inventory, b, &out)
+	if err == nil && out.Items == nil {
+		out.Items = []Offer{}
+	}
+	return out, err
+}
+
+// Offer returns one NLT offer of the dealer.
+func (c *Client) Offer(ctx context.Context, dealerID, id int64) (Offer, error) {
+	var out Offer
+	b := c.begin("/inventory/v1/dealers/")
+	b = strconv.AppendInt(b, dealerID, 10)
+	b = append(b, "/offers/"...)
+	b = strconv.AppendInt(b, id, 10)
+	return out, c.get(ctx, c.inventory, b, &out)
+}
+
+// Equipment returns the catalog's equipment of one exact catalog version.
+func (c *Client) Equipment(ctx context.Context, versionCode string) (Equipment, error) {
+	var out Equipment
+	if versionCode == "" {
+		return out, notFound(SvcCatalog)
+	}
+	b := c.begin("/catalog/v1/versions/")
+	b = appendSegment(b, versionCode)
+	b = append(b, "/equipment"...)
+	return out, c.get(ctx, c.catalog, b, &out)
+}
+
+// VehicleMedia returns the generated podcast and video of a vehicle; both
+// are nil when it has none.
+func (c *Client) VehicleMedia(ctx context.Context, dealerID int64, idAuto string) (Media, error) {
+	var out Media
+	if idAuto == "" {
+		return out, notFound(SvcMedia)
+	}
+	b := c.begin("/media/v1/dealers/")
+	b = strconv.AppendInt(b, dealerID, 10)
+	b = append(b, "/vehicles/"...)
+	b = appendSegment(b, idAuto)
+	return out, c.get(ctx, c.media, b, &out)
+}
+
+// contentList is the body of the content endpoint.
+type contentList struct {
+	Items []ContentRecord `json:"items"`
+}
+
+// Content returns the dealer's raw view of one content type, narrowed by
+// f: every matching record, unpaginated (see the package documentation).
+func (c *Client) Content(ctx context.Context, dealerID int64, contentType string, f ContentFilter) ([]ContentRecord, error) {
+	if contentType == "" {
+		return nil, notFound(SvcContent)
+	}
+	b := c.begin("/content/v1/dealers/")
+	b = strconv.AppendInt(b, dealerID, 10)
+	b = append(b, '/')
+	b = appendSegment(b, contentType)
+	n := len(b)
+	b = appendParam(b, "q", f.Q)
+	b = appendParam(b, "category", f.Category)
+	b = appendParam(b, "topic", f.Topic)
+	b = appendParam(b, "brand", f.Brand)
+	if len(b) > n {
+		b[n] = '?'
+	}
+	var out contentList
+	if err := c.get(ctx, c.content, b, &out); err != nil {
+		return nil, err
+	}
+	if out.Items == nil {
+		out.Items = []ContentRecord{}
+	}
+	return out.Items, nil
+}
+
+// begin starts a request URI: the BaseURL prefix and the fixed path.
+func (c *Client) begin(path string) []byte {
+	b := make([]byte, 0, 160)
+	b = append(b, c.prefix...)
+	return append(b, path...)
+}
+
+// get runs one call through the service's breaker and decodes a 200 body
+// into out.
+func (c *Client) get(ctx context.Context, s *service, uri []byte, out any) error {
+	start := time.Now()
+	var err error
+	switch {
+	case c.closed.Load():
+		err = unavailable(s.name, "client closed")
+	case ctx.Err() != nil:
+		// The caller has given up already: no call, no breaker accounting.
+		err = callerGone(s.name, ctx)
+	default:
+		_, err = s.cb.Execute(func() (struct{}, error) {
+			return struct{}{}, c.roundTrip(ctx, s, uri, out)
+		})
+		if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
+			err = fmt.Errorf("upstream %s: %w: %w", s.name, ErrUnavailable, ErrCircuitOpen)
+		}
+	}
+	if c.onCall != nil {
+		c.onCall(s.name, time.Since(start), err)
+	}
+	return err
+}
+
+// roundTrip performs the HTTP exchange. Its errors are already classified:
+// they wrap ErrNotFound, ErrUnavailable, or ErrUnavailable together with
+// the caller's context error (which the breaker excludes).
+func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any) error {
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	req.SetRequestURIBytes(uri)
+	req.Header.SetHost(c.host)
+	req.Header.Set(fasthttp.HeaderAccept, "application/json")
+	if rid, tp := TraceFrom(ctx); rid != "" || tp != "" {
+		if headerSafe(rid) {
+			req.Header.Set("X-Request-ID", rid)
+		}
+		if headerSafe(tp) {
+			req.Header.Set("traceparent", tp)
+		}
+	}
+
+	deadline := time.Now().Add(s.timeout)
+	callerDeadline := false
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline, callerDeadline = d, true
+	}
+
+	var err error
+	if done := ctx.Done(); done == nil {
+		err = s.hc.DoDeadline(req, resp, deadline)
+	} else {
+		// fasthttp takes no context: run the exchange aside so that a
+		// cancelled caller returns at once. The exchange itself still
+		// ends by its deadline; whoever finishes last releases req/resp.
+		ch := make(chan error, 1)
+		go func() { ch <- s.hc.DoDeadline(req, resp, deadline) }()
+		select {
+		case err = <-ch:
+		case <-done:
+			go func() {
+				<-ch
+				fasthttp.ReleaseRequest(req)
+				fasthttp.ReleaseResponse(resp)
+			}()
+			return callerGone(s.name, ctx)
+		}
+	}
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+
+	if err != nil {
+		if ctx.Err() != nil || (callerDeadline && errors.Is(err, fasthttp.ErrTimeout)) {
+			// The caller's budget, not the service's timeout, ran out.
+			if ctx.Err() == nil {
+				return fmt.Errorf("upstream %s: %w: %w", s.name, ErrUnavailable, context.DeadlineExceeded)
+			}
+			return callerGone(s.name, ctx)
+		}
+		if errors.Is(err, fasthttp.ErrTimeout) {
+			return unavailable(s.name, "timeout after "+s.timeout.String())
+		}
+		return unavailable(s.name, err)
+	}
+	switch sc := resp.StatusCode(); {
+	case sc == fasthttp.StatusOK:
+		if err := json.Unmarshal(resp.Body(), out); err != nil {
+			return unavailable(s.name, fmt.Sprintf("decode body: %v", err))
+		}
+		return nil
+	case sc == fasthttp.StatusNotFound:
+		return notFound(s.name)
+	default:
+		return unavailable(s.name, "status "+strconv.Itoa(sc))
+	}
+}
+
+func notFound(svc string) error {
+	return fmt.Errorf("upstream %s: %w", svc, ErrNotFound)
+}
+
+func unavailable(svc string, cause any) error {
+	return fmt.Errorf("upstream %s: %w: %v", svc, ErrUnavailable, cause)
+}
+
+// callerGone reports that the caller's context ended. It wraps both
+// ErrUnavailable (the answer is missing) and the context's error (so the
+// breaker and the caller can tell it from a service failure).
+func callerGone(svc string, ctx context.Context) error {
+	cause := ctx.Err()
+	if cause == nil {
+		cause = context.Canceled
+	}
+	return fmt.Errorf("upstream %s: %w: %w", svc, ErrUnavailable, cause)
+}
+
+// appendSegment appends s as one escaped path segment: every byte but the
+// RFC 3986 unreserved characters is percent-encoded, so "/", "?", "%" and
+// ".." cannot change the path.
+func appendSegment(b []byte, s string) []byte {
+	if s == "." || s == ".." {
+		for i := 0; i < len(s); i++ {
+			b = append(b, "%2E"...)
+		}
+		return b
+	}
+	return appendEscaped(b, s)
+}
+
+// appendQueryValue appends s escaped for a query value.
+func appendQueryValue(b []byte, s string) []byte { return appendEscaped(b, s) }
+
+func appendParam(b []byte, name, value string) []byte {
+	if value == "" {
+		return b
+	}
+	b = append(b, '&')
+	b = append(b, name...)
+	b = append(b, '=')
+	return appendQueryValue(b, value)
+}
+
+func appendIntParam(b []byte, name string, v int) []byte {
+	if v == 0 {
+		return b
+	}
+	b = append(b, '&')
+	b = append(b, name...)
+	b = append(b, '=')
+	return strconv.AppendInt(b, int64(v), 10)
+}
+
+const upperHex = "0123456789ABCDEF"
+
+func appendEscaped(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~' {
+			b = append(b, c)
+			continue
+		}
+		b = append(b, '%', upperHex[c>>4], upperHex[c&15])
+	}
+	return b
+}

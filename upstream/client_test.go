@@ -1,0 +1,559 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"net"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// testServer is a hand-written stand-in for the internal services: it
+// records what it receives and answers with whatever the test sets.
+type testServer struct {
+	addr  string
+	srv   *fasthttp.Server
+	calls atomic.Int64
+
+	mu      sync.Mutex
+	status  int
+	body    string
+	delay   time.Duration
+	lastURI string
+	lastHdr map[string]string
+}
+
+func newTestServer(t *testing.T) *testServer {
+	t.Helper()
+	ts := &testServer{status: 200, body: "{}"}
+	ts.srv = &fasthttp.Server{Handler: ts.handle, DisablePreParseMultipartForm: true}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.addr = ln.Addr().String()
+	go func() { _ = ts.srv.Serve(ln) }()
+	t.Cleanup(func() { _ = ts.srv.Shutdown() })
+	return ts
+}
+
+func (ts *testServer) handle(ctx *fasthttp.RequestCtx) {
+	ts.calls.Add(1)
+	ts.mu.Lock()
+	ts.lastURI = string(ctx.RequestURI())
+	ts.lastHdr = map[string]string{}
+	for _, h := range []string{"X-Request-ID", "traceparent", "Accept"} {
+		if v := ctx.Request.Header.Peek(h); v != nil {
+			ts.lastHdr[h] = string(v)
+		}
+	}
+	status, body, delay := ts.status, ts.body, ts.delay
+	ts.mu.Unlock()
+	if delay > 0 {
+		time.Sleep(delay)
+	}
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("application/json")
+	ctx.SetBodyString(body)
+}
+
+func (ts *testServer) set(status int, body string, delay time.Duration) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.status, ts.body, ts.delay = status, body, delay
+}
+
+func (ts *testServer) last() (string, map[string]string) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.lastURI, ts.lastHdr
+}
+
+func newTestClient(t *testing.T, ts *testServer, mod func(*Options)) *Client {
+	t.Helper()
+	o := Options{BaseURL: "http://" + ts.addr}
+	if mod != nil {
+		mod(&o)
+	}
+	c, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func TestNewValidation(t *testing.T) {
+	cases := []struct {
+		name  string
+		opts  Options
+		field string // "" = valid
+	}{
+		{"valid", Options{BaseURL: "http://127.0.0.1:9090"}, ""},
+		{"valid prefix", Options{BaseURL: "https://gw.internal/edge/"}, ""},
+		{"valid timeouts", Options{BaseURL: "http://h", Timeouts: map[string]time.Duration{SvcCatalog: time.Second, SvcDealers: 0}}, ""},
+		{"missing base", Options{}, "BaseURL"},
+		{"bad scheme", Options{BaseURL: "ftp://h"}, "BaseURL"},
+		{"no host", Options{BaseURL: "http://"}, "BaseURL"},
+		{"query", Options{BaseURL: "http://h/?a=b"}, "BaseURL"},
+		{"unparsable", Options{BaseURL: "http://h:port:x"}, "BaseURL"},
+		{"negative conns", Options{BaseURL: "http://h", MaxConnsPerHost: -1}, "MaxConnsPerHost"},
+		{"unknown service", Options{BaseURL: "http://h", Timeouts: map[string]time.Duration{"billing": time.Second}}, `Timeouts["billing"]`},
+		{"negative timeout", Options{BaseURL: "http://h", Timeouts: map[string]time.Duration{SvcMedia: -time.Second}}, `Timeouts["media"]`},
+		{"negative open", Options{BaseURL: "http://h", Breaker: BreakerSettings{OpenFor: -1}}, "Breaker.OpenFor"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cl, err := New(c.opts)
+			if c.field == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				cl.Close()
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.field) {
+				t.Fatalf("error %v, want one naming %s", err, c.field)
+			}
+		})
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := New(Options{BaseURL: "http://h", Timeouts: map[string]time.Duration{SvcInventory: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	want := map[string]time.Duration{SvcDealers: 800 * time.Millisecond, SvcInventory: time.Second, SvcCatalog: 500 * time.Millisecond, SvcMedia: 500 * time.Millisecond, SvcContent: 800 * time.Millisecond}
+	for _, s := range c.all {
+		if s.timeout != want[s.name] {
+			t.Errorf("%s timeout %v, want %v", s.name, s.timeout, want[s.name])
+		}
+		if s.hc.MaxConns != DefaultMaxConnsPerHost {
+			t.Errorf("%s max conns %d", s.name, s.hc.MaxConns)
+		}
+	}
+	states := c.BreakerStates()
+	if len(states) != len(Services) {
+		t.Fatalf("states %v", states)
+	}
+	for _, svc := range Services {
+		if states[svc] != BreakerClosed {
+			t.Errorf("%s: %q", svc, states[svc])
+		}
+	}
+}
+
+func TestDecodingAndPaths(t *testing.T) {
+	ts := newTestServer(t)
+	c := newTestClient(t, ts, func(o *Options) { o.BaseURL += "/gw" })
+	ctx := context.Background()
+	exp := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	price := 12990.0
+	cases := []struct {
+		name string
+		body string
+		uri  string
+		call func() (any, error)
+		want any
+	}{
+		{
+			"key", `{"key_id":"k1","dealer_id":101,"status":"active","expires_at":"2024-01-01T00:00:00Z","plan":"default"}`,
+			"/gw/dealers/v1/keys/abc123",
+			func() (any, error) { return c.LookupKey(ctx, "abc123") },
+			KeyRecord{KeyID: "k1", DealerID: 101, Status: "active", ExpiresAt: &exp, Plan: "default"},
+		},
+		{
+			"dealer", `{"id":101,"name":"Autosalone Alpha S.r.l.","city":"Milano","crm_source_id":"x"}`,
+			"/gw/dealers/v1/dealers/101",
+			func() (any, error) { return c.Dealer(ctx, 101) },
+			Dealer{ID: 101, Name: "Autosalone Alpha S.r.l.", City: "Milano", CRMSourceID: "x"},
+		},
+		{
+			"vehicles", `{"total":7,"items":[{"id_auto":"a","dealer_id":101,"service":"REWIND","make":"Fiat","sale_price_eur":12990,"has_podcast":true,"has_video":false,"updated_at":"2024-01-01T00:00:00Z"}]}`,
+			"/gw/inventory/v1/dealers/101/vehicles?service=REWIND&page=2&page_size=5&q=fiat%20panda&catalog_type=vcom&upfit=furgone-isotermico",
+			func() (any, error) {
+				return c.ListVehicles(ctx, 101, VehicleQuery{Service: "REWIND", Page: 2, PageSize: 5, Q: "fiat panda", CatalogType: "vcom", Upfit: "furgone-isotermico"})
+			},
+			VehiclePage{Total: 7, Items: []Vehicle{{IDAuto: "a", DealerID: 101, Service: "REWIND", Make: "Fiat", SalePrice: &price, HasPodcast: true, UpdatedAt: exp}}},
+		},
+		{
+			"vehicles empty", `{"total":0,"items":null}`,
+			"/gw/inventory/v1/dealers/101/vehicles?service=NOS",
+			func() (any, error) { return c.ListVehicles(ctx, 101, VehicleQuery{Service: "NOS"}) },
+			VehiclePage{Items: []Vehicle{}},
+		},
+		{
+			"vehicle escaped", `{"id_auto":"a/b?c"}`,
+			"/gw/inventory/v1/dealers/101/vehicles/a%2Fb%3Fc?service=NOS",
+			func() (any, error) { return c.Vehicle(ctx, 101, "NOS", "a/b?c") },
+			Vehicle{IDAuto: "a/b?c"},
+		},
+		{
+			"vehicle dotdot", `{"id_auto":".."}`,
+			"/gw/inventory/v1/dealers/101/vehicles/%2E%2E",
+			func() (any, error) { return c.Vehicle(ctx, 101, "", "..") },
+			Vehicle{IDAuto: ".."},
+		},
+		{
+			"offers", `{"total":1,"items":[{"id_offerta":5,"quotations":[{"months":36,"km_per_year":15000,"monthly_fee_eur":299.9}]}]}`,
+			"/gw/inventory/v1/dealers/102/offers?page=1&q=a%26b%3Dc",
+			func() (any, error) { return c.ListOffers(ctx, 102, OfferQuery{Page: 1, Q: "a&b=c"}) },
+			OfferPage{Total: 1, Items: []Offer{{IDOfferta: 5, Quotations: []Quotation{{Months: 36, KmPerYear: 15000, MonthlyFee: 299.9}}}}},
+		},
+		{
+			"offers no params", `{"total":0,"items":[]}`,
+			"/gw/inventory/v1/dealers/102/offers",
+			func() (any, error) { return c.ListOffers(ctx, 102, OfferQuery{}) },
+			OfferPage{Items: []Offer{}},
+		},
+		{
+			"offer", `{"id_offerta":9,"slug":"s"}`,
+			"/gw/inventory/v1/dealers/103/offers/9",
+			func() (any, error) { return c.Offer(ctx, 103, 9) },
+			Offer{IDOfferta: 9, Slug: "s"},
+		},
+		{
+			"equipment", `{"version_code":"V 1","standard":[{"code":"S1","name":"Clima","category":"comfort"}],"optionals":[],"packages":[]}`,
+			"/gw/catalog/v1/versions/V%201/equipment",
+			func() (any, error) { return c.Equipment(ctx, "V 1") },
+			Equipment{VersionCode: "V 1", Standard: []EquipmentItem{{Code: "S1", Name: "Clima", Category: "comfort"}}, Optionals: []EquipmentItem{}, Packages: []EquipmentPackage{}},
+		},
+		{
+			"media none", `{}`,
+			"/gw/media/v1/dealers/101/vehicles/x",
+			func() (any, error) { return c.VehicleMedia(ctx, 101, "x") },
+			Media{},
+		},
+		{
+			"content", `{"items":[{"id":1,"type":"faq","slug":"a","title":"T","body_text":"B","updated_at":"2024-01-01T00:00:00Z"}]}`,
+			"/gw/content/v1/dealers/101/faq?q=tagliando%20auto&category=servizi",
+			func() (any, error) {
+				return c.Content(ctx, 101, "faq", ContentFilter{Q: "tagliando auto", Category: "servizi"})
+			},
+			[]ContentRecord{{ID: 1, Type: "faq", Slug: "a", Title: "T", BodyText: "B", UpdatedAt: exp}},
+		},
+		{
+			"content empty", `{"items":null}`,
+			"/gw/content/v1/dealers/101/news?brand=Fiat",
+			func() (any, error) { return c.Content(ctx, 101, "news", ContentFilter{Brand: "Fiat"}) },
+			[]ContentRecord{},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ts.set(200, tc.body, 0)
+			got, err := tc.call()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("decoded\n %#v\nwant\n %#v", got, tc.want)
+			}
+			if uri, _ := ts.last(); uri != tc.uri {
+				t.Errorf("request URI %q, want %q", uri, tc.uri)
+			}
+		})
+	}
+}
+
+func TestEmptyIdentifiersAreNotFoundWithoutCall(t *testing.T) {
+	ts := newTestServer(t)
+	c := newTestClient(t, ts, nil)
+	ctx := context.Background()
+	for name, call := range map[string]func() error{
+		"key":       func() error { _, err := c.LookupKey(ctx, ""); return err },
+		"vehicle":   func() error { _, err := c.Vehicle(ctx, 1, "REWIND", ""); return err },
+		"equipment": func() error { _, err := c.Equipment(ctx, ""); return err },
+		"media":     func() error { _, err := c.VehicleMedia(ctx, 1, ""); return err },
+		"content":   func() error { _, err := c.Content(ctx, 1, "", ContentFilter{}); return err },
+	} {
+		if err := call(); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if n := ts.calls.Load(); n != 0 {
+		t.Errorf("%d calls", n)
+	}
+}
+
+func TestStatusMapping(t *testing.T) {
+	ts := newTestServer(t)
+	c := newTestClient(t, ts, func(o *Options) { o.Breaker.ConsecutiveFailures = 100 })
+	cases := []struct {
+		name   string
+		status int
+		body   string
+		want   error
+	}{
+		{"ok", 200, `{"id":101}`, nil},
+		{"not found", 404, `{"error":"not found"}`, ErrNotFound},
+		{"server error", 500, `{}`, ErrUnavailable},
+		{"unavailable", 503, ``, ErrUnavailable},
+		{"bad request", 400, `{}`, ErrUnavailable},
+		{"bad json", 200, `{"id":`, ErrUnavailable},
+		{"wrong type", 200, `{"id":"x"}`, ErrUnavailable},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ts.set(tc.status, tc.body, 0)
+			_, err := c.Dealer(context.Background(), 101)
+			if tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
+				t.Fatalf("got %v, want %v", err, tc.want)
+			}
+			if err != nil && !strings.HasPrefix(err.Error(), "upstream dealers: ") {
+				t.Errorf("error %q does not name the service", err)
+			}
+			if errors.Is(err, ErrNotFound) && errors.Is(err, ErrUnavailable) {
+				t.Error("both not found and unavailable")
+			}
+		})
+	}
+}
+
+func TestConnectionRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	c, err := New(Options{BaseURL: "http://" + addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Dealer(context.Background(), 1); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestTimeouts(t *testing.T) {
+	ts := newTestServer(t)
+	c := newTestClient(t, ts, func(o *Options) {
+		o.Timeouts = map[string]time.Duration{SvcCatalog: 60 * time.Millisecond}
+		o.Breaker.ConsecutiveFailures = 2
+	})
+	ts.set(200, `{}`, 400*time.Millisecond)
+	const slack = 150 * time.Millisecond
+
+	t.Run("service timeout", func(t *testing.T) {
+		start := time.Now()
+		_, err := c.Equipment(context.Background(), "v")
+		if d := time.Since(start); d > 60*time.Millisecond+slack {
+			t.Errorf("took %v", d)
+		}
+		if !errors.Is(err, ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("caller deadline is earlier", func(t *testing.T) {
+		for i := 0; i < 3; i++ { // more than ConsecutiveFailures: must not trip
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+			start := time.Now()
+			_, err := c.Dealer(ctx, 1)
+			cancel()
+			if d := time.Since(start); d > 20*time.Millisecond+slack {
+				t.Errorf("took %v", d)
+			}
+			if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("got %v", err)
+			}
+		}
+		if st := c.BreakerStates()[SvcDealers]; st != BreakerClosed {
+			t.Errorf("caller deadlines tripped the breaker: %s", st)
+		}
+	})
+	t.Run("cancellation returns early", func(t *testing.T) {
+		for i := 0; i < 3; i++ {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(20*time.Millisecond, cancel)
+			start := time.Now()
+			_, err := c.ListOffers(ctx, 1, OfferQuery{})
+			if d := time.Since(start); d > 20*time.Millisecond+slack {
+				t.Errorf("took %v", d)
+			}
+			if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.Canceled) {
+				t.Fatalf("got %v", err)
+			}
+		}
+		if st := c.BreakerStates()[SvcInventory]; st != BreakerClosed {
+			t.Errorf("cancellations tripped the breaker: %s", st)
+		}
+	})
+	t.Run("already done: no call", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		before := ts.calls.Load()
+		if _, err := c.Dealer(ctx, 1); !errors.Is(err, context.Canceled) || !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("got %v", err)
+		}
+		if ts.calls.Load() != before {
+			t.Error("a call was made with a done context")
+		}
+	})
+}
+
+func TestBreaker(t *testing.T) {
+	ts := newTestServer(t)
+	var mu sync.Mutex
+	var changes []string
+	var calls atomic.Int64
+	c := newTestClient(t, ts, func(o *Options) {
+		o.Breaker = BreakerSettings{ConsecutiveFailures: 3, OpenFor: 150 * time.Millisecond, HalfOpenRequests: 1}
+		o.OnBreakerChange = func(svc, from, to string) {
+			mu.Lock()
+			changes = append(changes, svc+":"+from+"->"+to)
+			mu.Unlock()
+		}
+		o.OnCall = func(string, time.Duration, error) { calls.Add(1) }
+	})
+	ctx := context.Background()
+
+	// 404s are answers, not failures.
+	ts.set(404, `{}`, 0)
+	for i := 0; i < 10; i++ {
+		if _, err := c.Vehicle(ctx, 1, "REWIND", "x"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("got %v", err)
+		}
+	}
+	if st := c.BreakerStates()[SvcInventory]; st != BreakerClosed {
+		t.Fatalf("404s tripped the breaker: %s", st)
+	}
+
+	// Three failures open it.
+	ts.set(500, `{}`, 0)
+	for i := 0; i < 3; i++ {
+		if _, err := c.Vehicle(ctx, 1, "REWIND", "x"); !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrCircuitOpen) {
+			t.Fatalf("failure %d: %v", i, err)
+		}
+	}
+	if st := c.BreakerStates(); st[SvcInventory] != BreakerOpen || st[SvcDealers] != BreakerClosed {
+		t.Fatalf("states %v", st)
+	}
+
+	// Open: fails fast, no network call, other services unaffected.
+	before := ts.calls.Load()
+	start := time.Now()
+	for i := 0; i < 20; i++ {
+		_, err := c.ListVehicles(ctx, 1, VehicleQuery{Service: "REWIND"})
+		if !errors.Is(err, ErrUnavailable) || !errors.Is(err, ErrCircuitOpen) {
+			t.Fatalf("open breaker: %v", err)
+		}
+	}
+	if d := time.Since(start); d > 20*time.Millisecond {
+		t.Errorf("20 refused calls took %v", d)
+	}
+	if n := ts.calls.Load() - before; n != 0 {
+		t.Errorf("open breaker let %d calls through", n)
+	}
+	ts.set(200, `{"id":1}`, 0)
+	if _, err := c.Dealer(ctx, 1); err != nil {
+		t.Errorf("dealers affected by the inventory breaker: %v", err)
+	}
+
+	// After OpenFor: half-open, one trial call, success closes.
+	time.Sleep(170 * time.Millisecond)
+	ts.set(200, `{"total":0,"items":[]}`, 0)
+	if _, err := c.ListVehicles(ctx, 1, VehicleQuery{Service: "REWIND"}); err != nil {
+		t.Fatalf("trial call: %v", err)
+	}
+	if st := c.BreakerStates()[SvcInventory]; st != BreakerClosed {
+		t.Fatalf("after a successful trial: %s", st)
+	}
+	mu.Lock()
+	got := strings.Join(changes, " ")
+	mu.Unlock()
+	want := "inventory:closed->open inventory:open->half-open inventory:half-open->closed"
+	if got != want {
+		t.Errorf("changes %q, want %q", got, want)
+	}
+	if calls.Load() != 10+3+20+1+1 {
+		t.Errorf("OnCall saw %d calls", calls.Load())
+	}
+}
+
+func TestTraceHeaders(t *testing.T) {
+	ts := newTestServer(t)
+	c := newTestClient(t, ts, nil)
+	tp := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	cases := []struct {
+		name    string
+		ctx     context.Context
+		wantRID string
+		wantTP  string
+	}{
+		{"both", WithTrace(context.Background(), "req-1", tp), "req-1", tp},
+		{"request id only", WithTrace(context.Background(), "req-2", ""), "req-2", ""},
+		{"none", context.Background(), "", ""},
+		{"unsafe dropped", WithTrace(context.Background(), "a\r\nX-Evil: 1", tp), "", tp},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ts.set(200, `{}`, 0)
+			if _, err := c.Dealer(tc.ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			_, h := ts.last()
+			if h["X-Request-ID"] != tc.wantRID || h["traceparent"] != tc.wantTP {
+				t.Errorf("headers %v", h)
+			}
+			if h["Accept"] != "application/json" {
+				t.Errorf("accept %q", h["Accept"])
+			}
+		})
+	}
+	rid, gotTP := TraceFrom(WithTrace(context.Background(), "r", "t"))
+	if rid != "r" || gotTP != "t" {
+		t.Errorf("TraceFrom: %q %q", rid, gotTP)
+	}
+	if rid, gotTP := TraceFrom(context.Background()); rid != "" || gotTP != "" {
+		t.Errorf("TraceFrom of a bare context: %q %q", rid, gotTP)
+	}
+}
+
+func TestClosed(t *testing.T) {
+	ts := newTestServer(t)
+	c := newTestClient(t, ts, nil)
+	c.Close()
+	if _, err := c.Dealer(context.Background(), 1); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("got %v", err)
+	}
+	if ts.calls.Load() != 0 {
+		t.Error("closed client made a call")
+	}
+}
+
+func BenchmarkDealer(b *testing.B) {
+	ts := &testServer{status: 200, body: `{"id":101,"name":"Autosalone Alpha S.r.l.","brand_name":"Alpha Motori","city":"Milano","province":"MI","primary_domain":"www.alphamotori.it"}`}
+	ts.srv = &fasthttp.Server{Handler: ts.handle}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = ts.srv.Serve(ln) }()
+	defer func() { _ = ts.srv.Shutdown() }()
+	c, err := New(Options{BaseURL: "http://" + ln.Addr().String()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(WithTrace(context.Background(), "bench", ""), time.Minute)
+	defer cancel()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := c.Dealer(ctx, 101); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

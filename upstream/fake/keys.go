@@ -1,0 +1,100 @@
+package fake
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/dealer-edge/dealer-edge/upstream"
+)
+
+// DemoKey is one API key known to the fake dealers service.
+type DemoKey struct {
+	Key         string // the raw key, as a client sends it
+	DealerID    int64
+	Description string
+}
+
+// DemoKeys lists the demo API keys of the fake dealers service, for
+// printing by the edge's demo mode. It is a copy: the fake itself never
+// reads it, so changing it changes nothing. Load-test keys bench-key-000 ..
+// bench-key-049 are known too but not listed; see BenchKey.
+var DemoKeys = demoKeys()
+
+// Plans of the demo keys.
+const (
+	PlanDefault = "default"
+	PlanLimited = "limited"
+	PlanBench   = "bench"
+)
+
+// BenchKeys is the number of load-test keys, BenchKey(0) ..
+// BenchKey(BenchKeys-1).
+const BenchKeys = 50
+
+// BenchKey returns the i-th load-test key, "bench-key-000" for 0. The keys
+// map to dealers 101, 102 and 103 round robin, are active and have plan
+// "bench".
+func BenchKey(i int) string { return fmt.Sprintf("bench-key-%03d", i) }
+
+type keySpec struct {
+	DemoKey
+	id     string
+	status string
+	plan   string
+	expiry *time.Time
+	listed bool
+}
+
+func keySpecs() []keySpec {
+	exp := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC) // demo-key-expired
+	future := time.Date(2030, 12, 31, 23, 59, 59, 0, time.UTC)
+	ks := []keySpec{
+		{DemoKey{"demo-key-alpha", 101, "Alpha Motori (101), active, plan default"}, "key_alpha_01", "active", PlanDefault, nil, true},
+		{DemoKey{"demo-key-beta", 102, "BetaCar (102), active, plan default"}, "key_beta_01", "active", PlanDefault, &future, true},
+		{DemoKey{"demo-key-gamma", 103, "Gamma Auto (103), active, plan default"}, "key_gamma_01", "active", PlanDefault, nil, true},
+		{DemoKey{"demo-key-expired", 101, "Alpha Motori (101), expired on 2024-01-01 -> 401 expired_api_key"}, "key_alpha_old", "active", PlanDefault, &exp, true},
+		{DemoKey{"demo-key-orphan", 199, "dealer 199 does not exist -> 404 dealer_not_found"}, "key_orphan", "active", PlanDefault, nil, true},
+		{DemoKey{"demo-key-limited", 101, "Alpha Motori (101), active, plan limited (low rate limit)"}, "key_alpha_limited", "active", PlanLimited, nil, true},
+		{DemoKey{"demo-key-revoked", 101, "Alpha Motori (101), revoked -> 401 invalid_api_key"}, "key_alpha_revoked", "revoked", PlanDefault, nil, true},
+	}
+	ids := []int64{101, 102, 103}
+	for i := 0; i < BenchKeys; i++ {
+		d := ids[i%len(ids)]
+		ks = append(ks, keySpec{
+			DemoKey: DemoKey{BenchKey(i), d, fmt.Sprintf("load-test key %d of dealer %d, plan bench", i, d)},
+			id:      fmt.Sprintf("key_bench_%03d", i),
+			status:  "active",
+			plan:    PlanBench,
+		})
+	}
+	return ks
+}
+
+func demoKeys() []DemoKey {
+	var out []DemoKey
+	for _, k := range keySpecs() {
+		if k.listed {
+			out = append(out, k.DemoKey)
+		}
+	}
+	return out
+}
+
+// HashKey returns the lowercase hex SHA-256 of a raw key: the form in which
+// the dealers service stores keys and the edge looks them up.
+func HashKey(raw string) string {
+	sum := sha256.Sum256([]byte(raw))
+	return hex.EncodeToString(sum[:])
+}
+
+// keyRecord builds the dealers service's record of one key.
+func (k keySpec) record() upstream.KeyRecord {
+	r := upstream.KeyRecord{KeyID: k.id, DealerID: k.DealerID, Status: k.status, Plan: k.plan}
+	if k.expiry != nil {
+		t := *k.expiry
+		r.ExpiresAt = &t
+	}
+	return r
+}
