@@ -74,16 +74,23 @@ type principal struct {
 // allocating: the edge never keeps or logs a raw key, only this hash.
 type keyHasher struct{ pool sync.Pool }
 
-func newKeyHasher(secret []byte) *keyHasher {
-	s := append([]byte(nil), secret...)
-	return &keyHasher{pool: sync.Pool{New: func() any { return hmac.New(sha256.New, s) }}}
+// hmacState is a pooled HMAC with the buffer its sum is written to, so
+// the sum does not escape to the heap.
+type hmacState struct {
+	h   hash.Hash
+	buf [sha256.Size]byte
 }
 
-func (h *keyHasher) sum(key []byte) (out [32]byte) {
-	m := h.pool.Get().(hash.Hash)
-	m.Reset()
-	m.Write(key)
-	m.Sum(out[:0])
+func newKeyHasher(secret []byte) *keyHasher {
+	s := append([]byte(nil), secret...)
+	return &keyHasher{pool: sync.Pool{New: func() any { return &hmacState{h: hmac.New(sha256.New, s)} }}}
+}
+
+func (h *keyHasher) sum(key []byte) [32]byte {
+	m := h.pool.Get().(*hmacState)
+	m.h.Reset()
+	m.h.Write(key)
+	out := [32]byte(m.h.Sum(m.buf[:0]))
 	h.pool.Put(m)
 	return out
 }

@@ -54,7 +54,7 @@ func contentKeyExtra(st *liveSettings, contentType string) string {
 
 // contentListing serves 4.5 GET /dealer/content/{content_type}/listing.
 func (s *Server) contentListing(ctx *fasthttp.RequestCtx, rs *reqState) {
-	ct := pathValue(ctx, "content_type")
+	ct := pathValue(ctx, rs, "content_type")
 	if !isContentType(ct) {
 		s.writeProblem(ctx, rs, invalidContentType())
 		return
@@ -120,7 +120,7 @@ func (s *Server) listing(ctx context.Context, st *liveSettings, dealerID int64, 
 
 // contentDetails serves 4.6 GET /dealer/content/{content_type}/details.
 func (s *Server) contentDetails(ctx *fasthttp.RequestCtx, rs *reqState) {
-	ct := pathValue(ctx, "content_type")
+	ct := pathValue(ctx, rs, "content_type")
 	if !isContentType(ct) {
 		s.writeProblem(ctx, rs, invalidContentType())
 		return

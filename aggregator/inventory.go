@@ -13,7 +13,12 @@ import (
 	"github.com/dealer-edge/dealer-edge/upstream"
 )
 
-func pathValue(ctx *fasthttp.RequestCtx, name string) string {
+// pathValue returns the {service} or {content_type} of the request: set
+// by a static route, or read from the router's parameters.
+func pathValue(ctx *fasthttp.RequestCtx, rs *reqState, name string) string {
+	if rs.pathValue != "" {
+		return rs.pathValue
+	}
 	v, _ := ctx.UserValue(name).(string)
 	return v
 }
@@ -24,7 +29,7 @@ func invalidService() *apiError {
 
 // inventoryListing serves 4.1 GET /dealer/{service}/listing.
 func (s *Server) inventoryListing(ctx *fasthttp.RequestCtx, rs *reqState) {
-	service := pathValue(ctx, "service")
+	service := pathValue(ctx, rs, "service")
 	if !isService(service) {
 		s.writeProblem(ctx, rs, invalidService())
 		return
@@ -79,7 +84,7 @@ func (s *Server) fillInventoryListing(ctx context.Context, dealerID int64, servi
 
 // inventoryDetails serves 4.2 GET /dealer/{service}/details.
 func (s *Server) inventoryDetails(ctx *fasthttp.RequestCtx, rs *reqState) {
-	service := pathValue(ctx, "service")
+	service := pathValue(ctx, rs, "service")
 	if !isService(service) {
 		s.writeProblem(ctx, rs, invalidService())
 		return

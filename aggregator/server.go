@@ -154,7 +154,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.openapiETag = fmt.Sprintf(`"%x"`, fnv64(publicshape.OpenAPI()))
-	s.states.New = func() any { return new(reqState) }
+	s.states.New = func() any { return &reqState{keyBuf: make([]byte, 0, 256), hdrBuf: make([]byte, 0, 256)} }
 	s.router = s.routes()
 	return s, nil
 }
@@ -195,6 +195,7 @@ type reqState struct {
 	reqID       []byte
 	traceparent string
 	route       string
+	pathValue   string // {service} or {content_type} of a static route
 	status      int
 	code        string
 	cache       string
@@ -277,6 +278,17 @@ func (s *Server) routes() *router.Router {
 	r.GET("/dealer/content/{content_type}/details", s.endpoint(RouteContentDetails, s.contentDetails))
 	r.GET("/dealer/{service}/listing", s.endpoint(RouteInventoryListing, s.inventoryListing))
 	r.GET("/dealer/{service}/details", s.endpoint(RouteInventoryDetails, s.inventoryDetails))
+	// Static routes for every valid path value: the router matches them
+	// before the parameter routes above (which remain for the 400 answers)
+	// and does not allocate for them.
+	for _, svc := range []string{publicshape.ServiceRewind, publicshape.ServiceNOS, publicshape.ServiceNLT} {
+		r.GET("/dealer/"+svc+"/listing", s.endpoint(RouteInventoryListing, s.withPath("service", svc, s.inventoryListing)))
+		r.GET("/dealer/"+svc+"/details", s.endpoint(RouteInventoryDetails, s.withPath("service", svc, s.inventoryDetails)))
+	}
+	for _, ct := range upstream.ContentTypes {
+		r.GET("/dealer/content/"+ct+"/listing", s.endpoint(RouteContentListing, s.withPath("content_type", ct, s.contentListing)))
+		r.GET("/dealer/content/"+ct+"/details", s.endpoint(RouteContentDetails, s.withPath("content_type", ct, s.contentDetails)))
+	}
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		rs := state(ctx)
 		rs.route = RouteNotFound
@@ -284,6 +296,14 @@ func (s *Server) routes() *router.Router {
 	}
 	r.PanicHandler = nil // panics reach serve's recover
 	return r
+}
+
+// withPath serves h for a static route whose path value is known.
+func (s *Server) withPath(name, value string, h func(*fasthttp.RequestCtx, *reqState)) func(*fasthttp.RequestCtx, *reqState) {
+	return func(ctx *fasthttp.RequestCtx, rs *reqState) {
+		rs.pathValue = value
+		h(ctx, rs)
+	}
 }
 
 func state(ctx *fasthttp.RequestCtx) *reqState {

@@ -231,7 +231,11 @@ EDGE_NOCACHE_CFG="$WORK/edge-nocache.json"
 # Access log off on both sides (nginx has access_log off).
 echo '{"log":{"access_log":false}}' >"$EDGE_CACHED_CFG"
 off='{"ttl":"0s","stale_while_revalidate":"0s","stale_if_error":"0s"}'
-printf '{"log":{"access_log":false},"cache":{"routes":{"inventory_listing":%s,"inventory_details":%s,"content_hub":%s,"content_search":%s,"content_listing":%s,"content_details":%s}}}\n' \
+# Caching off on every route. Upstream and request timeouts are raised to 10 s: at 64+ connections the
+# fake upstream (one core, shared with wrk) queues, and with the production 800 ms timeouts the breakers
+# open and the edge sheds load with 503 (which the table would only show as a failed run); with 10 s the
+# table shows what that queueing costs in latency instead.
+printf '{"log":{"access_log":false},"server":{"request_timeout":"10s"},"upstream":{"timeouts":{"dealers":"10s","inventory":"10s","content":"10s"}},"cache":{"routes":{"inventory_listing":%s,"inventory_details":%s,"content_hub":%s,"content_search":%s,"content_listing":%s,"content_details":%s}}}\n' \
   "$off" "$off" "$off" "$off" "$off" "$off" >"$EDGE_NOCACHE_CFG"
 
 start_edge() { # NAME UP_PORT REDIS_PORT CONFIG -> EDGE_PORT ADMIN_PORT EDGE_PID ADMIN_OK
@@ -273,7 +277,7 @@ wrk_run() {
   local scn="$1" target="$2" conns="$3" run="$4" url="$5" script="$6"
   shift 6
   local raw="$LOGS/wrk-$scn-$target-c$conns-r$run.txt"
-  if ! timeout $((DUR_S + 60)) taskset -c "$CPU_GEN" wrk -t1 -c"$conns" -d"$DURATION" --timeout 5s --latency \
+  if ! timeout $((DUR_S + 60)) taskset -c "$CPU_GEN" wrk -t1 -c"$conns" -d"$DURATION" --timeout 10s --latency \
     -s "$script" "$@" "$url" >"$raw" 2>&1; then
     cat "$raw" >&2
     die "wrk failed for scenario $scn against $target"
@@ -293,8 +297,9 @@ wrk_run() {
 pair() {
   local scn="$1" eurl="$2" vs="$3" vurl="$4" script="$5"
   shift 5
-  local c r sp
-  for c in "${CONNS[@]}"; do
+  local c r sp list=("${CONNS[@]}")
+  ((${#PAIR_CONNS[@]})) && list=("${PAIR_CONNS[@]}")
+  for c in "${list[@]}"; do
     for r in $(seq 1 "$RUNS"); do
       if [ "$scn" = b ] && [ "$c" = "$MAXCONNS" ]; then
         rss_sampler "$EDGE_A_PID" &
@@ -312,6 +317,10 @@ pair() {
 
 note() { printf '{"kind":"note","note":"%s"}\n' "$*" >>"$RUNS_JSONL"; }
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+if awk '{exit !($1 > 1.0)}' /proc/loadavg; then
+  log "warning: load average is $LOAD_START before starting: something else is using the CPUs, numbers will be noisy"
+fi
+PAIR_CONNS=()
 SECONDS=0
 # ================================================================ phase 1: hit path (a, b, f)
 log "phase 1: redis-server, fake-upstream (5 ms), dealer-edge (caching on), nginx in front of it"
@@ -341,7 +350,7 @@ if [ "$MODE" = full ] && [ "$ADMIN_A_OK" = 1 ] &&
   log "edge exposes pprof: CPU profile of an extra (unmeasured) hit-mix run at $MAXCONNS connections"
   "$TOOL" get -timeout 30s -url "http://127.0.0.1:$ADMIN_A/debug/pprof/profile?seconds=6" -o "$OUT/edge-cpu-hitmix.pprof" >/dev/null &
   prof=$!
-  timeout $((DUR_S + 60)) taskset -c "$CPU_GEN" wrk -t1 -c"$MAXCONNS" -d"$DURATION" --timeout 5s \
+  timeout $((DUR_S + 60)) taskset -c "$CPU_GEN" wrk -t1 -c"$MAXCONNS" -d"$DURATION" --timeout 10s \
     -s "$BENCH_DIR/wrk/mix.lua" "$EDGE_A/" >"$LOGS/wrk-profile.txt" 2>&1 || true
   if wait "$prof"; then
     note "CPU profile of the edge under hit mix: go tool pprof -top bench/out/bin/dealer-edge bench/out/edge-cpu-hitmix.pprof"
@@ -368,6 +377,12 @@ log "scenario c: miss path, caching off, vs the fake upstream's own listing (dea
 pair c "$EDGE_N$HOT_PATH" upstream "$UP_DIRECT" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
 log "scenario d: hub fan-out, caching off, vs one section from the fake upstream"
 pair d "$EDGE_N$HUB_PATH" upstream "$UP_SECTION" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
+if [ "$MODE" = full ]; then
+  log "scenario d at 1 connection: the fan-out latency itself, without queueing"
+  PAIR_CONNS=(1)
+  pair d "$EDGE_N$HUB_PATH" upstream "$UP_SECTION" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
+  PAIR_CONNS=()
+fi
 
 # ================================================================ phase 3: stampede (e)
 log "phase 3: stampede: fake-upstream (200 ms), fresh redis-server, edge (caching on), nginx in front of an edge with caching off"

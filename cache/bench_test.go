@@ -13,7 +13,7 @@ import (
 func BenchmarkGetL1Hit(b *testing.B) {
 	for _, nkeys := range []int{1, 4096} {
 		b.Run(fmt.Sprintf("keys=%d", nkeys), func(b *testing.B) {
-			c := newCache(b, Options{})
+			c := newCache(b, Options{L1MaxBytes: 256 << 20})
 			pol := Policy{TTL: time.Hour, StaleWhileRevalidate: time.Minute}
 			body := make([]byte, 16<<10)
 			fill := func(context.Context) ([]byte, error) { return body, nil }

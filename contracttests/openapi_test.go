@@ -187,7 +187,10 @@ func TestValidatorRejectsWrongResponses(t *testing.T) {
 	}
 	upfit := `{"code":"c","slug":"gru","label":"Gru","display_label":"Gru","family":"f","is_primary":true}`
 	item := `{"id_auto":"3f2504e0-4f89-41d3-9a0c-0305e82c3301","service":"REWIND","nome_canonico":"Fiat Ducato","marca":"Fiat","modello":"Ducato","professional_upfits":[%s]}`
-	wrong := []struct{ name, path, body string; status int }{
+	wrong := []struct {
+		name, path, body string
+		status           int
+	}{
 		{"missing total", "/dealer/REWIND/listing", `{"service":"REWIND","page":1,"page_size":20,"has_next":false,"items":[]}`, 200},
 		{"page 0", "/dealer/REWIND/listing", `{"service":"REWIND","page":0,"page_size":20,"total":0,"has_next":false,"items":[]}`, 200},
 		{"page_size 101", "/dealer/REWIND/listing", `{"service":"REWIND","page":1,"page_size":101,"total":0,"has_next":false,"items":[]}`, 200},

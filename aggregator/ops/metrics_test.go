@@ -71,8 +71,10 @@ func TestMetricsFamilies(t *testing.T) {
 		Limiter: func() LimiterStats {
 			return LimiterStats{Admitted: 10, Rejected: 2, FallbackActivations: 1, FallbackActive: true, RedisErrors: 5}
 		},
-		Breakers: func() map[string]string { return map[string]string{"inventory": "open", "dealers": "closed", "media": "half-open"} },
-		Redis:    func(context.Context) error { return errors.New("connection refused") },
+		Breakers: func() map[string]string {
+			return map[string]string{"inventory": "open", "dealers": "closed", "media": "half-open"}
+		},
+		Redis: func(context.Context) error { return errors.New("connection refused") },
 	})
 	m.Request("inventory_listing", 200, "HIT", 300*time.Microsecond)
 	m.Request("inventory_listing", 200, "HIT", 2*time.Millisecond)

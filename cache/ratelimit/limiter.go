@@ -106,10 +106,14 @@ type Limiter struct {
 	shards [numShards]shard
 }
 
-// shard is one part of the key table, padded against false sharing.
+// shard is one part of the key table, padded against false sharing. Keys
+// are looked up by their 64-bit seeded hash, so the key string is hashed
+// once per request; the entry confirms the identity, and the rare key
+// whose hash is taken by another lives in more.
 type shard struct {
 	mu        sync.RWMutex
-	m         map[entryKey]*entry
+	m         map[uint64]*entry
+	more      map[entryKey]*entry // hash collisions; nil until one happens
 	lastSweep int64
 	admitted  atomic.Uint64
 	rejected  atomic.Uint64
@@ -123,6 +127,8 @@ type entryKey struct {
 
 // entry is the local state of one key.
 type entry struct {
+	dealer   int64
+	keyID    string
 	redisKey string
 	lease    atomic.Pointer[lease]  // current lease or cached rejection
 	flight   atomic.Pointer[flight] // refill in progress
@@ -213,7 +219,7 @@ func New(opts Options) (*Limiter, error) {
 		l.now = func() int64 { return baseNS + int64(time.Since(base)) }
 	}
 	for i := range l.shards {
-		l.shards[i].m = make(map[entryKey]*entry)
+		l.shards[i].m = make(map[uint64]*entry)
 	}
 	return l, nil
 }
@@ -509,47 +515,86 @@ func (l *Limiter) local(e *entry, lim Limit, now int64) Decision {
 func (l *Limiter) entry(dealerID int64, keyID string, now int64) (*shard, *entry) {
 	h := maphash.String(l.seed, keyID) ^ uint64(dealerID)*0x9e3779b97f4a7c15
 	sh := &l.shards[(h^h>>32)%numShards]
-	k := entryKey{dealer: dealerID, key: keyID}
 	sh.mu.RLock()
-	e := sh.m[k]
+	e := sh.lookup(h, dealerID, keyID)
 	sh.mu.RUnlock()
 	if e != nil {
 		return sh, e
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if e := sh.m[k]; e != nil {
+	if e := sh.lookup(h, dealerID, keyID); e != nil {
 		return sh, e
 	}
-	if len(sh.m) >= l.perShard || now-sh.lastSweep >= int64(sweepEvery) {
-		sweep(sh, now)
+	if sh.len() >= l.perShard || now-sh.lastSweep >= int64(sweepEvery) {
+		sh.sweep(now)
 	}
-	for k := range sh.m {
-		if len(sh.m) < l.perShard {
-			break
-		}
-		delete(sh.m, k)
+	for sh.len() >= l.perShard {
+		sh.evictOne()
 		l.evictions.Add(1)
 	}
-	e = &entry{redisKey: l.prefix + ":{d" + strconv.FormatInt(dealerID, 10) + "}:rl:" + keyID}
-	sh.m[k] = e
+	e = &entry{
+		dealer:   dealerID,
+		keyID:    keyID,
+		redisKey: l.prefix + ":{d" + strconv.FormatInt(dealerID, 10) + "}:rl:" + keyID,
+	}
+	if _, taken := sh.m[h]; !taken {
+		sh.m[h] = e
+	} else {
+		if sh.more == nil {
+			sh.more = make(map[entryKey]*entry)
+		}
+		sh.more[entryKey{dealerID, keyID}] = e
+	}
 	return sh, e
+}
+
+// lookup finds a key; the caller holds sh.mu.
+func (sh *shard) lookup(h uint64, dealerID int64, keyID string) *entry {
+	e := sh.m[h]
+	if e == nil || e.dealer == dealerID && e.keyID == keyID {
+		return e
+	}
+	return sh.more[entryKey{dealerID, keyID}]
+}
+
+func (sh *shard) len() int { return len(sh.m) + len(sh.more) }
+
+// evictOne drops an arbitrary entry (map order is random).
+func (sh *shard) evictOne() {
+	for k := range sh.more {
+		delete(sh.more, k)
+		return
+	}
+	for h := range sh.m {
+		delete(sh.m, h)
+		return
+	}
 }
 
 // sweep drops the entries of a shard that carry no state: no refill in
 // flight, no usable lease or cached rejection, and a full local bucket.
 // Dropping them loses nothing but the adaptive lease size.
-func sweep(sh *shard, now int64) {
+func (sh *shard) sweep(now int64) {
 	sh.lastSweep = now
-	for k, e := range sh.m {
-		if e.flight.Load() != nil || e.ltat.Load() > now {
-			continue
+	for h, e := range sh.m {
+		if e.idle(now) {
+			delete(sh.m, h)
 		}
-		if ls := e.lease.Load(); ls != nil && (now < ls.expires || now < ls.deniedUntil) {
-			continue
-		}
-		delete(sh.m, k)
 	}
+	for k, e := range sh.more {
+		if e.idle(now) {
+			delete(sh.more, k)
+		}
+	}
+}
+
+func (e *entry) idle(now int64) bool {
+	if e.flight.Load() != nil || e.ltat.Load() > now {
+		return false
+	}
+	ls := e.lease.Load()
+	return ls == nil || now >= ls.expires && now >= ls.deniedUntil
 }
 
 // Stats are counters since New.
@@ -578,7 +623,7 @@ func (l *Limiter) Stats() Stats {
 		s.Admitted += sh.admitted.Load()
 		s.Rejected += sh.rejected.Load()
 		sh.mu.RLock()
-		s.Keys += len(sh.m)
+		s.Keys += sh.len()
 		sh.mu.RUnlock()
 	}
 	return s

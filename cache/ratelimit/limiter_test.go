@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"hash/maphash"
 	"strconv"
 	"strings"
 	"sync"
@@ -553,3 +554,34 @@ func TestRedisClockMode(t *testing.T) {
 		t.Fatalf("%+v", d)
 	}
 }
+
+// TestHashCollision plants another key under the hash of "a" and checks
+// both keys keep separate state.
+func TestHashCollision(t *testing.T) {
+	clk := newFakeClock()
+	l := newLimiter(t, Options{Now: clk.Now})
+	h := maphash.String(l.seed, "a") ^ uint64(1)*0x9e3779b97f4a7c15
+	sh := &l.shards[(h^h>>32)%numShards]
+	squatter := &entry{dealer: 2, keyID: "squatter"}
+	squatter.ltat.Store(l.now() + int64(time.Second)) // not idle: the sweep keeps it
+	sh.m[h] = squatter
+	_, e := l.entry(1, "a", l.now())
+	if e == squatter || e.dealer != 1 || e.keyID != "a" || len(sh.more) != 1 {
+		t.Fatalf("collision not separated: %+v, more %d", e, len(sh.more))
+	}
+	if _, again := l.entry(1, "a", l.now()); again != e {
+		t.Fatal("collided key not found again")
+	}
+	lim := Limit{Rate: 1, Burst: 2}
+	if n := allowN(l, 1, "a", lim, 5); n != 2 {
+		t.Fatalf("a admitted %d", n)
+	}
+	if d := local(l, squatter, lim); !d.Allowed || d.Remaining != 0 {
+		t.Fatalf("squatter's bucket touched by a: %+v", d)
+	}
+	if st := l.Stats(); st.Keys != 2 {
+		t.Fatalf("keys %d", st.Keys)
+	}
+}
+
+func local(l *Limiter, e *entry, lim Limit) Decision { return l.local(e, lim, l.now()) }

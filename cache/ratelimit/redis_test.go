@@ -360,3 +360,58 @@ func TestRedisCluster(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// TestOvershootWorstCase builds the worst case of the bound on purpose and
+// shows it is tight: both instances hold a full lease (k-1 unspent tokens
+// each) while the shared bucket refills to Burst inside the lease window;
+// then, in one instant, they admit Burst + N·(k-1), and not one more.
+func TestOvershootWorstCase(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	clk := newFakeClock()
+	lim := Limit{Rate: 100, Burst: 20} // k = 5, refill 200ms < LeaseWindow 250ms
+	a := newLimiter(t, Options{Redis: c, Now: clk.Now})
+	b := newLimiter(t, Options{Redis: c, Now: clk.Now})
+	k := a.leaseCap(lim)
+	refill := time.Duration(float64(lim.Burst) / lim.Rate * float64(time.Second))
+	// Grow both leases to k: hammer in one instant (each lease runs out at
+	// once, so the next one doubles).
+	for _, l := range []*Limiter{a, b} {
+		allowN(l, 1, "worst", lim, lim.Burst)
+		clk.Advance(refill)
+	}
+	for _, l := range []*Limiter{a, b} {
+		if _, e := l.entry(1, "worst", l.now()); e.size != k {
+			t.Fatalf("lease size %d, want %d", e.size, k)
+		}
+	}
+	// Each takes a lease of k and spends one token of it.
+	clk.Advance(refill)
+	for _, l := range []*Limiter{a, b} {
+		if d := l.Allow(context.Background(), 1, "worst", lim); !d.Allowed || d.Source != SourceRedis {
+			t.Fatalf("lease: %+v", d)
+		}
+	}
+	// The bucket refills while the leases are still valid.
+	clk.Advance(refill)
+	got := allowN(a, 1, "worst", lim, 100) + allowN(b, 1, "worst", lim, 100)
+	if want := lim.Burst + 2*(k-1); got != want {
+		t.Fatalf("admitted %d in one instant, want the bound Burst + N(k-1) = %d", got, want)
+	}
+	// Over the 2·refill interval since the leases, the total still fits
+	// Rate·L + Burst + N(k-1): the overshoot does not accumulate.
+	if total, bound := got+2, int(lim.Rate*(refill).Seconds())+lim.Burst+2*(k-1); total > bound {
+		t.Fatalf("interval total %d > %d", total, bound)
+	}
+	// With MaxLease 1 the same scenario admits exactly Burst.
+	c2 := newLimiter(t, Options{Redis: c, Now: clk.Now, MaxLease: 1})
+	d2 := newLimiter(t, Options{Redis: c, Now: clk.Now, MaxLease: 1})
+	clk.Advance(time.Minute)
+	for _, l := range []*Limiter{c2, d2} {
+		allowN(l, 1, "exact", lim, 1)
+	}
+	clk.Advance(refill)
+	if got := allowN(c2, 1, "exact", lim, 100) + allowN(d2, 1, "exact", lim, 100); got != lim.Burst {
+		t.Fatalf("MaxLease 1 admitted %d, want exactly Burst %d", got, lim.Burst)
+	}
+}

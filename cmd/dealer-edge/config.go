@@ -5,14 +5,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net"
 	"os"
+	"reflect"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/dealer-edge/dealer-edge/aggregator"
+	"github.com/dealer-edge/dealer-edge/aggregator/ops"
 	"github.com/dealer-edge/dealer-edge/cache"
 	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
 	"github.com/dealer-edge/dealer-edge/publicshape"
+	"github.com/dealer-edge/dealer-edge/upstream"
 )
 
 // Duration is a time.Duration written in JSON as a Go duration string
@@ -145,9 +152,19 @@ func defaultConfig() *Config {
 	def := aggregator.DefaultSettings()
 	c.Server.RequestTimeout = Duration(def.RequestTimeout)
 	c.Upstream.BaseURL = ""
-	c.Upstream.BreakerFailures = 5
-	c.Upstream.BreakerOpenFor = Duration(5 * time.Second)
-	c.Upstream.BreakerHalfOpen = 1
+	c.Upstream.Timeouts = map[string]Duration{}
+	for _, svc := range upstream.Services {
+		d := upstream.DefaultTimeout
+		if svc == upstream.SvcCatalog || svc == upstream.SvcMedia {
+			d = upstream.DefaultQuickTimeout
+		}
+		c.Upstream.Timeouts[svc] = Duration(d)
+	}
+	c.Upstream.MaxConnsPerHost = upstream.DefaultMaxConnsPerHost
+	c.Upstream.BreakerFailures = upstream.DefaultBreakerFailures
+	c.Upstream.BreakerOpenFor = Duration(upstream.DefaultBreakerOpenFor)
+	c.Upstream.BreakerHalfOpen = upstream.DefaultBreakerHalfOpen
+	c.Redis.Addrs = []string{}
 	c.Redis.Timeout = Duration(50 * time.Millisecond)
 	c.Auth.KeyHashSecret = "dealer-edge-dev-secret-change-me"
 	c.Auth.TTL = Duration(def.AuthTTL)
@@ -193,6 +210,12 @@ func loadConfig(path string) (*Config, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(c); err != nil {
+		var raw any
+		if json.Unmarshal(b, &raw) == nil {
+			if field := badField(raw, reflect.TypeFor[Config](), ""); field != "" {
+				err = fmt.Errorf("%s: %w", field, err)
+			}
+		}
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	if err := c.validate(); err != nil {
@@ -201,40 +224,157 @@ func loadConfig(path string) (*Config, error) {
 	return c, nil
 }
 
-// validate checks the config; errors name the bad field.
+// badField returns the path of the first value in raw (a decoded JSON
+// document) that does not decode into its field of t, or "". It names the
+// field when a value's own UnmarshalJSON (durations, times) rejected it,
+// which encoding/json reports without the field.
+func badField(raw any, t reflect.Type, prefix string) string {
+	join := func(k string) string {
+		if prefix == "" {
+			return k
+		}
+		return prefix + "." + k
+	}
+	obj, isObj := raw.(map[string]any)
+	switch {
+	case isObj && t.Kind() == reflect.Struct && t != reflect.TypeFor[time.Time]():
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if v, ok := obj[name]; ok {
+				if p := badField(v, f.Type, join(name)); p != "" {
+					return p
+				}
+			}
+		}
+		return ""
+	case isObj && t.Kind() == reflect.Map:
+		for k, v := range obj {
+			if p := badField(v, t.Elem(), join(k)); p != "" {
+				return p
+			}
+		}
+		return ""
+	}
+	b, _ := json.Marshal(raw)
+	if json.Unmarshal(b, reflect.New(t).Interface()) != nil {
+		return prefix
+	}
+	return ""
+}
+
+// validate checks the config; errors name the bad field as it is spelled
+// in the file.
 func (c *Config) validate() error {
 	var errs []error
 	bad := func(field, msg string) { errs = append(errs, fmt.Errorf("%s: %s", field, msg)) }
-	if c.Listen == "" {
-		bad("listen", "must not be empty")
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		bad("listen", "must be host:port, e.g. 127.0.0.1:8080")
 	}
-	if c.Server.ReadTimeout <= 0 || c.Server.WriteTimeout <= 0 || c.Server.IdleTimeout <= 0 {
-		bad("server", "read_timeout, write_timeout and idle_timeout must be positive")
+	if c.AdminListen != "off" {
+		if _, _, err := net.SplitHostPort(c.AdminListen); err != nil {
+			bad("admin_listen", `must be host:port, e.g. 127.0.0.1:9091, or "off"`)
+		} else if c.AdminToken == "" && !ops.IsLoopback(c.AdminListen) {
+			bad("admin_token", "is required when admin_listen ("+c.AdminListen+") is not a loopback address")
+		}
+	}
+	if c.AdminToken != "" && len(c.AdminToken) < 16 {
+		bad("admin_token", "must be at least 16 characters")
+	}
+	for name, d := range map[string]Duration{"read_timeout": c.Server.ReadTimeout, "write_timeout": c.Server.WriteTimeout, "idle_timeout": c.Server.IdleTimeout, "request_timeout": c.Server.RequestTimeout} {
+		if d <= 0 {
+			bad("server."+name, "must be positive")
+		}
 	}
 	if c.Server.MaxHeaderBytes < 1024 {
 		bad("server.max_header_bytes", "must be at least 1024")
 	}
+	if c.Server.MaxRequestBody < 0 {
+		bad("server.max_request_body", "must not be negative")
+	}
+	if c.Server.Concurrency < 0 {
+		bad("server.concurrency", "must not be negative")
+	}
+	if c.Server.MaxConnsPerIP < 0 {
+		bad("server.max_conns_per_ip", "must not be negative")
+	}
 	if c.Server.ShutdownGrace < 0 {
 		bad("server.shutdown_grace", "must not be negative")
+	}
+	for svc, d := range c.Upstream.Timeouts {
+		switch {
+		case !slices.Contains(upstream.Services, svc):
+			bad("upstream.timeouts."+svc, "unknown service (known: "+strings.Join(upstream.Services, ", ")+")")
+		case d < 0:
+			bad("upstream.timeouts."+svc, "must not be negative")
+		}
+	}
+	if c.Upstream.MaxConnsPerHost < 0 {
+		bad("upstream.max_conns_per_host", "must not be negative")
+	}
+	if c.Upstream.BreakerOpenFor < 0 {
+		bad("upstream.breaker_open_for", "must not be negative")
+	}
+	if c.Redis.Timeout <= 0 {
+		bad("redis.timeout", "must be positive")
+	}
+	if c.Redis.PoolSize < 0 {
+		bad("redis.pool_size", "must not be negative")
 	}
 	if len(c.Auth.KeyHashSecret) < 16 {
 		bad("auth.key_hash_secret", "must be at least 16 characters")
 	}
-	for name := range c.Cache.Routes {
-		if !contains(aggregator.CacheRoutes, name) {
-			bad("cache.routes."+name, "unknown route (known: "+strings.Join(aggregator.CacheRoutes, ", ")+")")
-		}
+	if c.Auth.TTL <= 0 {
+		bad("auth.ttl", "must be positive")
+	}
+	if c.Auth.Stale < 0 {
+		bad("auth.stale", "must not be negative")
+	}
+	if c.Auth.NegativeTTL <= 0 {
+		bad("auth.negative_ttl", "must be positive")
+	}
+	if c.Auth.MaxEntries < 0 {
+		bad("auth.max_entries", "must not be negative")
 	}
 	if c.Cache.L1MaxBytes < 0 {
 		bad("cache.l1_max_bytes", "must not be negative")
+	}
+	policy := func(field string, p Policy) {
+		if p.TTL < 0 || p.StaleWhileRevalidate < 0 || p.StaleIfError < 0 {
+			bad(field, "ttl, stale_while_revalidate and stale_if_error must not be negative")
+		}
+	}
+	for name, p := range c.Cache.Routes {
+		if !slices.Contains(aggregator.CacheRoutes, name) {
+			bad("cache.routes."+name, "unknown route (known: "+strings.Join(aggregator.CacheRoutes, ", ")+")")
+		}
+		policy("cache.routes."+name, p)
+	}
+	for name, p := range c.Cache.ContentTypes {
+		if !slices.Contains(contentTypes, name) {
+			bad("cache.content_types."+name, "unknown content type (known: "+strings.Join(contentTypes, ", ")+")")
+		}
+		policy("cache.content_types."+name, p)
+	}
+	if c.Cache.LockTTL < 0 || c.Cache.LockWait < 0 {
+		bad("cache", "lock_ttl and lock_wait must not be negative")
 	}
 	switch c.RateLimit.FailMode {
 	case "local", "open", "closed":
 	default:
 		bad("rate_limit.fail_mode", "must be local, open or closed")
 	}
-	if c.Redis.Timeout <= 0 {
-		bad("redis.timeout", "must be positive")
+	limit := func(field string, l Limit) {
+		if err := (ratelimit.Limit{Rate: l.Rate, Burst: l.Burst}).Validate(); err != nil {
+			bad(field, strings.TrimPrefix(err.Error(), "ratelimit: "))
+		}
+	}
+	limit("rate_limit.default", c.RateLimit.Default)
+	for name, l := range c.RateLimit.Plans {
+		limit("rate_limit.plans."+name, l)
+	}
+	if c.RateLimit.MaxLease < 0 {
+		bad("rate_limit.max_lease", "must not be negative")
 	}
 	switch strings.ToLower(c.Log.Level) {
 	case "debug", "info", "warn", "error":
@@ -244,19 +384,114 @@ func (c *Config) validate() error {
 	if c.Log.AccessSample < 0 || c.Log.AccessSample > 1 {
 		bad("log.access_sample", "must be between 0 and 1")
 	}
-	if err := c.settings().Validate(); err != nil {
-		errs = append(errs, err)
+	if c.Log.MaxLinesPerSec < 0 {
+		bad("log.max_lines_per_sec", "must not be negative (0 means no cap)")
 	}
+	if len(errs) == 0 {
+		// The aggregator's own check (its field names) catches anything
+		// the checks above do not cover, the deprecation policy for one.
+		if err := c.settings().Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return errors.Join(errs...)
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
+// contentTypes are the keys of cache.content_types.
+var contentTypes = []string{"faq", "news", "glossary", "guides", "videos", "podcasts"}
+
+// logOptions maps the log section to the log handler's options.
+func (c *Config) logOptions() ops.LogOptions {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(c.Log.Level))
+	return ops.LogOptions{
+		Level:          lvl,
+		AccessLog:      c.Log.AccessLog,
+		AccessSample:   c.Log.AccessSample,
+		MaxLinesPerSec: c.Log.MaxLinesPerSec,
+	}
+}
+
+// clone returns a deep copy of c.
+func (c *Config) clone() *Config {
+	n := &Config{}
+	b, err := json.Marshal(c)
+	if err == nil {
+		err = json.Unmarshal(b, n)
+	}
+	if err != nil {
+		panic("config: clone: " + err.Error()) // plain data: cannot happen
+	}
+	return n
+}
+
+// flatten returns every leaf of c as dotted JSON path -> JSON value.
+func (c *Config) flatten() map[string]string {
+	b, _ := json.Marshal(c)
+	var v any
+	_ = json.Unmarshal(b, &v)
+	out := map[string]string{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		if m, ok := v.(map[string]any); ok && len(m) > 0 {
+			for k, c := range m {
+				p := k
+				if prefix != "" {
+					p = prefix + "." + k
+				}
+				walk(p, c)
+			}
+			return
+		}
+		b, _ := json.Marshal(v)
+		out[prefix] = string(b)
+	}
+	walk("", v)
+	return out
+}
+
+// changedFields returns the sorted paths whose values differ in a and b.
+func changedFields(a, b map[string]string) []string {
+	var out []string
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			out = append(out, k)
 		}
 	}
-	return false
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// reloadable are the config paths (and path prefixes) that a reload
+// installs; every other field is read once at start.
+var reloadable = []string{
+	"server.request_timeout", "auth.ttl", "auth.stale", "auth.negative_ttl",
+	"cache.routes", "cache.content_types", "rate_limit.default", "rate_limit.plans",
+	"deprecation", "log",
+}
+
+// restartOnly keeps the paths that a reload does not install.
+func restartOnly(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		live := false
+		for _, r := range reloadable {
+			if p == r || strings.HasPrefix(p, r+".") {
+				live = true
+				break
+			}
+		}
+		if !live {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // settings maps the reloadable part of the config to aggregator settings.

@@ -21,15 +21,20 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/valyala/fasthttp"
 
 	"github.com/dealer-edge/dealer-edge/aggregator"
+	"github.com/dealer-edge/dealer-edge/aggregator/ops"
 	"github.com/dealer-edge/dealer-edge/cache"
 	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
 	"github.com/dealer-edge/dealer-edge/upstream"
@@ -72,9 +77,13 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	return f, nil
 }
 
-// ready, when non-nil, receives the bound public address once serving
-// (tests use it).
-func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
+// hooks let tests drive run in-process; main passes nil.
+type hooks struct {
+	ready   chan<- *app    // receives the app once both listeners serve
+	signals chan os.Signal // replaces the process' signals
+}
+
+func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 	f, err := parseFlags(args, stderr)
 	if err != nil {
 		return 2
@@ -84,6 +93,86 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 		fmt.Fprintln(stderr, "dealer-edge:", err)
 		return 2
 	}
+	f.apply(cfg)
+	if err := cfg.validate(); err != nil {
+		fmt.Fprintln(stderr, "dealer-edge:", err)
+		return 2
+	}
+
+	// Signals are caught before anything starts, so a SIGTERM during
+	// startup is a clean shutdown too.
+	sigs := make(chan os.Signal, 4)
+	if h != nil && h.signals != nil {
+		sigs = h.signals
+	} else {
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		defer signal.Stop(sigs)
+	}
+
+	// The metrics exposition carries TYPE lines (process-wide switch of
+	// the metrics library; main owns process-wide state).
+	metrics.ExposeMetadata(true)
+	mtr := ops.NewMetrics(ops.MetricsOptions{
+		Routes:         append(slices.Clone(aggregator.CacheRoutes), aggregator.RouteOpenAPI, aggregator.RouteNotFound),
+		Services:       upstream.Services,
+		ProcessMetrics: true,
+	})
+	logs := ops.NewLogs(stderr, cfg.logOptions(), mtr)
+	logger := logs.Logger()
+	// go-redis logs pool trouble through a process-wide logger; route it
+	// into the structured, rate-limited event log.
+	redis.SetLogger(redisLogger{logger})
+	app, err := start(cfg, f, logger, logs, mtr, stdout)
+	if err != nil {
+		fmt.Fprintln(stderr, "dealer-edge:", err)
+		return 1
+	}
+	if h != nil && h.ready != nil {
+		h.ready <- app
+	}
+	var sig os.Signal
+	for sig = range sigs {
+		if sig == syscall.SIGHUP {
+			_ = app.reload()
+			continue
+		}
+		break
+	}
+	logger.Info("shutting down", "signal", sig.String(), "grace", cfg.Server.ShutdownGrace.D().String())
+	// A second SIGINT/SIGTERM ends the grace period at once.
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownGrace.D())
+	defer cancel()
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				if s != syscall.SIGHUP {
+					logger.Warn("second signal: not waiting for in-flight requests", "signal", s.String())
+					cancel()
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	if err := app.shutdown(ctx); err != nil {
+		logger.Error("shutdown: in-flight requests did not finish within the grace period", "error", err.Error())
+		return 1
+	}
+	logger.Info("stopped")
+	return 0
+}
+
+// redisLogger writes go-redis' internal messages as warnings.
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, "redis client", "message", fmt.Sprintf(format, v...))
+}
+
+// apply lets the flags override the config file.
+func (f *flags) apply(cfg *Config) {
 	if f.listen != "" {
 		cfg.Listen = f.listen
 	}
@@ -96,36 +185,6 @@ func run(args []string, stdout, stderr io.Writer, ready chan<- string) int {
 	if f.upstream != "" {
 		cfg.Upstream.BaseURL = f.upstream
 	}
-	if err := cfg.validate(); err != nil {
-		fmt.Fprintln(stderr, "dealer-edge:", err)
-		return 2
-	}
-	logger := newLogger(stderr, cfg)
-	app, err := start(cfg, f, logger, stdout)
-	if err != nil {
-		fmt.Fprintln(stderr, "dealer-edge:", err)
-		return 1
-	}
-	if ready != nil {
-		ready <- app.addr
-	}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	for sig := range sigs {
-		if sig == syscall.SIGHUP {
-			app.reload()
-			continue
-		}
-		logger.Info("shutting down", "signal", sig.String(), "grace", cfg.Server.ShutdownGrace.D().String())
-		break
-	}
-	if err := app.shutdown(); err != nil {
-		logger.Error("shutdown", "error", err.Error())
-		return 1
-	}
-	logger.Info("stopped")
-	return 0
 }
 
 func splitList(s string) []string {
@@ -140,22 +199,29 @@ func splitList(s string) []string {
 
 // app is a running edge with everything it started.
 type app struct {
-	cfg      *Config
-	flags    *flags
-	log      *slog.Logger
-	addr     string
-	srv      *fasthttp.Server
-	api      *aggregator.Server
-	up       *upstream.Client
-	rdb      redis.UniversalClient
-	cache    *cache.Cache
-	limiter  *ratelimit.Limiter
-	closers  []func()
-	serveErr chan error
+	cfg       *Config // as started (embedded addresses filled in)
+	fileCfg   *Config // as loaded and overridden by flags: what a reload compares with
+	flags     *flags
+	log       *slog.Logger
+	logs      *ops.Logs
+	metrics   *ops.Metrics
+	addr      string
+	adminAddr string // "" when the admin listener is off
+	srv       *fasthttp.Server
+	adminSrv  *fasthttp.Server
+	ready     atomic.Bool // /readyz: listeners up, not shutting down
+	reloadMu  sync.Mutex
+	api       *aggregator.Server
+	up        *upstream.Client
+	rdb       redis.UniversalClient
+	cache     *cache.Cache
+	limiter   *ratelimit.Limiter
+	closers   []func()
+	serveErr  chan error
 }
 
-func start(cfg *Config, f *flags, logger *slog.Logger, stdout io.Writer) (*app, error) {
-	a := &app{cfg: cfg, flags: f, log: logger, serveErr: make(chan error, 1)}
+func start(cfg *Config, f *flags, logger *slog.Logger, logs *ops.Logs, mtr *ops.Metrics, stdout io.Writer) (*app, error) {
+	a := &app{cfg: cfg, fileCfg: cfg.clone(), flags: f, log: logger, logs: logs, metrics: mtr, serveErr: make(chan error, 1)}
 	ok := false
 	defer func() {
 		if !ok {
@@ -214,7 +280,11 @@ func start(cfg *Config, f *flags, logger *slog.Logger, stdout io.Writer) (*app, 
 			OpenFor:             cfg.Upstream.BreakerOpenFor.D(),
 			HalfOpenRequests:    cfg.Upstream.BreakerHalfOpen,
 		},
+		OnCall: func(svc string, d time.Duration, err error) {
+			mtr.UpstreamCall(svc, outcome(err), d)
+		},
 		OnBreakerChange: func(svc, from, to string) {
+			mtr.BreakerChange(svc, from, to)
 			logger.Warn("breaker state change", "service", svc, "from", from, "to", to)
 		},
 	})
@@ -259,6 +329,13 @@ func start(cfg *Config, f *flags, logger *slog.Logger, stdout io.Writer) (*app, 
 		ProblemBaseURL:   cfg.Server.ProblemBaseURL,
 		AuthCacheEntries: cfg.Auth.MaxEntries,
 		Logger:           logger,
+		OnRequest: func(ri *aggregator.RequestInfo) {
+			mtr.Request(ri.Route, ri.Status, ri.Cache, ri.Duration)
+			logs.Access(&ops.Request{
+				Method: ri.Method, Route: ri.Route, Status: ri.Status, Code: ri.Code, Cache: ri.Cache,
+				DealerID: ri.DealerID, RequestID: ri.RequestID, Duration: ri.Duration,
+			})
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -280,18 +357,34 @@ func start(cfg *Config, f *flags, logger *slog.Logger, stdout io.Writer) (*app, 
 		NoDefaultContentType:  true,
 		CloseOnShutdown:       true,
 	}
+	mtr.SetSources(ops.Sources{
+		Cache:    func() ops.CacheStats { return cacheStats(a.cache.Stats()) },
+		Limiter:  func() ops.LimiterStats { return limiterStats(a.limiter.Stats()) },
+		Breakers: up.BreakerStates,
+		Redis:    a.pingRedis,
+	})
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
 	}
+	if cfg.AdminListen != "off" {
+		if err := a.startAdmin(); err != nil {
+			_ = ln.Close()
+			return nil, err
+		}
+	}
 	a.addr = ln.Addr().String()
 	go func() { a.serveErr <- a.srv.Serve(ln) }()
+	a.ready.Store(true)
 
 	fmt.Fprintf(stdout, "dealer-edge listening on http://%s\n", a.addr)
+	if a.adminAddr != "" {
+		fmt.Fprintf(stdout, "dealer-edge admin on http://%s\n", a.adminAddr)
+	}
 	if f.demo {
 		printDemo(stdout, a.addr)
 	}
-	logger.Info("listening", "addr", a.addr, "upstream", cfg.Upstream.BaseURL, "redis", strings.Join(cfg.Redis.Addrs, ","))
+	logger.Info("listening", "addr", a.addr, "admin", a.adminAddr, "upstream", cfg.Upstream.BaseURL, "redis", strings.Join(cfg.Redis.Addrs, ","))
 	ok = true
 	return a, nil
 }
@@ -314,29 +407,116 @@ func printDemo(w io.Writer, addr string) {
 	fmt.Fprintf(w, "try: curl -s -H 'X-Api-Key: demo-key-alpha' 'http://%s/dealer/REWIND/listing?page_size=2'\n", addr)
 }
 
-// reload re-reads the config file and installs its reloadable settings;
-// an invalid file is rejected and the settings in force stay.
-func (a *app) reload() error {
-	cfg, err := loadConfig(a.flags.config)
-	if err == nil {
-		err = a.api.UpdateSettings(cfg.settings())
-	}
+// startAdmin starts the admin listener (metrics, health, purge, reload).
+func (a *app) startAdmin() error {
+	adm, err := ops.NewAdmin(ops.AdminOptions{
+		Token:    a.cfg.AdminToken,
+		Metrics:  a.metrics,
+		Ready:    a.ready.Load,
+		Redis:    a.pingRedis,
+		Breakers: a.up.BreakerStates,
+		Purge:    a.cache.PurgeDealer,
+		Reload:   a.reload,
+		Logger:   a.log,
+	})
 	if err != nil {
-		a.log.Error("config reload rejected; previous config stays in force", "error", err.Error())
 		return err
 	}
-	a.log.Info("config reloaded", "file", a.flags.config)
+	a.adminSrv = &fasthttp.Server{
+		Handler:               adm.Handler(),
+		Name:                  "dealer-edge-admin",
+		ReadTimeout:           5 * time.Second,
+		WriteTimeout:          10 * time.Second,
+		IdleTimeout:           60 * time.Second,
+		MaxRequestBodySize:    1024,
+		Concurrency:           64,
+		NoDefaultServerHeader: true,
+		CloseOnShutdown:       true,
+	}
+	ln, err := net.Listen("tcp", a.cfg.AdminListen)
+	if err != nil {
+		return fmt.Errorf("admin listen %s: %w", a.cfg.AdminListen, err)
+	}
+	a.adminAddr = ln.Addr().String()
+	go func() { _ = a.adminSrv.Serve(ln) }()
 	return nil
 }
 
-// shutdown stops accepting, lets in-flight requests finish within the
-// grace period, then closes pools and embedded services.
-func (a *app) shutdown() error {
-	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.Server.ShutdownGrace.D())
-	defer cancel()
+// pingRedis reports whether Redis answers now.
+func (a *app) pingRedis(ctx context.Context) error {
+	return a.rdb.Ping(ctx).Err()
+}
+
+// reload re-reads the config file and installs its reloadable settings;
+// an invalid file is rejected and the settings in force stay. Fields that
+// only take effect at start are named in a warning when they differ.
+func (a *app) reload() error {
+	a.reloadMu.Lock()
+	defer a.reloadMu.Unlock()
+	cfg, err := loadConfig(a.flags.config)
+	if err == nil {
+		a.flags.apply(cfg)
+		if err = cfg.validate(); err == nil {
+			err = a.api.UpdateSettings(cfg.settings())
+		}
+	}
+	a.metrics.ConfigReload(err)
+	if err != nil {
+		a.log.Error("config reload rejected; previous config stays in force", "file", a.flags.config, "error", err.Error())
+		return err
+	}
+	a.logs.Update(cfg.logOptions())
+	a.log.Info("config reloaded", "file", a.flags.config)
+	if changed := restartOnly(changedFields(a.fileCfg.flatten(), cfg.flatten())); len(changed) > 0 {
+		a.log.Warn("config fields changed that take effect only at restart", "fields", strings.Join(changed, ","))
+	}
+	return nil
+}
+
+// shutdown marks the edge not ready, stops accepting, lets in-flight
+// requests finish until ctx ends, then closes the admin listener, pools
+// and embedded services. It returns ctx's error when the grace period ran
+// out first.
+func (a *app) shutdown(ctx context.Context) error {
+	a.ready.Store(false)
 	err := a.srv.ShutdownWithContext(ctx)
+	if a.adminSrv != nil {
+		actx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = a.adminSrv.ShutdownWithContext(actx)
+		cancel()
+	}
 	a.closeAll()
 	return err
+}
+
+// outcome classifies an upstream call's result for metrics.
+func outcome(err error) string {
+	switch {
+	case err == nil:
+		return ops.OutcomeOK
+	case errors.Is(err, upstream.ErrNotFound):
+		return ops.OutcomeNotFound
+	case errors.Is(err, upstream.ErrCircuitOpen):
+		return ops.OutcomeBreakerOpen
+	case errors.Is(err, context.Canceled):
+		return ops.OutcomeCanceled
+	}
+	return ops.OutcomeError
+}
+
+func cacheStats(s cache.Stats) ops.CacheStats {
+	return ops.CacheStats{
+		Hits: s.Hits, Misses: s.Misses, StaleServed: s.Stale, Bypass: s.Bypass, L1Hits: s.L1Hits,
+		StaleOnError: s.StaleOnError, Fills: s.Fills, FillErrors: s.FillErrors, Coalesced: s.Coalesced,
+		L1Evictions: s.Evictions, L1Bytes: s.L1Bytes, L1Entries: s.L1Entries, RedisErrors: s.L2Errors,
+	}
+}
+
+func limiterStats(s ratelimit.Stats) ops.LimiterStats {
+	return ops.LimiterStats{
+		Admitted: s.Admitted, Rejected: s.Rejected, FallbackActivations: s.FallbackActivations,
+		FallbackActive: s.FallbackActive, RedisErrors: s.RedisErrors,
+	}
 }
 
 func (a *app) closeAll() {
@@ -344,10 +524,4 @@ func (a *app) closeAll() {
 		a.closers[i]()
 	}
 	a.closers = nil
-}
-
-func newLogger(w io.Writer, cfg *Config) *slog.Logger {
-	var lvl slog.Level
-	_ = lvl.UnmarshalText([]byte(cfg.Log.Level))
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl}))
 }
