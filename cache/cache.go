@@ -50,7 +50,8 @@ type Options struct {
 	// Every Redis call runs under a hard RedisTimeout budget enforced by the
 	// cache, whatever the client's own timeouts; set ContextTimeoutEnabled
 	// and short Read/WriteTimeouts on the client as well, so that abandoned
-	// calls also free their connection quickly.
+	// calls also free their connection quickly, and a low DialerRetries (1),
+	// so that a dead node is recognised within the budget.
 	Redis redis.UniversalClient
 	// Prefix starts every Redis key and the purge channel; the caller puts
 	// the contract version in it. Default "edge:v1". It must not contain
@@ -360,7 +361,9 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		}
 	}
 	var rkey string
-	if c.rdb != nil {
+	// Without a generation confirmed by Redis, L2 is not used: its keys
+	// would be guesses, and could find entries a purge has retired.
+	if c.rdb != nil && cur.verified.Load() {
 		rkey = c.entryKey(dealer, gen, key)
 		if e := c.l2Get(ctx, rkey); e != nil {
 			st := pol.state(e, now)
@@ -413,7 +416,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 	}
 	e := newEntry(body, c.now(), pol)
 	c.l1put(dealer, key, gen, cur, e)
-	if c.rdb != nil {
+	if rkey != "" {
 		c.l2Set(ctx, rkey, e)
 	}
 	return outcome{e, Miss}, nil

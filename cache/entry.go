@@ -163,7 +163,7 @@ const (
 	// Hit: a fresh entry from L1 or L2.
 	Hit
 	// Stale: an entry past its freshness, served within
-	// stale-while-revalidate or stale-if-error.
+	// stale-while-revalidate or stale-if-error (send max-age=0).
 	Stale
 	// Bypass: caching is off for the route (Policy.TTL is zero).
 	Bypass
