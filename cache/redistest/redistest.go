@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -226,16 +227,16 @@ func StartCluster(t TB) *Cluster {
 	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
 	defer cl.Close()
 	for {
-		masters := 0
+		var masters atomic.Int32 // ForEachMaster calls back concurrently
 		err := cl.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-			masters++
+			masters.Add(1)
 			return nil
 		})
-		if err == nil && masters == 3 {
+		if err == nil && masters.Load() == 3 {
 			break
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("cluster client sees %d masters: %v", masters, err)
+			t.Fatalf("cluster client sees %d masters: %v", masters.Load(), err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

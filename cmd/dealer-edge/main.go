@@ -37,6 +37,7 @@ import (
 	"github.com/dealer-edge/dealer-edge/aggregator/ops"
 	"github.com/dealer-edge/dealer-edge/cache"
 	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
+	"github.com/dealer-edge/dealer-edge/publicshape"
 	"github.com/dealer-edge/dealer-edge/upstream"
 	"github.com/dealer-edge/dealer-edge/upstream/fake"
 )
@@ -264,6 +265,11 @@ func start(cfg *Config, f *flags, logger *slog.Logger, logs *ops.Logs, mtr *ops.
 		WriteTimeout: to,
 		PoolSize:     cfg.Redis.PoolSize,
 		MaxRetries:   -1,
+		// Honour request deadlines, and give up on a dead node after one
+		// dial attempt: the cache and limiter mark Redis down and probe it
+		// in the background, so no request waits on dial retries.
+		ContextTimeoutEnabled: true,
+		DialerRetries:         1,
 	})
 	a.closers = append(a.closers, func() { _ = a.rdb.Close() })
 
@@ -296,6 +302,7 @@ func start(cfg *Config, f *flags, logger *slog.Logger, logs *ops.Logs, mtr *ops.
 
 	a.cache, err = cache.New(cache.Options{
 		Redis:        a.rdb,
+		Prefix:       cachePrefix,
 		L1MaxBytes:   cfg.Cache.L1MaxBytes,
 		RedisTimeout: to,
 		Logger:       logger,
@@ -388,6 +395,11 @@ func start(cfg *Config, f *flags, logger *slog.Logger, logs *ops.Logs, mtr *ops.
 	ok = true
 	return a, nil
 }
+
+// cachePrefix starts every Redis key of the response cache: the contract
+// version is part of it, so a new contract version never reads entries
+// shaped by an older one.
+const cachePrefix = "edge:c" + publicshape.ContractVersion
 
 func failMode(s string) ratelimit.FailMode {
 	switch s {
