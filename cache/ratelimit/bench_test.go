@@ -3,17 +3,21 @@ package ratelimit
 import (
 	"context"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dealer-edge/dealer-edge/cache/redistest"
 )
 
 // BenchmarkAllow measures Allow from many goroutines against miniredis.
 //
 //   - lease/one-key, lease/1024-keys: pure lease path (huge lease, long
 //     window: Redis is all but never called), the target of 0 allocs.
-//   - defaults/one-key: default options and the bench plan's limit
-//     (leases of 20): the amortised cost including the Redis refills.
+//   - defaults/...: default options and the bench plan's limit (leases of
+//     20): the amortised cost including the Redis refills, against
+//     miniredis (slow Lua) and a real redis-server.
 //   - rejected/one-key: an over-limit key answered from the cached
 //     rejection.
 //   - local/1024-keys: no Redis, in-process GCRA.
@@ -31,13 +35,18 @@ func BenchmarkAllow(b *testing.B) {
 		{"lease/one-key", true, Options{MaxLease: 1 << 20, LeaseWindow: time.Hour}, big, 1, 1 << 21},
 		{"lease/1024-keys", true, Options{MaxLease: 1 << 20, LeaseWindow: time.Hour}, big, 1024, 1 << 12},
 		{"defaults/one-key", true, Options{}, bench, 1, 100},
+		{"defaults/one-key/redis-server", true, Options{}, bench, 1, 100},
+		{"defaults/1024-keys/redis-server", true, Options{}, bench, 1024, 100},
 		{"rejected/one-key", true, Options{}, Limit{Rate: 1e-3, Burst: 1}, 1, 2},
 		{"local/1024-keys", false, Options{}, big, 1024, 1},
 	}
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {
 			opts := bc.opts
-			if bc.redis {
+			switch {
+			case strings.HasSuffix(bc.name, "redis-server"):
+				opts.Redis = redistest.Start(b).Client()
+			case bc.redis:
 				_, c := startMini(b)
 				opts.Redis = c
 			}

@@ -58,7 +58,10 @@
 // Rate·total + Burst + N·(k−1), so the long-run rate is exact. With k = 1
 // (MaxLease 1, or any low limit) the bound is that of a single bucket:
 // Rate·(b−a) + Burst. TestTwoInstancesAccuracyBound checks both bounds
-// with two instances; TestDemoLimitExact checks that 10/s burst 10 is exact.
+// over every interval of a run of two instances with bursty demand;
+// TestOvershootWorstCase builds the worst case and admits exactly
+// Burst + N·(k−1), so the bound is tight; TestDemoLimitExact checks that
+// 10/s burst 10 is exact across instances.
 //
 // Leases cost accuracy in the other direction too: unspent leased tokens
 // expire, so a key spread thinly over many instances can be admitted a

@@ -71,7 +71,8 @@ type Options struct {
 	// then evaluates buckets on its own clock (TIME), so clock skew
 	// between edge hosts does not matter. When set (tests, simulations),
 	// its time is also sent to Redis, and every instance sharing a bucket
-	// must use the same clock: see "Clocks" in the package doc.
+	// must use the same clock: see "Clocks" in the package doc. It must
+	// return times after 1970.
 	Now func() time.Time
 	// Logger receives one line per Redis state change. Nil discards.
 	Logger *slog.Logger
