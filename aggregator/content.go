@@ -68,11 +68,15 @@ func (s *Server) contentListing(ctx *fasthttp.RequestCtx, rs *reqState) {
 	setDeprecation(ctx, st, ct)
 	rs.keyBuf = appendKey(rs.keyBuf[:0], RouteContentListing, ct, &p)
 	rs.keyBuf = append(rs.keyBuf, contentKeyExtra(st, ct)...)
+	if s.serveFresh(ctx, rs, st, ct, rs.keyBuf) {
+		return
+	}
+	fp := p // a copy for the fill: p itself stays on the stack on the hit path
 	pr, reqID, tp := rs.p, string(rs.reqID), rs.traceparent
 	s.respond(ctx, rs, st, ct, rs.keyBuf, func(c context.Context) ([]byte, error) {
 		c, cancel := fillCtx(c, st, reqID, tp)
 		defer cancel()
-		l, err := s.listing(c, st, pr.dealerID, ct, p, true)
+		l, err := s.listing(c, st, pr.dealerID, ct, fp, true)
 		if err != nil {
 			return nil, err
 		}
@@ -134,6 +138,10 @@ func (s *Server) contentDetails(ctx *fasthttp.RequestCtx, rs *reqState) {
 	setDeprecation(ctx, st, ct)
 	rs.keyBuf = appendKey(rs.keyBuf[:0], RouteContentDetails, ct, &p)
 	rs.keyBuf = append(rs.keyBuf, contentKeyExtra(st, ct)...)
+	if s.serveFresh(ctx, rs, st, ct, rs.keyBuf) {
+		return
+	}
+	fp := p // a copy for the fill: p itself stays on the stack on the hit path
 	pr, reqID, tp := rs.p, string(rs.reqID), rs.traceparent
 	s.respond(ctx, rs, st, ct, rs.keyBuf, func(c context.Context) ([]byte, error) {
 		c, cancel := fillCtx(c, st, reqID, tp)
@@ -143,7 +151,7 @@ func (s *Server) contentDetails(ctx *fasthttp.RequestCtx, rs *reqState) {
 			return nil, err
 		}
 		for _, r := range mapping.Visible(pr.dealerID, ct, recs, mapping.BySlug) {
-			if r.Slug == p.slug {
+			if r.Slug == fp.slug {
 				return encode(publicshape.ContentDetail{
 					ContentType: ct,
 					Item:        mapping.ContentItem(r, ct, mapping.DetailForm),
@@ -171,6 +179,10 @@ func (s *Server) contentHub(ctx *fasthttp.RequestCtx, rs *reqState) {
 	st := s.settings.Load()
 	rs.keyBuf = appendKey(rs.keyBuf[:0], RouteContentHub, "", &p)
 	rs.keyBuf = append(rs.keyBuf, st.depKey...)
+	if s.serveFresh(ctx, rs, st, "", rs.keyBuf) {
+		return
+	}
+	fp := p // a copy for the fill: p itself stays on the stack on the hit path
 	pr, reqID, tp := rs.p, string(rs.reqID), rs.traceparent
 	s.respond(ctx, rs, st, "", rs.keyBuf, func(c context.Context) ([]byte, error) {
 		c, cancel := fillCtx(c, st, reqID, tp)
@@ -180,7 +192,7 @@ func (s *Server) contentHub(ctx *fasthttp.RequestCtx, rs *reqState) {
 		var g errgroup.Group
 		for i, ct := range upstream.ContentTypes {
 			g.Go(func() error {
-				sections[i], errs[i] = s.listing(c, st, pr.dealerID, ct, p, false)
+				sections[i], errs[i] = s.listing(c, st, pr.dealerID, ct, fp, false)
 				return nil
 			})
 		}
@@ -223,6 +235,10 @@ func (s *Server) contentSearch(ctx *fasthttp.RequestCtx, rs *reqState) {
 	}
 	st := s.settings.Load()
 	rs.keyBuf = appendKey(rs.keyBuf[:0], RouteContentSearch, "", &p)
+	if s.serveFresh(ctx, rs, st, "", rs.keyBuf) {
+		return
+	}
+	fp := p // a copy for the fill: p itself stays on the stack on the hit path
 	pr, reqID, tp := rs.p, string(rs.reqID), rs.traceparent
 	s.respond(ctx, rs, st, "", rs.keyBuf, func(c context.Context) ([]byte, error) {
 		c, cancel := fillCtx(c, st, reqID, tp)
@@ -231,23 +247,23 @@ func (s *Server) contentSearch(ctx *fasthttp.RequestCtx, rs *reqState) {
 		g, gctx := errgroup.WithContext(c)
 		for i, ct := range upstream.ContentTypes {
 			g.Go(func() error {
-				recs, err := s.backend.Content(gctx, pr.dealerID, ct, upstream.ContentFilter{Q: p.q})
+				recs, err := s.backend.Content(gctx, pr.dealerID, ct, upstream.ContentFilter{Q: fp.q})
 				if err != nil {
 					return err
 				}
-				matches[i] = mapping.Ranked(mapping.Visible(pr.dealerID, ct, recs, mapping.Discovery), p.q)
+				matches[i] = mapping.Ranked(mapping.Visible(pr.dealerID, ct, recs, mapping.Discovery), fp.q)
 				return nil
 			})
 		}
 		if err := g.Wait(); err != nil {
 			return nil, err
 		}
-		res := publicshape.ContentSearch{Q: p.q, PageSizePerType: p.pageSize, ByType: map[string]int{}, Items: []publicshape.ContentItem{}, Meta: mapping.DealerMeta(pr.dealer)}
+		res := publicshape.ContentSearch{Q: fp.q, PageSizePerType: fp.pageSize, ByType: map[string]int{}, Items: []publicshape.ContentItem{}, Meta: mapping.DealerMeta(pr.dealer)}
 		for i, ct := range upstream.ContentTypes {
 			res.ByType[ct] = len(matches[i])
 			res.Total += len(matches[i])
 		}
-		for rank := 0; rank < p.pageSize; rank++ {
+		for rank := 0; rank < fp.pageSize; rank++ {
 			for i, ct := range upstream.ContentTypes {
 				if rank < len(matches[i]) {
 					res.Items = append(res.Items, mapping.ContentItem(matches[i][rank], ct, mapping.SearchForm))

@@ -41,11 +41,15 @@ func (s *Server) inventoryListing(ctx *fasthttp.RequestCtx, rs *reqState) {
 	}
 	st := s.settings.Load()
 	rs.keyBuf = appendKey(rs.keyBuf[:0], RouteInventoryListing, service, &p)
+	if s.serveFresh(ctx, rs, st, "", rs.keyBuf) {
+		return
+	}
+	fp := p // a copy for the fill: p itself stays on the stack on the hit path
 	dealerID, reqID, tp := rs.p.dealerID, string(rs.reqID), rs.traceparent
 	s.respond(ctx, rs, st, "", rs.keyBuf, func(c context.Context) ([]byte, error) {
 		c, cancel := fillCtx(c, st, reqID, tp)
 		defer cancel()
-		return s.fillInventoryListing(c, dealerID, service, p)
+		return s.fillInventoryListing(c, dealerID, service, fp)
 	})
 }
 
@@ -96,14 +100,18 @@ func (s *Server) inventoryDetails(ctx *fasthttp.RequestCtx, rs *reqState) {
 	}
 	st := s.settings.Load()
 	rs.keyBuf = appendKey(rs.keyBuf[:0], RouteInventoryDetails, service, &p)
+	if s.serveFresh(ctx, rs, st, "", rs.keyBuf) {
+		return
+	}
+	fp := p // a copy for the fill: p itself stays on the stack on the hit path
 	dealerID, reqID, tp := rs.p.dealerID, string(rs.reqID), rs.traceparent
 	s.respond(ctx, rs, st, "", rs.keyBuf, func(c context.Context) ([]byte, error) {
 		c, cancel := fillCtx(c, st, reqID, tp)
 		defer cancel()
 		if service == publicshape.ServiceNLT {
-			return s.fillOffer(c, dealerID, p.idOfferta)
+			return s.fillOffer(c, dealerID, fp.idOfferta)
 		}
-		return s.fillVehicle(c, dealerID, service, p.idAuto)
+		return s.fillVehicle(c, dealerID, service, fp.idAuto)
 	})
 }
 

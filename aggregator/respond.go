@@ -6,12 +6,26 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"unsafe"
 
 	"github.com/valyala/fasthttp"
 
 	"github.com/dealer-edge/dealer-edge/cache"
 	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
 	"github.com/dealer-edge/dealer-edge/upstream"
+)
+
+// Canonical names of the headers set on every response, set with
+// SetCanonical so fasthttp does not normalise them per request.
+var (
+	hdrXRequestID      = []byte("X-Request-Id")
+	hdrXCache          = []byte("X-Cache")
+	hdrETag            = []byte("Etag")
+	hdrCacheControl    = []byte("Cache-Control")
+	hdrVary            = []byte("Vary")
+	hdrRateLimitPolicy = []byte("Ratelimit-Policy")
+	hdrRateLimit       = []byte("Ratelimit")
+	valVary            = []byte("X-Api-Key, Authorization")
 )
 
 // partialError carries a degraded but usable response body (a hub with a
@@ -34,6 +48,18 @@ func fillCtx(parent context.Context, st *liveSettings, reqID, traceparent string
 	return upstream.WithTrace(ctx, reqID, traceparent), cancel
 }
 
+// serveFresh writes a fresh in-process cache entry for key, if there is
+// one. Handlers call it before they build their fill closure, so a hit
+// allocates nothing for it.
+func (s *Server) serveFresh(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSettings, contentType string, key []byte) bool {
+	e, ok := s.cache.Fresh(rs.p.dealerID, key, st.policy(rs.route, contentType))
+	if !ok {
+		return false
+	}
+	s.writeEntry(ctx, rs, e, cache.Hit)
+	return true
+}
+
 // respond looks the response up in the cache, filling it on a miss, and
 // writes it.
 func (s *Server) respond(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSettings, contentType string, key []byte, fill cache.FillFunc) {
@@ -50,10 +76,14 @@ func (s *Server) respond(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSetting
 		s.fail(ctx, rs, err)
 		return
 	}
+	s.writeEntry(ctx, rs, e, res)
+}
+
+func (s *Server) writeEntry(ctx *fasthttp.RequestCtx, rs *reqState, e *cache.Entry, res cache.Result) {
 	rs.cache = res.String()
 	rs.hdrBuf = append(rs.hdrBuf[:0], "private, max-age="...)
-	rs.hdrBuf = strconv.AppendInt(rs.hdrBuf, int64(e.MaxAge(s.now())), 10)
-	ctx.Response.Header.Set("X-Cache", rs.cache)
+	rs.hdrBuf = strconv.AppendInt(rs.hdrBuf, int64(e.MaxAge(rs.start)), 10)
+	ctx.Response.Header.SetCanonical(hdrXCache, s2b(rs.cache))
 	s.writeBodyHdr(ctx, rs, e.Body, e.ETag, rs.hdrBuf)
 }
 
@@ -65,9 +95,9 @@ func (s *Server) writeBody(ctx *fasthttp.RequestCtx, rs *reqState, body []byte, 
 
 func (s *Server) writeBodyHdr(ctx *fasthttp.RequestCtx, rs *reqState, body []byte, etag string, cacheControl []byte) {
 	h := &ctx.Response.Header
-	h.Set("ETag", etag)
-	h.SetBytesV("Cache-Control", cacheControl)
-	h.Set("Vary", "X-Api-Key, Authorization")
+	h.SetCanonical(hdrETag, s2b(etag))
+	h.SetCanonical(hdrCacheControl, cacheControl)
+	h.SetCanonical(hdrVary, valVary)
 	rs.status = fasthttp.StatusOK
 	if etagMatch(ctx.Request.Header.Peek("If-None-Match"), etag) {
 		ctx.SetStatusCode(fasthttp.StatusNotModified)
@@ -120,9 +150,12 @@ func (s *Server) writeRateLimitHeaders(ctx *fasthttp.RequestCtx, rs *reqState, p
 		plan = "default"
 	}
 	policy, current := d.AppendHeaders(rs.hdrBuf[:0], plan)
-	ctx.Response.Header.SetBytesV("RateLimit-Policy", policy)
-	ctx.Response.Header.SetBytesV("RateLimit", current)
+	ctx.Response.Header.SetCanonical(hdrRateLimitPolicy, policy)
+	ctx.Response.Header.SetCanonical(hdrRateLimit, current)
 }
 
 // encode marshals a public response body.
 func encode(v any) ([]byte, error) { return json.Marshal(v) }
+
+// s2b views an immutable string as bytes for fasthttp's copying setters.
+func s2b(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }

@@ -36,6 +36,8 @@ type Backend interface {
 // ResponseCache is what the edge needs of the response cache
 // (*cache.Cache implements it).
 type ResponseCache interface {
+	// Fresh is the fast path: a fresh in-process entry, or false.
+	Fresh(dealerID int64, key []byte, pol cache.Policy) (*cache.Entry, bool)
 	Get(ctx context.Context, dealerID int64, key []byte, pol cache.Policy, fill cache.FillFunc) (*cache.Entry, cache.Result, error)
 }
 
@@ -194,6 +196,7 @@ type reqState struct {
 	idBuf       [maxRequestIDLen + 8]byte
 	reqID       []byte
 	traceparent string
+	start       time.Time // when the request arrived: the one clock read of the hit path
 	route       string
 	pathValue   string // {service} or {content_type} of a static route
 	status      int
@@ -217,17 +220,17 @@ const stateKey = "edge.rs"
 func (s *Server) Handler() fasthttp.RequestHandler { return s.serve }
 
 func (s *Server) serve(ctx *fasthttp.RequestCtx) {
-	start := time.Now()
 	rs := s.states.Get().(*reqState)
 	rs.reset()
-	defer s.finish(ctx, rs, start)
+	rs.start = s.now()
+	defer s.finish(ctx, rs)
 
 	if id := ctx.Request.Header.Peek("X-Request-ID"); ValidRequestID(id) {
 		rs.reqID = append(rs.idBuf[:0], id...)
 	} else {
 		rs.reqID = s.ids.appendID(rs.idBuf[:0])
 	}
-	ctx.Response.Header.SetBytesV("X-Request-ID", rs.reqID)
+	ctx.Response.Header.SetCanonical(hdrXRequestID, rs.reqID)
 	if tp := ctx.Request.Header.Peek("traceparent"); len(tp) > 0 && ValidTraceparent(tp) {
 		rs.traceparent = string(tp)
 	}
@@ -240,7 +243,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	s.router.Handler(ctx)
 }
 
-func (s *Server) finish(ctx *fasthttp.RequestCtx, rs *reqState, start time.Time) {
+func (s *Server) finish(ctx *fasthttp.RequestCtx, rs *reqState) {
 	if r := recover(); r != nil {
 		s.log.Error("panic", "request_id", string(rs.reqID), "route", rs.route, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 		s.writeProblem(ctx, rs, problemf(codeInternal, "an unexpected error occurred"))
@@ -253,7 +256,7 @@ func (s *Server) finish(ctx *fasthttp.RequestCtx, rs *reqState, start time.Time)
 			Code:      rs.code,
 			Cache:     rs.cache,
 			RequestID: rs.reqID,
-			Duration:  time.Since(start),
+			Duration:  s.now().Sub(rs.start),
 		}
 		if rs.p != nil {
 			info.DealerID = rs.p.dealerID
@@ -329,7 +332,7 @@ func (s *Server) endpoint(route string, h func(*fasthttp.RequestCtx, *reqState))
 			s.fail(ctx, rs, err)
 			return
 		}
-		if ae := p.check(s.now()); ae != nil {
+		if ae := p.check(rs.start); ae != nil {
 			s.writeProblem(ctx, rs, ae)
 			return
 		}
