@@ -23,6 +23,9 @@ const (
 // known service prefix counts as a call of that service, then faults are
 // injected, then it is answered.
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
+	if s.control(ctx) {
+		return
+	}
 	seg, ok := segments(ctx.URI().PathOriginal())
 	if !ok || len(seg) < 2 || seg[1] != "v1" {
 		writeError(ctx, fasthttp.StatusNotFound, "not found")

@@ -39,6 +39,7 @@ type faults struct {
 	latency  atomic.Int64  // nanoseconds
 	failRate atomic.Uint64 // math.Float64bits
 	down     atomic.Bool
+	reset    atomic.Bool
 	calls    atomic.Int64
 }
 
@@ -221,6 +222,10 @@ func (s *Server) inject(ctx *fasthttp.RequestCtx, f *faults) bool {
 		case <-s.closing:
 			t.Stop()
 		}
+	}
+	if f.reset.Load() {
+		resetConn(ctx)
+		return true
 	}
 	if f.down.Load() {
 		writeError(ctx, fasthttp.StatusServiceUnavailable, "service down")
