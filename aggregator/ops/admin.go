@@ -12,9 +12,11 @@ import (
 	"net/netip"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/pprofhandler"
 )
 
 // AdminOptions configure the admin handler. Every function may be nil:
@@ -107,6 +109,13 @@ func (a *Admin) serve(ctx *fasthttp.RequestCtx) {
 	case "/admin/reload":
 		r = route{fasthttp.MethodPost, false, a.reload}
 	default:
+		if strings.HasPrefix(path, "/debug/pprof/") {
+			// Go's profiler (CPU, heap, goroutines, ...): what an operator
+			// needs to explain a hot spot in production, behind the admin
+			// token like everything that is not a probe.
+			r = route{fasthttp.MethodGet, false, pprofhandler.PprofHandler}
+			break
+		}
 		problem(ctx, fasthttp.StatusNotFound, "not found", "no such admin endpoint")
 		return
 	}

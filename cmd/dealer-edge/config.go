@@ -71,6 +71,7 @@ type Config struct {
 		WriteTimeout   Duration `json:"write_timeout"`
 		IdleTimeout    Duration `json:"idle_timeout"`
 		MaxHeaderBytes int      `json:"max_header_bytes"`
+		WriteBuffer    int      `json:"write_buffer_bytes"`
 		MaxRequestBody int      `json:"max_request_body"`
 		Concurrency    int      `json:"concurrency"`
 		RequestTimeout Duration `json:"request_timeout"`
@@ -145,6 +146,7 @@ func defaultConfig() *Config {
 	c.Server.WriteTimeout = Duration(10 * time.Second)
 	c.Server.IdleTimeout = Duration(60 * time.Second)
 	c.Server.MaxHeaderBytes = 8 << 10
+	c.Server.WriteBuffer = 32 << 10
 	c.Server.MaxRequestBody = 1024
 	c.Server.Concurrency = 256 * 1024
 	c.Server.ShutdownGrace = Duration(15 * time.Second)
@@ -285,6 +287,9 @@ func (c *Config) validate() error {
 		if d <= 0 {
 			bad("server."+name, "must be positive")
 		}
+	}
+	if c.Server.WriteBuffer < 4096 || c.Server.WriteBuffer > 1<<20 {
+		bad("server.write_buffer_bytes", "must be between 4096 and 1048576")
 	}
 	if c.Server.MaxHeaderBytes < 1024 {
 		bad("server.max_header_bytes", "must be at least 1024")

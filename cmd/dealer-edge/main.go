@@ -356,6 +356,7 @@ func start(cfg *Config, f *flags, logger *slog.Logger, logs *ops.Logs, mtr *ops.
 		WriteTimeout:          cfg.Server.WriteTimeout.D(),
 		IdleTimeout:           cfg.Server.IdleTimeout.D(),
 		ReadBufferSize:        cfg.Server.MaxHeaderBytes,
+		WriteBufferSize:       cfg.Server.WriteBuffer,
 		MaxRequestBodySize:    cfg.Server.MaxRequestBody,
 		Concurrency:           cfg.Server.Concurrency,
 		MaxConnsPerIP:         cfg.Server.MaxConnsPerIP,
