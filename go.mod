@@ -2,25 +2,28 @@ module github.com/dealer-edge/dealer-edge
 
 go 1.26.8
 
-require github.com/redis/go-redis/v9 v9.23.0
+require (
+	github.com/VictoriaMetrics/metrics v1.35.1
+	github.com/alicebob/miniredis/v2 v2.40.0
+	github.com/cespare/xxhash/v2 v2.3.0
+	github.com/fasthttp/router v1.5.4
+	github.com/go-json-experiment/json v1.27.2
+	github.com/redis/go-redis/v9 v9.23.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/sony/gobreaker/v2 v2.4.0
+	github.com/valyala/fasthttp v1.74.0
+	golang.org/x/sync v0.24.0
+)
 
 require (
-	github.com/VictoriaMetrics/metrics v1.35.1 // indirect
-	github.com/alicebob/miniredis/v2 v2.40.0 // indirect
-	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/fasthttp/router v1.5.4 // indirect
 	github.com/klauspost/compress v1.20.0 // indirect
 	github.com/molecule-man/go-brrr v1.0.1 // indirect
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/savsgio/gotils v0.0.0-20240704082632-aef3928b8a38 // indirect
-	github.com/sony/gobreaker/v2 v2.4.0 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
-	github.com/valyala/fasthttp v1.74.0 // indirect
 	github.com/valyala/fastrand v1.1.0 // indirect
 	github.com/valyala/histogram v1.2.0 // indirect
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
-	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 )

@@ -62,9 +62,9 @@ type AIContent struct {
 	Highlights  []string `json:"highlights,omitempty"`
 
 	// Internal only: rendering and SEO payloads.
-	RenderTemplate string         `json:"render_template,omitempty"`
-	SEOPayload     map[string]any `json:"seo_payload,omitempty"`
-	PromptID       string         `json:"prompt_id,omitempty"`
+	RenderTemplate string `json:"render_template,omitempty"`
+	SEOPayload     Opaque `json:"seo_payload,omitempty"`
+	PromptID       string `json:"prompt_id,omitempty"`
 }
 
 // EquipmentItem is one piece of equipment of a catalog version.
@@ -116,9 +116,9 @@ type Vehicle struct {
 	SourceIDs           map[string]string `json:"source_ids,omitempty"`     // e.g. {"dms": "...", "feed": "..."}
 	LookupCascade       []string          `json:"lookup_cascade,omitempty"` // catalog lookups tried (jato -> eurotax -> manual)
 	TechDataDir         string            `json:"tech_data_dir,omitempty"`  // raw technical-data directory
-	RenderPayload       map[string]any    `json:"render_payload,omitempty"`
-	SEOPayload          map[string]any    `json:"seo_payload,omitempty"`
-	RawVersionOptionals []EquipmentItem   `json:"raw_version_optionals,omitempty"` // the version's whole optional catalogue
+	RenderPayload       Opaque            `json:"render_payload,omitempty"`
+	SEOPayload          Opaque            `json:"seo_payload,omitempty"`
+	RawVersionOptionals RawOptionals      `json:"raw_version_optionals,omitempty"` // the version's whole optional catalogue
 }
 
 // VehiclePage is one page of a vehicle listing.
@@ -162,7 +162,7 @@ type Offer struct {
 	// Internal only.
 	SourceIDs     map[string]string `json:"source_ids,omitempty"`
 	LookupCascade []string          `json:"lookup_cascade,omitempty"`
-	RenderPayload map[string]any    `json:"render_payload,omitempty"`
+	RenderPayload Opaque            `json:"render_payload,omitempty"`
 }
 
 // OfferPage is one page of an offer listing.
@@ -215,9 +215,9 @@ type Video struct {
 	PublishedAt     time.Time `json:"published_at"`
 
 	// Internal only.
-	RenderJobID   string         `json:"render_job_id,omitempty"`
-	RenderPayload map[string]any `json:"render_payload,omitempty"`
-	SourceID      string         `json:"source_id,omitempty"`
+	RenderJobID   string `json:"render_job_id,omitempty"`
+	RenderPayload Opaque `json:"render_payload,omitempty"`
+	SourceID      string `json:"source_id,omitempty"`
 }
 
 // Media is the media service's record of a vehicle's generated media. A nil
@@ -280,11 +280,11 @@ type ContentRecord struct {
 	Transcript      string `json:"transcript,omitempty"`
 
 	// Internal only.
-	TemplateID    string         `json:"template_id,omitempty"`
-	SourceID      string         `json:"source_id,omitempty"`
-	BodyHTML      string         `json:"body_html,omitempty"` // rendered page fragment
-	RenderPayload map[string]any `json:"render_payload,omitempty"`
-	SEOPayload    map[string]any `json:"seo_payload,omitempty"` // structured data, canonical, robots
+	TemplateID    string `json:"template_id,omitempty"`
+	SourceID      string `json:"source_id,omitempty"`
+	BodyHTML      string `json:"body_html,omitempty"` // rendered page fragment
+	RenderPayload Opaque `json:"render_payload,omitempty"`
+	SEOPayload    Opaque `json:"seo_payload,omitempty"` // structured data, canonical, robots
 }
 
 // ContentFilter narrows a content request; the content service applies it
@@ -296,3 +296,15 @@ type ContentFilter struct {
 	Topic    string
 	Brand    string
 }
+
+// Opaque is an internal-only structured payload of a record (rendering and
+// SEO data). The fakes fill it; the Client never decodes it: it skips its
+// bytes, so the edge neither spends time on it nor holds any of it, and no
+// mapping can let it out by mistake.
+type Opaque map[string]any
+
+// RawOptionals is a catalog version's whole optional catalogue as the
+// inventory service attaches it to a vehicle: internal only (the public
+// detail lists only the optionals confirmed for the vehicle, from the
+// catalog service). The Client skips it like Opaque.
+type RawOptionals []EquipmentItem

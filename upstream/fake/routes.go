@@ -354,6 +354,11 @@ func (s *Server) content(ctx *fasthttp.RequestCtx, seg []string) {
 		Topic:    string(args.Peek("topic")),
 		Brand:    string(args.Peek("brand")),
 	}
+	key := contentKey{id, seg[2], f}
+	if b, ok := s.contentBodies.Load(key); ok {
+		writeJSON(ctx, b.([]byte))
+		return
+	}
 	recs := corpus.Filter(corpus.Records(id, seg[2]), f)
 	if recs == nil {
 		recs = []upstream.ContentRecord{}
@@ -365,5 +370,20 @@ func (s *Server) content(ctx *fasthttp.RequestCtx, seg []string) {
 		writeError(ctx, fasthttp.StatusInternalServerError, "encode")
 		return
 	}
+	// The data never changes: keep the encoded answer (a bounded number of
+	// them), so that a load test measures the edge, not the fake's encoder.
+	if s.contentStored.Add(1) <= maxContentBodies {
+		s.contentBodies.Store(key, b)
+	}
 	writeJSON(ctx, b)
 }
+
+// contentKey identifies one content answer of the fake.
+type contentKey struct {
+	dealer int64
+	typ    string
+	filter upstream.ContentFilter
+}
+
+// maxContentBodies bounds the encoded content answers a Server keeps.
+const maxContentBodies = 4096

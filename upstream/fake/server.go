@@ -54,6 +54,11 @@ type Server struct {
 	rngMu sync.Mutex
 	rng   *rand.Rand // fault injection draws
 
+	// contentBodies memoises encoded content answers (contentKey ->
+	// []byte); contentStored counts the stores against maxContentBodies.
+	contentBodies sync.Map
+	contentStored atomic.Int64
+
 	closing   chan struct{}
 	closeOnce sync.Once
 
