@@ -463,7 +463,7 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 }
 
 // decodeOptions configure the decoding of every 200 body: internal-only
-// payloads (Opaque, RawOptionals) are skipped without being built, and the
+// payloads (Opaque, RawOptionals, Markup) are skipped without being built, and the
 // decoder is as lenient as encoding/json's on duplicate names and invalid
 // UTF-8 (the records are still checked by the mapping). The decoder is
 // go-json-experiment/json (the encoding/json/v2 prototype): a single pass
@@ -473,6 +473,7 @@ var decodeOptions = json.JoinOptions(
 	json.WithUnmarshalers(json.JoinUnmarshalers(
 		json.UnmarshalFromFunc(func(dec *jsontext.Decoder, _ *Opaque) error { return dec.SkipValue() }),
 		json.UnmarshalFromFunc(func(dec *jsontext.Decoder, _ *RawOptionals) error { return dec.SkipValue() }),
+		json.UnmarshalFromFunc(func(dec *jsontext.Decoder, _ *Markup) error { return dec.SkipValue() }),
 	)),
 	jsontext.AllowDuplicateNames(true),
 	jsontext.AllowInvalidUTF8(true),

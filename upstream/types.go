@@ -282,7 +282,7 @@ type ContentRecord struct {
 	// Internal only.
 	TemplateID    string `json:"template_id,omitempty"`
 	SourceID      string `json:"source_id,omitempty"`
-	BodyHTML      string `json:"body_html,omitempty"` // rendered page fragment
+	BodyHTML      Markup `json:"body_html,omitempty"` // rendered page fragment
 	RenderPayload Opaque `json:"render_payload,omitempty"`
 	SEOPayload    Opaque `json:"seo_payload,omitempty"` // structured data, canonical, robots
 }
@@ -308,3 +308,8 @@ type Opaque map[string]any
 // detail lists only the optionals confirmed for the vehicle, from the
 // catalog service). The Client skips it like Opaque.
 type RawOptionals []EquipmentItem
+
+// Markup is an internal-only rendered fragment (the content service's
+// body_html). The Client skips it like Opaque: it is the largest field of a
+// content record and the edge publishes plain text only.
+type Markup string

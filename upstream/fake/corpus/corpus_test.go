@@ -338,7 +338,7 @@ func TestFields(t *testing.T) {
 				if want := "https://" + domains[d] + "/" + typePath[typ] + "/" + r.Slug; r.URL != want {
 					t.Errorf("%s: url %q, want %q", where, r.URL, want)
 				}
-				if r.TemplateID == "" || r.SourceID == "" || !strings.HasPrefix(r.BodyHTML, "<article") || len(r.RenderPayload) == 0 {
+				if r.TemplateID == "" || r.SourceID == "" || !strings.HasPrefix(string(r.BodyHTML), "<article") || len(r.RenderPayload) == 0 {
 					t.Errorf("%s: internal fields missing", where)
 				}
 				if r.SEOPayload["canonical"] != r.URL || r.SEOPayload["robots"] == nil || r.SEOPayload["json_ld"] == nil {

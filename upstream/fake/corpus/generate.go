@@ -232,7 +232,7 @@ func (b *builder) setText(r *rec, title, h1, excerpt string, paras []string) {
 		sb.WriteString("<p>" + html.EscapeString(p) + "</p>")
 	}
 	sb.WriteString(`<aside class="cta" data-track="content-cta">Contattaci</aside></article>`)
-	r.BodyHTML = sb.String()
+	r.BodyHTML = upstream.Markup(sb.String())
 	r.RenderPayload = map[string]any{
 		"layout":      []string{"editorial-v3", "editorial-v4", "compact-v2"}[b.rng.IntN(3)],
 		"hero_image":  fmt.Sprintf("https://img.dealeredge-cdn.it/content/%d/hero.jpg", r.ID),
