@@ -178,6 +178,7 @@ else
   log "building binaries into $BIN"
   (cd "$ROOT" && go build -o "$BIN/" ./cmd/dealer-edge ./cmd/fake-upstream) || die "go build of cmd/dealer-edge, cmd/fake-upstream failed"
 fi
+(cd "$ROOT" && go build -o "$BIN/bare" ./bench/bare) || die "go build of bench/bare failed"
 (cd "$ROOT" && go build -o "$BIN/benchtool" ./bench/tool) || die "go build of bench/tool failed"
 TOOL="$BIN/benchtool"
 
@@ -343,6 +344,18 @@ timeout 180 "$TOOL" warm -base "$NGINX_A" -compare "$EDGE_A" -keys "$KEYS_FILE" 
 
 log "scenario a: cache hit, one hot URL ($HOT_PATH)"
 pair a "$EDGE_A$HOT_PATH" nginx "$NGINX_A$HOT_PATH" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
+log "scenario a': the ceiling, a bare fasthttp server sending the same body ($HOT_PATH) on CPU $CPU_SRV"
+"$TOOL" get -url "$EDGE_A$HOT_PATH" -key "$HOT_KEY" -o "$WORK/hot-body.json" >/dev/null || die "cannot fetch the hot body"
+free_port; BARE_PORT=$PORT
+start bare "$CPU_SRV" "$BIN/bare" -listen "127.0.0.1:$BARE_PORT" -body "$WORK/hot-body.json"
+BARE_PID=$LAST_PID
+wait_port "$BARE_PID" "$BARE_PORT"
+for c in "${CONNS[@]}"; do
+  for r in $(seq 1 "$RUNS"); do
+    wrk_run a bare "$c" "$r" "http://127.0.0.1:$BARE_PORT$HOT_PATH" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
+  done
+done
+stop "$BARE_PID"
 log "scenario b: hit mix, 50 keys x 200 URLs"
 pair b "$EDGE_A/" nginx "$NGINX_A/" "$BENCH_DIR/wrk/mix.lua"
 if [ "$MODE" = full ] && [ "$ADMIN_A_OK" = 1 ] &&
@@ -378,8 +391,9 @@ pair c "$EDGE_N$HOT_PATH" upstream "$UP_DIRECT" "$BENCH_DIR/wrk/report.lua" -H "
 log "scenario d: hub fan-out, caching off, vs one section from the fake upstream"
 pair d "$EDGE_N$HUB_PATH" upstream "$UP_SECTION" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
 if [ "$MODE" = full ]; then
-  log "scenario d at 1 connection: the fan-out latency itself, without queueing"
+  log "scenarios c and d at 1 connection: the miss overhead and the fan-out latency themselves, without queueing"
   PAIR_CONNS=(1)
+  pair c "$EDGE_N$HOT_PATH" upstream "$UP_DIRECT" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
   pair d "$EDGE_N$HUB_PATH" upstream "$UP_SECTION" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
   PAIR_CONNS=()
 fi

@@ -216,6 +216,26 @@ func report(args []string) error {
 			}
 			rows = append(rows, r)
 		}
+		if s.id != "a" {
+			continue
+		}
+		// The ceiling: a bare fasthttp server sending the same body on the
+		// same core (bench/bare), against the same nginx runs.
+		for _, c := range conns {
+			bare, ok := get("a", "bare", c)
+			if !ok {
+				continue
+			}
+			r := row{scenario: "a' bare fasthttp, same body", conns: fmt.Sprint(c), eRPS: rpsS(bare.rps), eP50: ms(bare.p50), eP99: ms(bare.p99),
+				vs: "nginx", vRPS: "-", vP50: "-", vP99: "-", ratio: "-", result: "-", target: "reference: no auth, limit, cache, routing"}
+			if v, vok := get("a", "nginx", c); vok {
+				r.vRPS, r.vP50, r.vP99 = rpsS(v.rps), ms(v.p50), ms(v.p99)
+				if v.rps > 0 {
+					r.ratio = fmt.Sprintf("%.2fx", bare.rps/v.rps)
+				}
+			}
+			rows = append(rows, r)
+		}
 	}
 	if len(stampedes) > 0 {
 		e, eok := stampedes["edge"]
