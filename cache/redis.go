@@ -276,10 +276,24 @@ func (c *Cache) subscribeLoop() {
 			}
 		case *redis.Pong:
 			pingPending = false
+			c.subscriptionAnswered()
 		case *redis.Message:
 			pingPending = false
+			c.subscriptionAnswered()
 			c.handlePurgeMessage(m.Payload)
 		}
+	}
+}
+
+// subscriptionAnswered marks the subscription healthy again when its
+// connection answers after a silence had marked it lost: go-redis keeps the
+// connection (and the subscription on it) across read timeouts, so after a
+// Redis that stalled no new "subscribe" confirmation comes to do it. The
+// resync is the one a resubscription does.
+func (c *Cache) subscriptionAnswered() {
+	if !c.pubsubUp.Load() {
+		c.setPubSub(true, nil)
+		c.resync(c.ctx)
 	}
 }
 
