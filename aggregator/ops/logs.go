@@ -183,7 +183,8 @@ func (h *limitedHandler) WithGroup(name string) slog.Handler {
 }
 
 // lineBucket is a token bucket of log lines: rate per second, holding at
-// most one second's worth. A rate of 0 admits everything.
+// most one second's worth (and at least two lines). A rate of 0 admits
+// everything.
 type lineBucket struct {
 	rate    atomic.Int64
 	mu      sync.Mutex
@@ -206,19 +207,28 @@ func (b *lineBucket) take(now time.Time) (ok bool, dropped uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if rate > 0 {
+		// The "log lines dropped" notice written before the next admitted
+		// line is a line too: it costs a token, so notices and lines
+		// together stay within the rate (the bucket holds at least two, so
+		// a rate of 1 can still write a notice and its line).
+		capacity := float64(max(rate, 2))
 		if b.last.IsZero() {
-			b.tokens = float64(rate)
+			b.tokens = capacity
 		} else if el := now.Sub(b.last); el > 0 {
-			b.tokens = min(float64(rate), b.tokens+el.Seconds()*float64(rate))
+			b.tokens = min(capacity, b.tokens+el.Seconds()*float64(rate))
 		}
 		if now.After(b.last) {
 			b.last = now
 		}
-		if b.tokens < 1 {
+		need := 1.0
+		if b.dropped > 0 {
+			need = 2
+		}
+		if b.tokens < need {
 			b.dropped++
 			return false, 0
 		}
-		b.tokens--
+		b.tokens -= need
 	}
 	dropped, b.dropped = b.dropped, 0
 	return true, dropped

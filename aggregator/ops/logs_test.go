@@ -146,3 +146,30 @@ func TestUpdateLevelAndSample(t *testing.T) {
 		t.Errorf("lines after update: %v", lines)
 	}
 }
+
+// TestLineRateLimitCountsNotices: under a sustained flood, the lines
+// written, "log lines dropped" notices included, stay within the cap.
+func TestLineRateLimitCountsNotices(t *testing.T) {
+	for _, rate := range []int{1, 10, 200} {
+		var b lineBucket
+		b.setRate(rate)
+		start := time.Unix(1_700_000_000, 0)
+		const seconds, perSec = 5, 2000
+		written := 0
+		for i := range seconds * perSec {
+			ok, dropped := b.take(start.Add(time.Duration(i) * time.Second / perSec))
+			if ok {
+				written++
+				if dropped > 0 {
+					written++ // the notice
+				}
+			}
+		}
+		if limit := rate*seconds + max(rate, 2); written > limit {
+			t.Errorf("rate %d/s: %d lines written in %ds of flood, limit %d", rate, written, seconds, limit)
+		}
+		if written < rate*seconds/2 {
+			t.Errorf("rate %d/s: only %d lines written in %ds", rate, written, seconds)
+		}
+	}
+}
