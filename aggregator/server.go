@@ -1,6 +1,7 @@
 package aggregator
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -234,6 +235,20 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	if tp := ctx.Request.Header.Peek("traceparent"); len(tp) > 0 && ValidTraceparent(tp) {
 		rs.traceparent = string(tp)
 	}
+	if hdr := &ctx.Request.Header; (hdr.ContentLength() == -1 || len(hdr.Peek("Content-Length")) > 0) &&
+		hasRawHeader(hdr.RawHeaders(), "transfer-encoding") && hasRawHeader(hdr.RawHeaders(), "content-length") {
+		// Content-Length beside Transfer-Encoding is how requests are
+		// smuggled past a proxy that honours the other one. fasthttp
+		// follows the chunked framing (and, once it has read the body,
+		// rewrites both headers) and keeps the connection; RFC 9112
+		// section 6.1 lets a server reject such a request and requires the
+		// connection closed after it. Only requests with a body framing
+		// header pay for the scan of the raw headers.
+		rs.route = RouteNotFound
+		s.writeProblem(ctx, rs, problemf(codeBadRequest, "send either Content-Length or Transfer-Encoding, not both"))
+		ctx.SetConnectionClose()
+		return
+	}
 	if !ctx.IsGet() {
 		rs.route = RouteNotFound
 		s.writeProblem(ctx, rs, problemf(codeMethodNotAllowed, "only GET is supported"))
@@ -241,6 +256,23 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	}
 	ctx.SetUserValue(stateKey, rs)
 	s.router.Handler(ctx)
+}
+
+// hasRawHeader reports whether the raw header block (one "Name: value"
+// line per header) has a header called name (lowercase), in any case.
+func hasRawHeader(raw []byte, name string) bool {
+	for len(raw) > 0 {
+		line := raw
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			line, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = nil
+		}
+		if len(line) > len(name) && line[len(name)] == ':' && bytes.EqualFold(line[:len(name)], []byte(name)) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) finish(ctx *fasthttp.RequestCtx, rs *reqState) {
@@ -319,6 +351,11 @@ func (s *Server) endpoint(route string, h func(*fasthttp.RequestCtx, *reqState))
 		rs := state(ctx)
 		rs.route = route
 		rawKey, code := ExtractKey(ctx.Request.Header.Peek("X-Api-Key"), ctx.Request.Header.Peek("Authorization"))
+		if code == "" && (len(ctx.Request.Header.PeekAll("X-Api-Key")) > 1 || len(ctx.Request.Header.PeekAll("Authorization")) > 1) {
+			// A key header given twice is as ambiguous as both headers:
+			// Peek would silently pick the first (a proxy may pick another).
+			rawKey, code = nil, codeInvalidKey
+		}
 		if code != "" {
 			detail := "send the API key in the X-Api-Key header or as Authorization: Bearer"
 			if code == codeInvalidKey {

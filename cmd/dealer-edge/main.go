@@ -172,6 +172,45 @@ func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
 	l.log.WarnContext(ctx, "redis client", "message", fmt.Sprintf(format, v...))
 }
 
+// httpLogger takes the HTTP servers' own messages (fasthttp.Server.Logger,
+// whose default writes plain text to standard error). fasthttp's message
+// for a connection that ended in error quotes the request it could not
+// parse, header values included (API keys, the admin token), even with
+// SecureErrorLogMessage; so that one becomes a debug event line with the
+// kind of error only (the client already got its 400/408/413/431 problem
+// from the ErrorHandler). The other messages (connection limits, accept
+// errors) carry no request data and are warnings.
+type httpLogger struct{ log *slog.Logger }
+
+func (l httpLogger) Printf(format string, args ...any) {
+	if strings.HasPrefix(format, "error when serving connection") {
+		kind := "malformed"
+		if len(args) > 0 {
+			if err, ok := args[len(args)-1].(error); ok {
+				kind = connErrorKind(err)
+			}
+		}
+		l.log.Debug("connection closed on a request error", "kind", kind)
+		return
+	}
+	l.log.Warn("http server", "message", fmt.Sprintf(format, args...))
+}
+
+// connErrorKind names the class of a connection error without its text.
+func connErrorKind(err error) string {
+	var small *fasthttp.ErrSmallBuffer
+	var ne net.Error
+	switch {
+	case errors.As(err, &small):
+		return "header_too_large"
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		return "body_too_large"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	}
+	return "malformed"
+}
+
 // apply lets the flags override the config file.
 func (f *flags) apply(cfg *Config) {
 	if f.listen != "" {
@@ -364,6 +403,8 @@ func start(cfg *Config, f *flags, logger *slog.Logger, logs *ops.Logs, mtr *ops.
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
 		CloseOnShutdown:       true,
+		Logger:                httpLogger{logger},
+		SecureErrorLogMessage: true,
 	}
 	mtr.SetSources(ops.Sources{
 		Cache:    func() ops.CacheStats { return cacheStats(a.cache.Stats()) },
@@ -445,6 +486,8 @@ func (a *app) startAdmin() error {
 		Concurrency:           64,
 		NoDefaultServerHeader: true,
 		CloseOnShutdown:       true,
+		Logger:                httpLogger{a.log},
+		SecureErrorLogMessage: true,
 	}
 	ln, err := net.Listen("tcp", a.cfg.AdminListen)
 	if err != nil {

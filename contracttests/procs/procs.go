@@ -201,8 +201,29 @@ func (p *Proc) Wait(d time.Duration) int {
 // Pid is the process id.
 func (p *Proc) Pid() int { return p.cmd.Process.Pid }
 
+// Name is the program the process runs: "dealer-edge" or "fake-upstream".
+func (p *Proc) Name() string { return p.name }
+
+var (
+	startedMu sync.Mutex
+	started   []*Proc
+)
+
+// Started returns every process created through this package by the
+// running test binary so far, running or not, in creation order, with
+// everything each printed (Stdout, Stderr). A TestMain can scan them all
+// once the suite has run, e.g. for secrets in the logs.
+func Started() []*Proc {
+	startedMu.Lock()
+	defer startedMu.Unlock()
+	return append([]*Proc(nil), started...)
+}
+
 func newProc(t TB, name, bin string, args []string) *Proc {
 	p := &Proc{t: t, name: name, bin: bin, args: args, Stdout: &Buffer{}, Stderr: &Buffer{}}
+	startedMu.Lock()
+	started = append(started, p)
+	startedMu.Unlock()
 	t.Cleanup(func() {
 		p.Signal(syscall.SIGKILL)
 		p.Wait(10 * time.Second)

@@ -7,7 +7,9 @@ package reliability
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +19,12 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	// Suite-wide: no dealer-edge process started by any test may have
+	// written an API key or a hash of one (secrets_test.go).
+	if leaks := suiteSecretLeaks(procs.Started()); len(leaks) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: API keys or their hashes were written by dealer-edge processes of this suite:\n  %s\n", strings.Join(leaks, "\n  "))
+		code = 1
+	}
 	procs.Cleanup()
 	os.Exit(code)
 }
