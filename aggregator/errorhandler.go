@@ -20,14 +20,16 @@ const (
 // ErrorHandler answers requests fasthttp could not parse (set it as
 // fasthttp.Server.ErrorHandler): oversized headers (431), oversized
 // bodies (413), read timeouts (408) and malformed requests (400), each as
-// a problem+json body, never a 5xx.
+// a problem+json body, never a 5xx, logged and counted like any answer.
 func (s *Server) ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
 	rs := s.states.Get().(*reqState)
 	rs.reset()
 	defer s.states.Put(rs)
-	rs.reqID = s.ids.appendID(rs.idBuf[:0])
+	rs.start = s.now()
 	rs.route = RouteNotFound
-	ctx.Response.Header.SetBytesV("X-Request-ID", rs.reqID)
+	// The headers may not have been parsed (a header block too large):
+	// then there is no client id to echo and one is generated.
+	s.setRequestID(ctx, rs)
 	var small *fasthttp.ErrSmallBuffer
 	var ne net.Error
 	code, detail := codeBadRequest, "the request is not valid HTTP"
@@ -41,4 +43,7 @@ func (s *Server) ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
 	}
 	s.writeProblem(ctx, rs, problemf(code, detail))
 	ctx.SetConnectionClose()
+	// Logged and counted like every answer (4xx access lines are never
+	// sampled out), under the route not_found.
+	s.report(ctx, rs)
 }

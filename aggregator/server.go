@@ -226,12 +226,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	rs.start = s.now()
 	defer s.finish(ctx, rs)
 
-	if id := ctx.Request.Header.Peek("X-Request-ID"); ValidRequestID(id) {
-		rs.reqID = append(rs.idBuf[:0], id...)
-	} else {
-		rs.reqID = s.ids.appendID(rs.idBuf[:0])
-	}
-	ctx.Response.Header.SetCanonical(hdrXRequestID, rs.reqID)
+	s.setRequestID(ctx, rs)
 	if tp := ctx.Request.Header.Peek("traceparent"); len(tp) > 0 && ValidTraceparent(tp) {
 		rs.traceparent = string(tp)
 	}
@@ -275,11 +270,30 @@ func hasRawHeader(raw []byte, name string) bool {
 	return false
 }
 
+// setRequestID takes the client's X-Request-ID when it is well formed, or
+// generates one, and sends it back.
+func (s *Server) setRequestID(ctx *fasthttp.RequestCtx, rs *reqState) {
+	if id := ctx.Request.Header.Peek("X-Request-ID"); ValidRequestID(id) {
+		rs.reqID = append(rs.idBuf[:0], id...)
+	} else {
+		rs.reqID = s.ids.appendID(rs.idBuf[:0])
+	}
+	ctx.Response.Header.SetCanonical(hdrXRequestID, rs.reqID)
+}
+
 func (s *Server) finish(ctx *fasthttp.RequestCtx, rs *reqState) {
 	if r := recover(); r != nil {
 		s.log.Error("panic", "request_id", string(rs.reqID), "route", rs.route, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 		s.writeProblem(ctx, rs, problemf(codeInternal, "an unexpected error occurred"))
 	}
+	s.report(ctx, rs)
+	ctx.SetUserValue(stateKey, nil)
+	rs.p = nil
+	s.states.Put(rs)
+}
+
+// report hands the finished request to the access log and metrics.
+func (s *Server) report(ctx *fasthttp.RequestCtx, rs *reqState) {
 	if s.onRequest != nil {
 		info := RequestInfo{
 			Method:    ctx.Method(),
@@ -295,9 +309,6 @@ func (s *Server) finish(ctx *fasthttp.RequestCtx, rs *reqState) {
 		}
 		s.onRequest(&info)
 	}
-	ctx.SetUserValue(stateKey, nil)
-	rs.p = nil
-	s.states.Put(rs)
 }
 
 func (s *Server) routes() *router.Router {
