@@ -7,6 +7,7 @@
 #   scripts/test.sh            # everything
 #   FUZZTIME=30s scripts/test.sh   # longer fuzzing
 #   SOAK=5m scripts/test.sh        # longer soak (default 60s under CI, 10s otherwise)
+#   ISOLATION_ITERS=60 scripts/test.sh   # more random dealer pairs in the isolation property test (default 6)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,8 +38,9 @@ echo "== fuzz smoke (${FUZZTIME} per target)"
 fuzz() { # package target
   go test -run '^$' -fuzz "^$2\$" -fuzztime "$FUZZTIME" "$1"
 }
-for t in $(go test -list '^Fuzz' ./aggregator | grep '^Fuzz'); do fuzz ./aggregator "$t"; done
-for t in $(go test -list '^Fuzz' ./publicshape | grep '^Fuzz'); do fuzz ./publicshape "$t"; done
+for pkg in ./aggregator ./publicshape ./cache/ratelimit; do
+  for t in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz'); do fuzz "$pkg" "$t"; done
+done
 
 if [ -x bench/run.sh ]; then
   echo "== benchmark smoke"

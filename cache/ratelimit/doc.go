@@ -93,6 +93,14 @@
 // restores the shared limit. Allow never returns an error. A caller's
 // cancelled context does not count against Redis.
 //
+// Switching costs no extra burst. Every Redis answer moves the key's local
+// TAT forward to the shared bucket's (now + reset), so the fallback
+// continues where Redis left off; and every call passes the local TAT's
+// lead over now as the script's debt, which moves the shared TAT forward to
+// at least it. In normal operation the local TAT trails the shared one and
+// the debt changes nothing; after an outage it carries what the fallback
+// admitted into the shared bucket (the largest instance's, with several).
+//
 // # Memory
 //
 // Local state per key (lease, cached rejection, fallback bucket) lives in

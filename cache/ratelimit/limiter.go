@@ -317,7 +317,7 @@ func (l *Limiter) refill(ctx context.Context, e *entry, lim Limit, now int64, f 
 		close(f.done)
 	}()
 	n := l.leaseSize(e, lim, now)
-	res, err := l.call(ctx, e.redisKey, lim, n, now)
+	res, err := l.call(ctx, e, lim, n, now)
 	if err != nil {
 		return l.fallback(e, lim, now)
 	}
@@ -352,7 +352,7 @@ func (l *Limiter) refill(ctx context.Context, e *entry, lim Limit, now int64, f 
 
 // direct takes one token from Redis without touching the shared lease.
 func (l *Limiter) direct(ctx context.Context, e *entry, lim Limit, now int64) Decision {
-	res, err := l.call(ctx, e.redisKey, lim, 1, now)
+	res, err := l.call(ctx, e, lim, 1, now)
 	if err != nil {
 		return l.fallback(e, lim, now)
 	}
@@ -406,17 +406,22 @@ func (l *Limiter) leaseSize(e *entry, lim Limit, now int64) int {
 // connections but does not answer would hold the request for the client's
 // DialTimeout (5s by default). A call abandoned at the timeout finishes in
 // the background with its context cancelled.
-func (l *Limiter) call(ctx context.Context, key string, lim Limit, n int, now int64) (takeResult, error) {
+func (l *Limiter) call(ctx context.Context, e *entry, lim Limit, n int, now int64) (takeResult, error) {
 	l.redisCalls.Add(1)
 	var nowUS int64
 	if l.callerClock {
 		nowUS = now / 1000
 	}
+	// The local bucket is kept at Redis's last word (below); it is ahead
+	// of it only by what the fallback admitted while Redis was out, which
+	// the script then charges to the shared bucket.
+	debtUS := (e.ltat.Load() - now) / 1000
+	key := e.redisKey
 	cctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
 	ch := make(chan takeReply, 1)
 	go func() {
-		res, err := take(cctx, l.rdb, key, lim, n, nowUS)
+		res, err := take(cctx, l.rdb, key, lim, n, nowUS, debtUS)
 		ch <- takeReply{res, err}
 	}()
 	var r takeReply
@@ -433,7 +438,21 @@ func (l *Limiter) call(ctx context.Context, key string, lim Limit, n int, now in
 		return r.res, r.err
 	}
 	l.markUp(now)
+	// The local GCRA continues from the shared bucket's state, so a
+	// fallback later starts where Redis left off, not with a fresh burst.
+	// The TAT only moves forward (a concurrent answer may be newer).
+	syncTAT(e, now+r.res.resetUS*1000)
 	return r.res, nil
+}
+
+// syncTAT moves the key's local TAT forward to tat.
+func syncTAT(e *entry, tat int64) {
+	for {
+		old := e.ltat.Load()
+		if old >= tat || e.ltat.CompareAndSwap(old, tat) {
+			return
+		}
+	}
 }
 
 type takeReply struct {

@@ -395,9 +395,11 @@ func TestFallbackAndRecoveryMiniredis(t *testing.T) {
 		t.Fatalf("up: %+v", d)
 	}
 	mr.Close()
+	// The local bucket continues from Redis's last word (1 token taken):
+	// 9 left, not a fresh burst of 10.
 	for i := range 12 {
 		d := l.Allow(ctx, 1, "k", lim)
-		if d.Source != SourceLocal || d.Allowed != (i < 10) {
+		if d.Source != SourceLocal || d.Allowed != (i < 9) {
 			t.Fatalf("down, request %d: %+v", i, d)
 		}
 	}
@@ -585,3 +587,44 @@ func TestHashCollision(t *testing.T) {
 }
 
 func local(l *Limiter, e *entry, lim Limit) Decision { return l.local(e, lim, l.now()) }
+
+// TestFallbackChargedToRedisOnReturn: what the fallback admitted while
+// Redis was out is charged to the shared bucket when Redis is back (the
+// script's debt argument), so an outage does not hand out a second burst.
+func TestFallbackChargedToRedisOnReturn(t *testing.T) {
+	mr, c := startMini(t)
+	clk := newFakeClock()
+	l := newLimiter(t, Options{Redis: c, Now: clk.Now, ProbeInterval: time.Second})
+	lim := Limit{Rate: 1, Burst: 10} // one token a second
+	ctx := context.Background()
+	if d := l.Allow(ctx, 1, "k", lim); d.Source != SourceRedis || !d.Allowed {
+		t.Fatalf("up: %+v", d)
+	}
+	mr.Close()
+	local := 0
+	for range 12 {
+		if d := l.Allow(ctx, 1, "k", lim); d.Allowed {
+			local++
+		}
+	}
+	if local != 9 {
+		t.Fatalf("fallback admitted %d, want the 9 left", local)
+	}
+	if err := mr.Restart(); err != nil { // empty: Redis alone would grant a full burst
+		t.Fatal(err)
+	}
+	clk.Advance(time.Second) // the probe, and one token earned
+	after := 0
+	for range 12 {
+		d := l.Allow(ctx, 1, "k", lim)
+		if d.Source == SourceLocal {
+			t.Fatalf("still local after the probe: %+v", d)
+		}
+		if d.Allowed {
+			after++
+		}
+	}
+	if after != 1 {
+		t.Fatalf("after Redis returned: %d admitted, want 1 (the token earned in the second that passed)", after)
+	}
+}

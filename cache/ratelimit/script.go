@@ -22,6 +22,11 @@ import (
 //	ARGV[2] burst (integer >= 1)
 //	ARGV[3] n, tokens wanted (integer >= 1)
 //	ARGV[4] now in microseconds, or 0 to use the server's clock (TIME)
+//	ARGV[5] debt in microseconds (integer >= 0): the caller's own bucket is
+//	        full again only that long from now (it admitted requests while
+//	        Redis was unreachable); the bucket's TAT is moved to at least
+//	        now + debt, so those admissions are paid for instead of being
+//	        granted a second time
 //
 // Reply: {granted, remaining, reset_us, retry_us}: granted in [0, n];
 // remaining tokens in the bucket after the grant; reset_us the time until
@@ -39,9 +44,13 @@ if now == nil or now <= 0 then
   local tm = redis.call('TIME')
   now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
 end
+local debt = tonumber(ARGV[5]) or 0
 local tat = tonumber(redis.call('GET', KEYS[1]))
 if tat == nil or tat < now then
   tat = now
+end
+if now + debt > tat then
+  tat = now + debt
 end
 local limit = now + burst * t
 local avail = math.floor((limit - tat) / t)
@@ -72,10 +81,10 @@ type takeResult struct {
 }
 
 // take runs the script (EVALSHA, falling back to EVAL after NOSCRIPT).
-// nowUS is 0 to let Redis use its own clock.
-func take(ctx context.Context, c redis.Scripter, key string, lim Limit, n int, nowUS int64) (takeResult, error) {
+// nowUS is 0 to let Redis use its own clock; debtUS is ARGV[5].
+func take(ctx context.Context, c redis.Scripter, key string, lim Limit, n int, nowUS, debtUS int64) (takeResult, error) {
 	v, err := gcra.Run(ctx, c, []string{key},
-		lim.interval(1e6), lim.Burst, n, nowUS).Result()
+		lim.interval(1e6), lim.Burst, n, nowUS, max(debtUS, 0)).Result()
 	if err != nil {
 		return takeResult{}, err
 	}
