@@ -192,7 +192,10 @@ func (s *Server) contentHub(ctx *fasthttp.RequestCtx, rs *reqState) {
 		var g errgroup.Group
 		for i, ct := range upstream.ContentTypes {
 			g.Go(func() error {
-				sections[i], errs[i] = s.listing(c, st, pr.dealerID, ct, fp, false)
+				errs[i] = guard(func() (err error) {
+					sections[i], err = s.listing(c, st, pr.dealerID, ct, fp, false)
+					return err
+				})()
 				return nil
 			})
 		}
@@ -246,14 +249,14 @@ func (s *Server) contentSearch(ctx *fasthttp.RequestCtx, rs *reqState) {
 		matches := make([][]upstream.ContentRecord, len(upstream.ContentTypes))
 		g, gctx := errgroup.WithContext(c)
 		for i, ct := range upstream.ContentTypes {
-			g.Go(func() error {
+			g.Go(guard(func() error {
 				recs, err := s.backend.Content(gctx, pr.dealerID, ct, upstream.ContentFilter{Q: fp.q})
 				if err != nil {
 					return err
 				}
 				matches[i] = mapping.Ranked(mapping.Visible(pr.dealerID, ct, recs, mapping.Discovery), fp.q)
 				return nil
-			})
+			}))
 		}
 		if err := g.Wait(); err != nil {
 			return nil, err

@@ -138,14 +138,15 @@ func (s *Server) fillVehicle(ctx context.Context, dealerID int64, service, idAut
 		mediaErr error
 	)
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
+	g.Go(guard(func() error {
 		var err error
 		v, err = s.backend.Vehicle(gctx, dealerID, service, idAuto)
 		return err
-	})
+	}))
 	mediaDone := make(chan struct{})
 	go func() {
 		defer close(mediaDone)
+		defer recoverInto(&mediaErr)
 		media, mediaErr = s.backend.VehicleMedia(ctx, dealerID, idAuto)
 	}()
 	err := g.Wait()

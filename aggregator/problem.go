@@ -3,11 +3,13 @@ package aggregator
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/dealer-edge/dealer-edge/cache"
 	"github.com/dealer-edge/dealer-edge/publicshape"
 	"github.com/dealer-edge/dealer-edge/upstream"
 )
@@ -60,7 +62,12 @@ func (s *Server) fail(ctx *fasthttp.RequestCtx, rs *reqState, err error) {
 	case errors.Is(err, upstream.ErrUnavailable):
 		ae = problemf(codeUnavailable, "a backend service is temporarily unavailable; retry later")
 	default:
-		s.log.Error("internal error", "request_id", string(rs.reqID), "route", rs.route, "error", err.Error())
+		var pe *cache.PanicError
+		if errors.As(err, &pe) {
+			s.log.Error("panic", "request_id", string(rs.reqID), "route", rs.route, "panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
+		} else {
+			s.log.Error("internal error", "request_id", string(rs.reqID), "route", rs.route, "error", err.Error())
+		}
 		ae = problemf(codeInternal, "an unexpected error occurred")
 	}
 	s.writeProblem(ctx, rs, ae)

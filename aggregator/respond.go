@@ -52,11 +52,12 @@ func fillCtx(parent context.Context, st *liveSettings, reqID, traceparent string
 // one. Handlers call it before they build their fill closure, so a hit
 // allocates nothing for it.
 func (s *Server) serveFresh(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSettings, contentType string, key []byte) bool {
-	e, ok := s.cache.Fresh(rs.p.dealerID, key, st.policy(rs.route, contentType))
+	pol := st.policy(rs.route, contentType)
+	e, ok := s.cache.Fresh(rs.p.dealerID, key, pol)
 	if !ok {
 		return false
 	}
-	s.writeEntry(ctx, rs, e, cache.Hit)
+	s.writeEntry(ctx, rs, e, pol, cache.Hit)
 	return true
 }
 
@@ -76,13 +77,15 @@ func (s *Server) respond(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSetting
 		s.fail(ctx, rs, err)
 		return
 	}
-	s.writeEntry(ctx, rs, e, res)
+	s.writeEntry(ctx, rs, e, pol, res)
 }
 
-func (s *Server) writeEntry(ctx *fasthttp.RequestCtx, rs *reqState, e *cache.Entry, res cache.Result) {
+// writeEntry writes a cached entry; max-age is its freshness left under the
+// policy in force, which a reload may have shortened since it was stored.
+func (s *Server) writeEntry(ctx *fasthttp.RequestCtx, rs *reqState, e *cache.Entry, pol cache.Policy, res cache.Result) {
 	rs.cache = res.String()
 	rs.hdrBuf = append(rs.hdrBuf[:0], "private, max-age="...)
-	rs.hdrBuf = strconv.AppendInt(rs.hdrBuf, int64(e.MaxAge(rs.start)), 10)
+	rs.hdrBuf = strconv.AppendInt(rs.hdrBuf, int64(pol.MaxAge(e, rs.start)), 10)
 	ctx.Response.Header.SetCanonical(hdrXCache, s2b(rs.cache))
 	s.writeBodyHdr(ctx, rs, e.Body, e.ETag, rs.hdrBuf)
 }

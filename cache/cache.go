@@ -271,7 +271,7 @@ func (c *Cache) Fresh(dealerID int64, key []byte, pol Policy) (*Entry, bool) {
 
 func (c *Cache) bypass(ctx context.Context, pol Policy, fill FillFunc) (*Entry, Result, error) {
 	c.st.bypass.Add(1)
-	body, err := fill(ctx)
+	body, err := safeFill(func() ([]byte, error) { return fill(ctx) })
 	if err != nil {
 		return nil, Bypass, err
 	}
@@ -422,7 +422,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		}
 	}
 	c.st.fills.Add(1)
-	body, err := fill(ctx)
+	body, err := safeFill(func() ([]byte, error) { return fill(ctx) })
 	if err != nil {
 		c.st.fillErrors.Add(1)
 		if !refresh && fallback != nil && c.serveStaleOn(err) && pol.state(fallback, c.now()) != stateExpired {
