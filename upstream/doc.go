@@ -40,6 +40,14 @@
 //	GET /dealers/v1/keys/{sha256-hex-of-key}   -> KeyRecord (404: unknown key)
 //	GET /dealers/v1/dealers/{dealer_id}        -> Dealer    (404: dealer gone)
 //
+// The dealers service owns the key store and indexes it by the unkeyed
+// SHA-256 of each key: it issues the keys (random, high-entropy), so the
+// hash cannot be reversed by guessing, and the edge needs no secret shared
+// with it. The edge itself keeps keys only under its own keyed hash
+// (HMAC-SHA-256 with auth.key_hash_secret) and never logs either form. A
+// service that would rather not see even the SHA-256 in its access logs
+// can take it from a header; the path form is kept for its simplicity.
+//
 // # inventory
 //
 //	GET /inventory/v1/dealers/{dealer_id}/vehicles?service=&page=&page_size=&q=&catalog_type=&upfit=

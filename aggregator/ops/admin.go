@@ -9,6 +9,8 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/pprof"
 	"net/netip"
 	"sort"
 	"strconv"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
 	"github.com/valyala/fasthttp/pprofhandler"
 )
 
@@ -109,6 +112,11 @@ func (a *Admin) serve(ctx *fasthttp.RequestCtx) {
 	case "/admin/reload":
 		r = route{fasthttp.MethodPost, false, a.reload}
 	default:
+		if path == "/debug/pprof" || path == "/debug/pprof/" {
+			// fasthttp's pprof handler answers 404 to its own index path.
+			r = route{fasthttp.MethodGet, false, pprofIndex}
+			break
+		}
 		if strings.HasPrefix(path, "/debug/pprof/") {
 			// Go's profiler (CPU, heap, goroutines, ...): what an operator
 			// needs to explain a hot spot in production, behind the admin
@@ -135,6 +143,12 @@ func (a *Admin) serve(ctx *fasthttp.RequestCtx) {
 
 // authorized checks the bearer token in constant time (over hashes, so
 // not even its length leaks).
+// pprofIndex lists the profiles (net/http/pprof's index page).
+var pprofIndex = fasthttpadaptor.NewFastHTTPHandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	r.URL.Path = "/debug/pprof/"
+	pprof.Index(w, r)
+})
+
 func (a *Admin) authorized(ctx *fasthttp.RequestCtx) bool {
 	if a.o.Token == "" {
 		return true

@@ -90,6 +90,9 @@ func TestAdminAuthAndRouting(t *testing.T) {
 		{"reload without token", "POST", "/admin/reload", "", 401, "application/problem+json"},
 		{"reload by GET", "GET", "/admin/reload", tok, 405, "application/problem+json"},
 		{"reload", "POST", "/admin/reload", tok, 200, "application/json"},
+		{"pprof without token", "GET", "/debug/pprof/", "", 401, "application/problem+json"},
+		{"pprof index", "GET", "/debug/pprof/", tok, 200, "text/html; charset=utf-8"},
+		{"pprof heap", "GET", "/debug/pprof/heap?debug=1", tok, 200, "text/plain; charset=utf-8"},
 		{"unknown path", "GET", "/admin/nope", tok, 404, "application/problem+json"},
 		{"public API path", "GET", "/dealer/REWIND/listing", tok, 404, "application/problem+json"},
 	}

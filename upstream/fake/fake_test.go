@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -844,4 +845,39 @@ func BenchmarkListVehicles(b *testing.B) {
 			h(&ctx)
 		}
 	})
+}
+
+// TestDemoKeysFile keeps configs/demo-keys.json (the documented list of
+// demo keys) equal to the keys the fake serves.
+func TestDemoKeysFile(t *testing.T) {
+	b, err := os.ReadFile("../../configs/demo-keys.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Keys []struct {
+			Key         string `json:"key"`
+			DealerID    int64  `json:"dealer_id"`
+			Description string `json:"description"`
+		} `json:"keys"`
+		BenchKeys struct {
+			First string `json:"first"`
+			Last  string `json:"last"`
+		} `json:"bench_keys"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Keys) != len(DemoKeys) {
+		t.Fatalf("configs/demo-keys.json lists %d keys, the fake has %d", len(doc.Keys), len(DemoKeys))
+	}
+	for i, k := range DemoKeys {
+		got := doc.Keys[i]
+		if got.Key != k.Key || got.DealerID != k.DealerID || got.Description != k.Description {
+			t.Errorf("key %d: file %+v, fake %+v", i, got, k)
+		}
+	}
+	if doc.BenchKeys.First != BenchKey(0) || doc.BenchKeys.Last != BenchKey(BenchKeys-1) {
+		t.Errorf("bench keys %+v", doc.BenchKeys)
+	}
 }
