@@ -379,7 +379,7 @@ log "phase 2: dealer-edge with caching off against the same fake-upstream (5 ms)
 start_edge edge-nocache "$UP5" "$REDIS1" "$EDGE_NOCACHE_CFG"
 EDGE_N="http://127.0.0.1:$EDGE_PORT"
 DEALER=$("$TOOL" whoami -base "$EDGE_N" -key "$HOT_KEY") || die "cannot resolve the dealer of $HOT_KEY"
-UP_DIRECT="http://127.0.0.1:$UP5/inventory/v1/dealers/$DEALER/vehicles?service=REWIND&page=1&page_size=20"
+UP_DIRECT="http://127.0.0.1:$UP5/inventory/v1/dealers/$DEALER/vehicles?service=REWIND&page=1&page_size=20&view=summary"
 UP_SECTION="http://127.0.0.1:$UP5/content/v1/dealers/$DEALER/faq"
 "$TOOL" get -url "$EDGE_N$HOT_PATH" -key "$HOT_KEY" >/dev/null || die "edge (caching off) does not answer $HOT_PATH"
 "$TOOL" get -url "$EDGE_N$HUB_PATH" -key "$HOT_KEY" >/dev/null || die "edge (caching off) does not answer $HUB_PATH"

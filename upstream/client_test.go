@@ -178,7 +178,7 @@ func TestDecodingAndPaths(t *testing.T) {
 		},
 		{
 			"vehicles", `{"total":7,"items":[{"id_auto":"a","dealer_id":101,"service":"REWIND","make":"Fiat","sale_price_eur":12990,"has_podcast":true,"has_video":false,"updated_at":"2024-01-01T00:00:00Z"}]}`,
-			"/gw/inventory/v1/dealers/101/vehicles?service=REWIND&page=2&page_size=5&q=fiat%20panda&catalog_type=vcom&upfit=furgone-isotermico",
+			"/gw/inventory/v1/dealers/101/vehicles?service=REWIND&page=2&page_size=5&q=fiat%20panda&catalog_type=vcom&upfit=furgone-isotermico&view=summary",
 			func() (any, error) {
 				return c.ListVehicles(ctx, 101, VehicleQuery{Service: "REWIND", Page: 2, PageSize: 5, Q: "fiat panda", CatalogType: "vcom", Upfit: "furgone-isotermico"})
 			},
@@ -186,7 +186,7 @@ func TestDecodingAndPaths(t *testing.T) {
 		},
 		{
 			"vehicles empty", `{"total":0,"items":null}`,
-			"/gw/inventory/v1/dealers/101/vehicles?service=NOS",
+			"/gw/inventory/v1/dealers/101/vehicles?service=NOS&view=summary",
 			func() (any, error) { return c.ListVehicles(ctx, 101, VehicleQuery{Service: "NOS"}) },
 			VehiclePage{Items: []Vehicle{}},
 		},

@@ -50,11 +50,14 @@
 //
 // # inventory
 //
-//	GET /inventory/v1/dealers/{dealer_id}/vehicles?service=&page=&page_size=&q=&catalog_type=&upfit=
+//	GET /inventory/v1/dealers/{dealer_id}/vehicles?service=&page=&page_size=&q=&catalog_type=&upfit=&view=
 //	    -> VehiclePage; filters and pagination are applied by the service;
 //	       service (REWIND or NOS) is required; q matches every
 //	       whitespace-separated word, case-insensitively, against make,
-//	       model or trim; upfit is an upfit slug the vehicle has.
+//	       model or trim; upfit is an upfit slug the vehicle has;
+//	       view=summary leaves out what only a detail shows (see
+//	       VehicleSummary: about a fifth of the bytes), view=full or none
+//	       sends whole records. The edge's listings ask for the summary.
 //	GET /inventory/v1/dealers/{dealer_id}/vehicles/{id_auto}?service=  -> Vehicle (404)
 //	GET /inventory/v1/dealers/{dealer_id}/offers?page=&page_size=&q=    -> OfferPage
 //	GET /inventory/v1/dealers/{dealer_id}/offers/{id_offerta}           -> Offer (404)

@@ -121,6 +121,22 @@ type Vehicle struct {
 	RawVersionOptionals RawOptionals      `json:"raw_version_optionals,omitempty"` // the version's whole optional catalogue
 }
 
+// VehicleSummary is v as the vehicle listing's summary view (view=summary)
+// carries it: without the fields only a detail shows (media URLs, generated
+// content, the confirmed and the raw optionals) and without the rendering
+// and SEO payloads. Identifiers, upfits, prices and the small internal
+// fields (source ids, lookup cascade, technical-data directory) stay.
+func VehicleSummary(v Vehicle) Vehicle {
+	v.MediaURLs = nil
+	v.AIContent = nil
+	v.ConfirmedOptionals = nil
+	v.ConfirmedPackages = nil
+	v.RawVersionOptionals = nil
+	v.RenderPayload = nil
+	v.SEOPayload = nil
+	return v
+}
+
 // VehiclePage is one page of a vehicle listing.
 type VehiclePage struct {
 	Total int       `json:"total"`

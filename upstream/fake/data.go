@@ -40,6 +40,7 @@ type vehicleEntry struct {
 	v                    upstream.Vehicle
 	makeL, modelL, trimL string // lower-case, for q
 	json                 []byte
+	summary              []byte // the record in the listing's view=summary
 	media                []byte // the Media record
 }
 
@@ -443,6 +444,9 @@ func genVehicle(r *rand.Rand, d dealerSpec, svc string, i int, byModel [][]*vers
 	e := &vehicleEntry{v: v, makeL: strings.ToLower(v.Make), modelL: strings.ToLower(v.Model), trimL: strings.ToLower(v.Trim)}
 	var err error
 	if e.json, err = json.Marshal(v); err != nil {
+		return nil, err
+	}
+	if e.summary, err = json.Marshal(upstream.VehicleSummary(v)); err != nil {
 		return nil, err
 	}
 	if e.media, err = json.Marshal(media); err != nil {

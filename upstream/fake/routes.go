@@ -247,13 +247,22 @@ func (s *Server) listVehicles(ctx *fasthttp.RequestCtx, d *dealerData, args *fas
 	words := queryWords(args)
 	cat := string(args.Peek("catalog_type"))
 	upfit := string(args.Peek("upfit"))
+	body := func(e *vehicleEntry) []byte { return e.json }
+	switch string(args.Peek("view")) {
+	case "", "full":
+	case "summary":
+		body = func(e *vehicleEntry) []byte { return e.summary }
+	default:
+		badRequest(ctx, "view must be full or summary")
+		return
+	}
 	start, end := bounds(page, size, len(list))
 	total := 0
 	var items [][]byte
 	if len(words) == 0 && cat == "" && upfit == "" {
 		total = len(list)
 		for _, e := range list[start:end] {
-			items = append(items, e.json)
+			items = append(items, body(e))
 		}
 	} else {
 		for _, e := range list {
@@ -263,7 +272,7 @@ func (s *Server) listVehicles(ctx *fasthttp.RequestCtx, d *dealerData, args *fas
 				continue
 			}
 			if total >= start && len(items) < size {
-				items = append(items, e.json)
+				items = append(items, body(e))
 			}
 			total++
 		}
