@@ -881,3 +881,42 @@ func TestDemoKeysFile(t *testing.T) {
 		t.Errorf("bench keys %+v", doc.BenchKeys)
 	}
 }
+
+// TestVehicleSummaryView: the listing's summary view has the same vehicles,
+// totals and listing fields as the full view, without the detail-only
+// fields and the rendering payloads; an unknown view is 400.
+func TestVehicleSummaryView(t *testing.T) {
+	s := NewServer(Options{})
+	get := func(uri string) (int, upstream.VehiclePage, []byte) {
+		var ctx fasthttp.RequestCtx
+		ctx.Request.SetRequestURI(uri)
+		s.Handler()(&ctx)
+		var p upstream.VehiclePage
+		_ = json.Unmarshal(ctx.Response.Body(), &p)
+		return ctx.Response.StatusCode(), p, append([]byte(nil), ctx.Response.Body()...)
+	}
+	for _, q := range []string{"service=REWIND&page=2&page_size=7", "service=NOS&catalog_type=vind&page_size=50", "service=REWIND&q=fiat"} {
+		st1, full, fb := get("/inventory/v1/dealers/101/vehicles?" + q)
+		st2, sum, sb := get("/inventory/v1/dealers/101/vehicles?" + q + "&view=summary")
+		if st1 != 200 || st2 != 200 || full.Total != sum.Total || len(full.Items) != len(sum.Items) || len(full.Items) == 0 {
+			t.Fatalf("%s: full %d/%d items %d, summary %d/%d items %d", q, st1, full.Total, len(full.Items), st2, sum.Total, len(sum.Items))
+		}
+		if len(sb)*3 > len(fb) {
+			t.Errorf("%s: summary %d bytes, full %d: not much smaller", q, len(sb), len(fb))
+		}
+		for i := range full.Items {
+			want := upstream.VehicleSummary(full.Items[i])
+			wb, _ := json.Marshal(want)
+			gb, _ := json.Marshal(sum.Items[i])
+			if !bytes.Equal(wb, gb) {
+				t.Fatalf("%s item %d: summary %s, want %s", q, i, gb, wb)
+			}
+			if len(sum.Items[i].SourceIDs) == 0 || sum.Items[i].TechDataDir == "" {
+				t.Errorf("%s item %d: the summary lost the small internal fields the boundary tests rely on", q, i)
+			}
+		}
+	}
+	if st, _, _ := get("/inventory/v1/dealers/101/vehicles?service=REWIND&view=nope"); st != 400 {
+		t.Errorf("unknown view: %d", st)
+	}
+}
