@@ -88,11 +88,10 @@ func (s *Server) contentListing(ctx *fasthttp.RequestCtx, rs *reqState) {
 // listing builds one content listing page. Filters go to the content
 // service; visibility, order and pagination are applied here.
 func (s *Server) listing(ctx context.Context, st *liveSettings, dealerID int64, ct string, p params, echo bool) (publicshape.ContentListing, error) {
-	recs, err := s.backend.Content(ctx, dealerID, ct, upstream.ContentFilter{Q: p.q, Category: p.category, Topic: p.topic, Brand: p.brand})
+	vis, err := s.visibleMatches(ctx, dealerID, ct, upstream.ContentFilter{Q: p.q, Category: p.category, Topic: p.topic, Brand: p.brand}, mapping.Discovery)
 	if err != nil {
 		return publicshape.ContentListing{}, err
 	}
-	vis := mapping.Visible(dealerID, ct, recs, mapping.Discovery)
 	l := publicshape.ContentListing{
 		ContentType: ct,
 		Page:        p.page,
@@ -247,14 +246,19 @@ func (s *Server) contentSearch(ctx *fasthttp.RequestCtx, rs *reqState) {
 		c, cancel := fillCtx(c, st, reqID, tp)
 		defer cancel()
 		matches := make([][]upstream.ContentRecord, len(upstream.ContentTypes))
-		g, gctx := errgroup.WithContext(c)
+		// Not errgroup.WithContext: cancelling the other types at the first
+		// failure would leave their calls out of the content breaker's
+		// accounting (cancellations are excluded), so one failing type
+		// would reach the consecutive-failure threshold alone and open the
+		// breaker for every type (hub, listings) after a few searches.
+		var g errgroup.Group
 		for i, ct := range upstream.ContentTypes {
 			g.Go(guard(func() error {
-				recs, err := s.backend.Content(gctx, pr.dealerID, ct, upstream.ContentFilter{Q: fp.q})
+				vis, err := s.visibleMatches(c, pr.dealerID, ct, upstream.ContentFilter{Q: fp.q}, mapping.Discovery)
 				if err != nil {
 					return err
 				}
-				matches[i] = mapping.Ranked(mapping.Visible(pr.dealerID, ct, recs, mapping.Discovery), fp.q)
+				matches[i] = mapping.Ranked(vis, fp.q)
 				return nil
 			}))
 		}

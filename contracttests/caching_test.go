@@ -1,12 +1,19 @@
 package contracttests
 
 import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/dealer-edge/dealer-edge/aggregator"
+	"github.com/dealer-edge/dealer-edge/cache"
 	"github.com/dealer-edge/dealer-edge/upstream"
 )
 
@@ -65,26 +72,66 @@ func TestCacheBypassWhenTTLZero(t *testing.T) {
 	}
 }
 
+// upstreamCalls sums the fake's call counters of every internal service.
+func (e *env) upstreamCalls() int64 {
+	var n int64
+	for _, svc := range upstream.Services {
+		n += e.fake.Calls(svc)
+	}
+	return n
+}
+
+// cacheCounters is the cache's Stats without the Redis health gauges,
+// which move on their own (the purge subscription confirms in the
+// background).
+func (e *env) cacheCounters() cache.Stats {
+	st := e.cache.Stats()
+	st.RedisUp, st.PubSubUp, st.RedisDownEvents = false, false, 0
+	return st
+}
+
 func TestRateLimit(t *testing.T) {
 	e := startEnv(t, envOptions{})
+	const path = "/dealer/content/faq/listing?page_size=1"
 	var limited *resp
-	ok := 0
-	for i := 0; i < 30 && limited == nil; i++ {
-		r := e.get("/dealer/content/faq/listing?page_size=1", keyLimited)
+	ok, rejected := 0, 0
+	// Until three 429s: each one is checked on its own (a token may come
+	// back between them, at 10/s, and admit a request in between). Every
+	// request asks for a page not cached yet, so one that got past the
+	// limiter would show as a cache miss and an upstream call.
+	for i := 0; i < 60 && rejected < 3; i++ {
+		calls, stats := e.upstreamCalls(), e.cacheCounters()
+		r := e.get(fmt.Sprintf("%s&page=%d", path, i+1), keyLimited)
 		if r.header.Get("RateLimit-Policy") == "" || r.header.Get("RateLimit") == "" {
 			t.Fatalf("no RateLimit headers: %v", r.header)
 		}
 		switch r.status {
 		case 200:
-			ok++
+			if limited == nil {
+				ok++
+			}
 		case 429:
 			limited = r
+			rejected++
+			// A rejected request reaches neither the cache nor the upstream.
+			if n := e.upstreamCalls(); n != calls {
+				t.Errorf("429 #%d made %d upstream calls", rejected, n-calls)
+			}
+			if got := e.cacheCounters(); got != stats {
+				t.Errorf("429 #%d touched the cache:\nbefore %+v\nafter  %+v", rejected, stats, got)
+			}
+			if r.header.Get("X-Cache") != "" || r.header.Get("ETag") != "" {
+				t.Errorf("429 #%d carries X-Cache %q / ETag %q", rejected, r.header.Get("X-Cache"), r.header.Get("ETag"))
+			}
 		default:
 			t.Fatalf("status %d", r.status)
 		}
 	}
 	if limited == nil || ok < 10 || ok > 12 {
 		t.Fatalf("burst 10: admitted %d before a 429 (limited %v)", ok, limited != nil)
+	}
+	if rejected < 3 {
+		t.Fatalf("only %d rejections in 60 requests", rejected)
 	}
 	if limited.code() != "rate_limited" {
 		t.Errorf("code %q", limited.code())
@@ -94,13 +141,121 @@ func TestRateLimit(t *testing.T) {
 		t.Fatalf("Retry-After %q", limited.header.Get("Retry-After"))
 	}
 	time.Sleep(time.Duration(ra) * time.Second)
-	if r := e.get("/dealer/content/faq/listing?page_size=1", keyLimited); r.status != 200 {
+	if r := e.get(path, keyLimited); r.status != 200 {
 		t.Errorf("after Retry-After: %d", r.status)
 	}
 	// Other keys are unaffected.
-	if r := e.get("/dealer/content/faq/listing?page_size=1", keyAlpha); r.status != 200 {
+	if r := e.get(path, keyAlpha); r.status != 200 {
 		t.Errorf("alpha limited by another key: %d", r.status)
 	}
+}
+
+// TestContentTypeTTL: a per-content-type policy (Settings.ContentCache,
+// config cache.content_types) overrides the content routes' policy for that
+// type only, on listings and details alike.
+func TestContentTypeTTL(t *testing.T) {
+	const faqTTL = 17 * time.Second
+	e := startEnv(t, envOptions{settings: func(s *aggregatorSettings) {
+		s.ContentCache = map[string]cache.Policy{"faq": {TTL: faqTTL, StaleWhileRevalidate: time.Second}}
+	}})
+	routeTTL := int(aggregator.DefaultSettings().Cache["content_listing"].TTL / time.Second)
+	maxAge := func(r *resp) int {
+		t.Helper()
+		m := regexp.MustCompile(`^private, max-age=(\d+)$`).FindStringSubmatch(r.header.Get("Cache-Control"))
+		if r.status != 200 || m == nil {
+			t.Fatalf("status %d, Cache-Control %q", r.status, r.header.Get("Cache-Control"))
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	for _, x := range []string{"MISS", "HIT"} {
+		faq := e.get("/dealer/content/faq/listing?page_size=2", keyAlpha)
+		news := e.get("/dealer/content/news/listing?page_size=2", keyAlpha)
+		if faq.header.Get("X-Cache") != x || news.header.Get("X-Cache") != x {
+			t.Fatalf("X-Cache faq %q news %q, want %s", faq.header.Get("X-Cache"), news.header.Get("X-Cache"), x)
+		}
+		if a := maxAge(faq); a > int(faqTTL/time.Second) || a < int(faqTTL/time.Second)-3 {
+			t.Errorf("%s: faq listing max-age %d, want about %v (its content type's TTL)", x, a, faqTTL)
+		}
+		if a := maxAge(news); a > routeTTL || a < routeTTL-3 {
+			t.Errorf("%s: news listing max-age %d, want about %ds (the content_listing route's TTL)", x, a, routeTTL)
+		}
+	}
+	// Details of the type follow its policy too.
+	items := e.get("/dealer/content/faq/listing?page_size=1", keyAlpha).items()
+	if len(items) == 0 {
+		t.Fatal("no faq item")
+	}
+	slug, _ := items[0]["slug"].(string)
+	if slug == "" {
+		t.Fatalf("no slug in %v", items[0])
+	}
+	if a := maxAge(e.get("/dealer/content/faq/details?slug="+url.QueryEscape(slug), keyAlpha)); a > int(faqTTL/time.Second) {
+		t.Errorf("faq details max-age %d, want at most %v", a, faqTTL)
+	}
+}
+
+// TestEdgeCoalescesConcurrentMisses: 100 concurrent requests of one
+// uncached URL, with a slow inventory service, make exactly one inventory
+// call, and every one of them gets the 200.
+func TestEdgeCoalescesConcurrentMisses(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	// Resolve the key first: the test is about the response cache.
+	if r := e.get("/dealer/NOS/listing?page_size=1", keyAlpha); r.status != 200 {
+		t.Fatalf("warm-up: %d", r.status)
+	}
+	e.fake.SetLatency(upstream.SvcInventory, 300*time.Millisecond)
+	defer e.fake.SetLatency(upstream.SvcInventory, 0)
+	before := e.fake.Calls(upstream.SvcInventory)
+	const n = 100
+	const path = "/dealer/REWIND/listing?page_size=7&page=2"
+	type result struct {
+		status int
+		body   string
+		err    error
+	}
+	results := make([]result, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, err := http.NewRequest("GET", e.base+path, nil)
+			if err != nil {
+				results[i].err = err
+				return
+			}
+			req.Header.Set("X-Api-Key", "demo-key-alpha")
+			<-start
+			hr, err := e.client.Do(req)
+			if err != nil {
+				results[i].err = err
+				return
+			}
+			defer hr.Body.Close()
+			b, err := io.ReadAll(hr.Body)
+			results[i] = result{hr.StatusCode, string(b), err}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i, r := range results {
+		if r.err != nil || r.status != 200 {
+			t.Fatalf("request %d: status %d, error %v: %.300s", i, r.status, r.err, r.body)
+		}
+		if r.body != results[0].body {
+			t.Fatalf("request %d got a different body", i)
+		}
+	}
+	if got := e.fake.Calls(upstream.SvcInventory) - before; got != 1 {
+		t.Fatalf("%d concurrent misses made %d inventory calls, want exactly 1", n, got)
+	}
+	// The response is the contract's (checked once, on the main goroutine).
+	if r := e.get(path, keyAlpha); r.status != 200 || string(r.body) != results[0].body || r.header.Get("X-Cache") != "HIT" {
+		t.Errorf("after the burst: %d X-Cache %q", r.status, r.header.Get("X-Cache"))
+	}
+	t.Logf("coalesced %d of %d requests into one fill", e.cache.Stats().Coalesced, n)
 }
 
 func TestUpstreamDownServesStaleThen503(t *testing.T) {

@@ -19,71 +19,27 @@ import (
 	"github.com/dealer-edge/dealer-edge/aggregator"
 	"github.com/dealer-edge/dealer-edge/cache"
 	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
-	"github.com/dealer-edge/dealer-edge/publicshape"
+	"github.com/dealer-edge/dealer-edge/contracttests/check"
 	"github.com/dealer-edge/dealer-edge/upstream"
 	"github.com/dealer-edge/dealer-edge/upstream/fake"
 )
 
-var (
-	contractOnce sync.Once
-	contractDoc  *contract
-	contractErr  error
-)
-
-func loadContract(t testing.TB) *contract {
+func loadContract(t testing.TB) *check.Contract {
 	t.Helper()
-	contractOnce.Do(func() { contractDoc, contractErr = newContract(publicshape.OpenAPI()) })
-	if contractErr != nil {
-		t.Fatalf("load OpenAPI document: %v", contractErr)
+	c, err := check.Public()
+	if err != nil {
+		t.Fatalf("load OpenAPI document: %v", err)
 	}
-	return contractDoc
+	return c
 }
 
-// internalFields are names that exist only on internal records; none may
-// appear as a key anywhere in a public response.
-var internalFields = map[string]bool{
-	"source_ids": true, "source_id": true, "lookup_cascade": true, "tech_data_dir": true,
-	"render_payload": true, "seo_payload": true, "raw_version_optionals": true,
-	"crm_source_id": true, "billing_account": true, "browser_widget_secret": true,
-	"render_template": true, "prompt_id": true, "tech_ref": true, "internal_cost_eur": true,
-	"source_rate_id": true, "tts_voice_id": true, "render_job_id": true, "template_id": true,
-	"body_html": true, "hidden_for_dealer": true, "override_of": true, "dealer_id": true,
-	"version_code": true, "confirmed_optionals": true, "confirmed_packages": true,
-	"sale_price_eur": true, "monthly_fee_eur": true, "key_id": true, "episode_id": true,
-	"video_id": true, "optionals": true, "standard": true, "upfits": true, "dealer_alias": true,
-}
-
-// internalMarkers are substrings of internal-only values of the fakes.
-var internalMarkers = []string{"/mnt/techdata", "lookup_cascade", "render_job", "tts-voice", "browser_widget"}
-
+// scanInternal reports every internal-only field or value in body
+// (check.InternalLeaks).
 func scanInternal(t testing.TB, where string, body []byte) {
 	t.Helper()
-	for _, m := range internalMarkers {
-		if strings.Contains(string(body), m) {
-			t.Errorf("%s: response contains internal marker %q", where, m)
-		}
+	for _, leak := range check.InternalLeaks(body) {
+		t.Errorf("%s: %s", where, leak)
 	}
-	var v any
-	if json.Unmarshal(body, &v) != nil {
-		return
-	}
-	var walk func(any, string)
-	walk = func(n any, path string) {
-		switch x := n.(type) {
-		case map[string]any:
-			for k, c := range x {
-				if internalFields[k] {
-					t.Errorf("%s: internal field %q at %s", where, k, path)
-				}
-				walk(c, path+"."+k)
-			}
-		case []any:
-			for _, c := range x {
-				walk(c, path+"[]")
-			}
-		}
-	}
-	walk(v, "$")
 }
 
 // env is one edge under test, serving on a loopback port.
@@ -95,7 +51,7 @@ type env struct {
 	cache    *cache.Cache
 	limiter  *ratelimit.Limiter
 	up       *upstream.Client
-	contract *contract
+	contract *check.Contract
 	client   *http.Client
 	// logs collects everything the edge logged.
 	logs *syncBuffer
@@ -256,13 +212,13 @@ func (e *env) check(method, path string, r *resp) {
 	if method != "GET" || r.status == 405 {
 		return // not an operation of the document
 	}
-	if _, ok := e.contract.operationPath(path); !ok {
+	if _, ok := e.contract.OperationPath(path); !ok {
 		if r.status != 404 {
 			e.t.Errorf("%s: undocumented path answered %d", where, r.status)
 		}
 		return
 	}
-	if err := e.contract.validate(path, r.status, r.header.Get("Content-Type"), r.body); err != nil {
+	if err := e.contract.Validate(path, r.status, r.header.Get("Content-Type"), r.body); err != nil {
 		e.t.Errorf("%s: response %d does not match the OpenAPI document: %v\nbody: %.600s", where, r.status, err, r.body)
 	}
 }

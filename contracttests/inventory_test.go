@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -100,30 +101,163 @@ func TestErrorsAndRequestIDs(t *testing.T) {
 
 func TestInventoryBounds(t *testing.T) {
 	e := startEnv(t, envOptions{})
-	ok := []string{"", "?page=1", "?page_size=1", "?page_size=100", "?page=100000", "?catalog_type=auto", "?catalog_type=vcom", "?catalog_type=vind", "?professional_upfit=" + strings.Repeat("a", 80)}
-	for _, q := range ok {
-		if r := e.get("/dealer/REWIND/listing"+q, keyAlpha); r.status != 200 {
-			t.Errorf("%s: %d %s", q, r.status, r.body)
+	for _, svc := range []string{"REWIND", "NOS", "NLT"} {
+		base := "/dealer/" + svc + "/listing"
+		def := e.get(base, keyAlpha)
+		total := def.num("total")
+		if def.status != 200 || total < 60 {
+			t.Fatalf("%s defaults: %d total %d", svc, def.status, total)
+		}
+		if def.num("page") != 1 || def.num("page_size") != 20 || len(def.items()) != 20 || def.json["has_next"] != true {
+			t.Errorf("%s defaults: page %d size %d items %d has_next %v", svc, def.num("page"), def.num("page_size"), len(def.items()), def.json["has_next"])
+		}
+		ok := []string{"?page=1", "?page=100000", "?page=2147483647", "?q=fiat"}
+		if svc != "NLT" {
+			ok = append(ok, "?catalog_type=auto", "?catalog_type=vcom", "?catalog_type=vind", "?professional_upfit="+strings.Repeat("a", 80),
+				"?catalog_type=vind&professional_upfit=gru", "?catalog_type=vcom&professional_upfit=altro")
+		}
+		for _, q := range ok {
+			if r := e.get(base+q, keyAlpha); r.status != 200 {
+				t.Errorf("%s %s: %d %s", svc, q, r.status, r.body)
+			}
+		}
+		for _, q := range []string{"?page=100000", "?page=2147483647"} {
+			if r := e.get(base+q, keyAlpha); len(r.items()) != 0 || r.json["has_next"] != false || r.num("total") != total {
+				t.Errorf("%s %s: past the end: %.300s", svc, q, r.body)
+			}
+		}
+		// page_size is honoured exactly, page_size=1 included.
+		for _, size := range []int{1, 2, 37, 100} {
+			r := e.get(fmt.Sprintf("%s?page_size=%d", base, size), keyAlpha)
+			if r.status != 200 || len(r.items()) != min(size, total) || r.num("page_size") != size || r.num("total") != total || r.json["has_next"] != (size < total) {
+				t.Errorf("%s page_size=%d: %d, %d items, page_size %d, total %d (want %d), has_next %v",
+					svc, size, r.status, len(r.items()), r.num("page_size"), r.num("total"), total, r.json["has_next"])
+			}
+		}
+		bad := map[string]string{
+			"?page=0": "page", "?page=-1": "page", "?page=x": "page", "?page=2147483648": "page",
+			"?page_size=0": "page_size", "?page_size=101": "page_size", "?page_size=1.5": "page_size",
+			"?catalog_type=suv": "catalog_type", "?professional_upfit=" + strings.Repeat("a", 81): "professional_upfit",
+			"?professional_upfit=": "professional_upfit", "?professional_upfit=Gru": "professional_upfit", "?professional_upfit=a--b": "professional_upfit",
+			"?page=1&page=2": "page", "?q=" + strings.Repeat("x", 201): "q",
+		}
+		if svc == "NLT" {
+			// README: catalog_type and professional_upfit are REWIND/NOS only.
+			for _, q := range []string{"?catalog_type=auto", "?catalog_type=vcom", "?catalog_type=vind"} {
+				bad[q] = "catalog_type"
+			}
+			bad["?professional_upfit=gru"] = "professional_upfit"
+			bad["?professional_upfit=altro"] = "professional_upfit"
+		} else {
+			// README: professional_upfit with catalog_type=auto is a 422.
+			bad["?catalog_type=auto&professional_upfit=gru"] = "professional_upfit"
+			bad["?professional_upfit=altro&catalog_type=auto"] = "professional_upfit"
+		}
+		for q, field := range bad {
+			r := e.get(base+q, keyAlpha)
+			if r.status != 422 || r.code() != "validation_error" || !slices.Contains(problemFields(r), field) {
+				t.Errorf("%s %.60s: got %d %q fields %v, want 422 validation_error on %s", svc, q, r.status, r.code(), problemFields(r), field)
+			}
 		}
 	}
-	bad := map[string]string{
-		"?page=0": "page", "?page=-1": "page", "?page=x": "page", "?page_size=0": "page_size", "?page_size=101": "page_size",
-		"?catalog_type=suv": "catalog_type", "?professional_upfit=" + strings.Repeat("a", 81): "professional_upfit",
-		"?professional_upfit=": "professional_upfit", "?professional_upfit=Gru": "professional_upfit", "?professional_upfit=a--b": "professional_upfit",
-		"?page=1&page=2": "page",
+}
+
+// problemFields returns the errors[].field values of a problem body.
+func problemFields(r *resp) []string {
+	raw, _ := r.json["errors"].([]any)
+	var out []string
+	for _, e := range raw {
+		m, _ := e.(map[string]any)
+		f, _ := m["field"].(string)
+		out = append(out, f)
 	}
-	for q, field := range bad {
-		r := e.get("/dealer/REWIND/listing"+q, keyAlpha)
-		if r.status != 422 || !strings.Contains(string(r.body), `"field":"`+field+`"`) {
-			t.Errorf("%s: got %d %s", q, r.status, r.body)
+	return out
+}
+
+// walkItems fetches every page of a listing (page_size 100) and returns
+// all its items in order and the total the edge announced.
+func walkItems(t *testing.T, e *env, path, key string) ([]map[string]any, int) {
+	t.Helper()
+	var items []map[string]any
+	total := -1
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	for page := 1; page < 1000; page++ {
+		r := e.get(fmt.Sprintf("%s%spage=%d&page_size=100", path, sep, page), key)
+		if r.status != 200 {
+			t.Fatalf("%s page %d: %d %s", path, page, r.status, r.body)
+		}
+		if total == -1 {
+			total = r.num("total")
+		}
+		items = append(items, r.items()...)
+		if r.json["has_next"] != true {
+			break
 		}
 	}
-	if r := e.get("/dealer/NLT/listing?catalog_type=auto", keyAlpha); r.status != 422 {
-		t.Errorf("catalog_type on NLT: %d", r.status)
+	return items, total
+}
+
+// upfitSlugs returns the professional_upfits[].slug of an item.
+func upfitSlugs(it map[string]any) []string {
+	var out []string
+	ups, _ := it["professional_upfits"].([]any)
+	for _, u := range ups {
+		m, _ := u.(map[string]any)
+		s, _ := m["slug"].(string)
+		out = append(out, s)
 	}
-	r := e.get("/dealer/REWIND/listing", keyAlpha)
-	if r.num("page") != 1 || r.num("page_size") != 20 || len(r.items()) != 20 {
-		t.Errorf("defaults: page %d size %d items %d", r.num("page"), r.num("page_size"), len(r.items()))
+	return out
+}
+
+// matchesInventoryQ applies the contract's q (text search over make,
+// model and version): every word of q occurs, case-insensitively, in
+// marca, modello or allestimento.
+func matchesInventoryQ(it map[string]any, q string) bool {
+	fields := []string{}
+	for _, f := range []string{"marca", "modello", "allestimento"} {
+		s, _ := it[f].(string)
+		fields = append(fields, strings.ToLower(s))
+	}
+	for _, w := range strings.Fields(strings.ToLower(q)) {
+		if !slices.ContainsFunc(fields, func(f string) bool { return strings.Contains(f, w) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkInventoryQ lists path with q and checks the answer against the
+// whole listing all: exactly the matching items, total < all when
+// mustFilter; the item with id (if not "") is among them.
+func checkInventoryQ(t *testing.T, e *env, path string, all []map[string]any, idField, q, id string) {
+	t.Helper()
+	want := 0
+	for _, it := range all {
+		if matchesInventoryQ(it, q) {
+			want++
+		}
+	}
+	got, total := walkItems(t, e, path+"?q="+url.QueryEscape(q), keyAlpha)
+	if total != want || len(got) != want {
+		t.Errorf("%s q=%q: total %d (%d items), want %d of %d", path, q, total, len(got), want, len(all))
+	}
+	if want == 0 || want >= len(all) {
+		t.Errorf("%s q=%q: a bad probe, %d of %d items match", path, q, want, len(all))
+	}
+	found := id == ""
+	for _, it := range got {
+		if !matchesInventoryQ(it, q) {
+			t.Errorf("%s q=%q returned %v %v %v", path, q, it["marca"], it["modello"], it["allestimento"])
+		}
+		if idString(it[idField]) == id {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("%s q=%q: the probed item %s is missing", path, q, id)
 	}
 }
 
@@ -186,68 +320,117 @@ func TestInventoryPaginationWalk(t *testing.T) {
 
 func TestInventoryFilters(t *testing.T) {
 	e := startEnv(t, envOptions{})
-	for _, ct := range []string{"auto", "vcom", "vind"} {
-		r := e.get("/dealer/REWIND/listing?page_size=100&catalog_type="+ct, keyAlpha)
-		if r.num("total") == 0 {
-			t.Errorf("no %s vehicles", ct)
-		}
-		for _, it := range r.items() {
-			if it["catalog_type"] != ct {
-				t.Errorf("catalog_type=%s returned %v", ct, it["catalog_type"])
-			}
-		}
-	}
-	// Upfits: every vcom/vind item carries a valid selection; collect slugs.
-	slugs := map[string]bool{}
 	for _, svc := range []string{"REWIND", "NOS"} {
-		for _, ct := range []string{"vcom", "vind"} {
-			r := e.get("/dealer/"+svc+"/listing?page_size=100&catalog_type="+ct, keyAlpha)
-			for _, it := range r.items() {
-				checkUpfits(t, it)
-				ups, _ := it["professional_upfits"].([]any)
-				for _, u := range ups {
-					slugs[u.(map[string]any)["slug"].(string)] = true
+		base := "/dealer/" + svc + "/listing"
+		all, total := walkItems(t, e, base, keyAlpha)
+		if len(all) != total || total < 200 {
+			t.Fatalf("%s: walked %d of %d", svc, len(all), total)
+		}
+		// catalog_type: exactly the vehicles of that catalog; the three
+		// partition the listing.
+		perCat := map[string]int{}
+		for _, it := range all {
+			perCat[fmt.Sprint(it["catalog_type"])]++
+		}
+		sum := 0
+		for _, ct := range []string{"auto", "vcom", "vind"} {
+			got, n := walkItems(t, e, base+"?catalog_type="+ct, keyAlpha)
+			if perCat[ct] == 0 || n != perCat[ct] || len(got) != n {
+				t.Errorf("%s catalog_type=%s: total %d (%d items), listing has %d", svc, ct, n, len(got), perCat[ct])
+			}
+			for _, it := range got {
+				if it["catalog_type"] != ct {
+					t.Errorf("%s catalog_type=%s returned %v", svc, ct, it["catalog_type"])
+				}
+			}
+			sum += n
+		}
+		if sum != total {
+			t.Errorf("%s: catalog_type totals sum to %d of %d", svc, sum, total)
+		}
+		// Upfits: every vcom/vind item carries a valid selection, cars none.
+		perSlug := map[string]int{}
+		perCatSlug := map[[2]string]int{}
+		for _, it := range all {
+			checkUpfits(t, it)
+			slugs := upfitSlugs(it)
+			if len(slugs) > 0 && it["catalog_type"] == "auto" {
+				t.Errorf("%s: car %v with upfits %v", svc, it["id_auto"], slugs)
+			}
+			for _, s := range slugs {
+				perSlug[s]++
+				perCatSlug[[2]string{fmt.Sprint(it["catalog_type"]), s}]++
+			}
+		}
+		if len(perSlug) < 3 || perSlug["altro"] == 0 {
+			t.Fatalf("%s: upfit slugs %v: want several, including altro", svc, perSlug)
+		}
+		// professional_upfit: for every slug seen on the service, exactly
+		// the vehicles carrying it (total > 0), alone and with catalog_type.
+		for slug, n := range perSlug {
+			got, tot := walkItems(t, e, base+"?professional_upfit="+slug, keyAlpha)
+			if tot == 0 || tot != n || len(got) != n {
+				t.Errorf("%s professional_upfit=%s: total %d (%d items), %d vehicles carry it", svc, slug, tot, len(got), n)
+			}
+			for _, it := range got {
+				if !slices.Contains(upfitSlugs(it), slug) {
+					t.Errorf("%s professional_upfit=%s returned %v with %v", svc, slug, it["id_auto"], upfitSlugs(it))
+				}
+			}
+			for _, ct := range []string{"vcom", "vind"} {
+				got, tot := walkItems(t, e, base+"?catalog_type="+ct+"&professional_upfit="+slug, keyAlpha)
+				if want := perCatSlug[[2]string{ct, slug}]; tot != want || len(got) != want {
+					t.Errorf("%s catalog_type=%s&professional_upfit=%s: total %d, want %d", svc, ct, slug, tot, want)
+				}
+				for _, it := range got {
+					if it["catalog_type"] != ct || !slices.Contains(upfitSlugs(it), slug) {
+						t.Errorf("%s catalog_type=%s&professional_upfit=%s returned %v %v", svc, ct, slug, it["catalog_type"], upfitSlugs(it))
+					}
 				}
 			}
 		}
-	}
-	if len(slugs) < 3 || !slugs["altro"] {
-		t.Fatalf("upfit slugs %v: want several, including altro", keys(slugs))
-	}
-	for slug := range slugs {
-		r := e.get("/dealer/REWIND/listing?page_size=100&professional_upfit="+slug, keyAlpha)
-		for _, it := range r.items() {
-			found := false
-			for _, u := range it["professional_upfits"].([]any) {
-				if u.(map[string]any)["slug"] == slug {
-					found = true
-				}
-			}
-			if !found {
-				t.Errorf("professional_upfit=%s returned an item without it", slug)
+		if r := e.get(base+"?professional_upfit=no-such-upfit", keyAlpha); r.status != 200 || r.num("total") != 0 || len(r.items()) != 0 {
+			t.Errorf("%s unknown upfit: %d total %d", svc, r.status, r.num("total"))
+		}
+		// q over make, model and version (trim): exactly the matching
+		// vehicles, each word possibly in a different field.
+		probe := all[len(all)/2]
+		for _, it := range all {
+			if it["catalog_type"] == "vind" {
+				probe = it
+				break
 			}
 		}
-	}
-	// q: every returned item matches every word.
-	r := e.get("/dealer/REWIND/listing?page_size=100&q=fiat", keyAlpha)
-	if r.num("total") == 0 {
-		t.Fatal("q=fiat found nothing")
-	}
-	for _, it := range r.items() {
-		text := strings.ToLower(fmt.Sprint(it["marca"], " ", it["modello"], " ", it["allestimento"]))
-		if !strings.Contains(text, "fiat") {
-			t.Errorf("q=fiat returned %s", text)
+		id := probe["id_auto"].(string)
+		trim, _ := probe["allestimento"].(string)
+		if trim == "" {
+			t.Fatalf("%s: probe %s without allestimento", svc, id)
+		}
+		checkInventoryQ(t, e, base, all, "id_auto", "fiat", "")
+		checkInventoryQ(t, e, base, all, "id_auto", probe["modello"].(string), id)
+		checkInventoryQ(t, e, base, all, "id_auto", trim, id)
+		checkInventoryQ(t, e, base, all, "id_auto", probe["marca"].(string)+" "+strings.Fields(trim)[0], id)
+		checkInventoryQ(t, e, base, all, "id_auto", "  "+strings.ToUpper(probe["modello"].(string))+"  ", id)
+		if r := e.get(base+"?q=zzzznotamake", keyAlpha); r.num("total") != 0 || len(r.items()) != 0 {
+			t.Errorf("%s: nonsense q matched %d", svc, r.num("total"))
 		}
 	}
-	all := e.get("/dealer/REWIND/listing", keyAlpha).num("total")
-	if r.num("total") >= all {
-		t.Errorf("q did not filter: %d of %d", r.num("total"), all)
+	// NLT: q over make, model and version of the offers.
+	all, total := walkItems(t, e, "/dealer/NLT/listing", keyAlpha)
+	if len(all) != total || total < 60 {
+		t.Fatalf("NLT: walked %d of %d", len(all), total)
 	}
-	if r := e.get("/dealer/REWIND/listing?q=zzzznotamake", keyAlpha); r.num("total") != 0 || len(r.items()) != 0 {
-		t.Errorf("nonsense q matched %d", r.num("total"))
+	probe := all[len(all)/2]
+	id := idString(probe["id_offerta"])
+	version, _ := probe["allestimento"].(string)
+	if version == "" {
+		t.Fatalf("NLT probe %s without allestimento", id)
 	}
-	if r := e.get("/dealer/NLT/listing?q="+url.QueryEscape("fiat"), keyAlpha); r.status != 200 {
-		t.Errorf("NLT q: %d", r.status)
+	checkInventoryQ(t, e, "/dealer/NLT/listing", all, "id_offerta", probe["marca"].(string), id)
+	checkInventoryQ(t, e, "/dealer/NLT/listing", all, "id_offerta", probe["modello"].(string), id)
+	checkInventoryQ(t, e, "/dealer/NLT/listing", all, "id_offerta", version, id)
+	if r := e.get("/dealer/NLT/listing?q=zzzznotamake", keyAlpha); r.status != 200 || r.num("total") != 0 || len(r.items()) != 0 {
+		t.Errorf("NLT: nonsense q: %d total %d", r.status, r.num("total"))
 	}
 }
 

@@ -2,176 +2,20 @@ package contracttests
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"regexp"
-	"strconv"
+	"io"
+	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/dealer-edge/dealer-edge/contracttests/check"
+	"github.com/dealer-edge/dealer-edge/publicshape"
 )
-
-// contract validates responses against an OpenAPI 3.1 document: the
-// operation is found by matching the request path against the document's
-// path templates, the response by status (or "default") and media type,
-// and the body is validated with the schema found there.
-type contract struct {
-	doc      map[string]any
-	compiler *jsonschema.Compiler
-	paths    []pathTemplate
-	mu       sync.Mutex
-	schemas  map[string]*jsonschema.Schema
-}
-
-type pathTemplate struct {
-	tpl string
-	re  *regexp.Regexp
-}
-
-const docURL = "mem://openapi.json"
-
-func newContract(raw []byte) (*contract, error) {
-	var doc map[string]any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf("openapi: %w", err)
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	if err := c.AddResource(docURL, inst); err != nil {
-		return nil, err
-	}
-	ct := &contract{doc: doc, compiler: c, schemas: map[string]*jsonschema.Schema{}}
-	paths, _ := doc["paths"].(map[string]any)
-	for tpl := range paths {
-		pat := regexp.QuoteMeta(tpl)
-		pat = regexp.MustCompile(`\\\{[^}]+\\\}`).ReplaceAllString(pat, `[^/]+`)
-		ct.paths = append(ct.paths, pathTemplate{tpl: tpl, re: regexp.MustCompile("^" + pat + "$")})
-	}
-	return ct, nil
-}
-
-func pointerEscape(s string) string {
-	s = strings.ReplaceAll(s, "~", "~0")
-	return strings.ReplaceAll(s, "/", "~1")
-}
-
-// operationPath returns the template matching path, preferring templates
-// with more literal characters (so /dealer/content/hub beats
-// /dealer/{service}/listing-like templates).
-func (c *contract) operationPath(path string) (string, bool) {
-	best, bestLit := "", -1
-	for _, p := range c.paths {
-		if p.re.MatchString(path) {
-			lit := len(regexp.MustCompile(`\{[^}]+\}`).ReplaceAllString(p.tpl, ""))
-			if lit > bestLit {
-				best, bestLit = p.tpl, lit
-			}
-		}
-	}
-	return best, bestLit >= 0
-}
-
-func (c *contract) resolve(node any) (any, string) {
-	m, ok := node.(map[string]any)
-	if !ok {
-		return node, ""
-	}
-	ref, ok := m["$ref"].(string)
-	if !ok || !strings.HasPrefix(ref, "#/") {
-		return node, ""
-	}
-	var cur any = c.doc
-	for _, part := range strings.Split(ref[2:], "/") {
-		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-		cm, ok := cur.(map[string]any)
-		if !ok {
-			return nil, ref
-		}
-		cur = cm[part]
-	}
-	return cur, ref[1:]
-}
-
-// schemaFor returns the compiled schema of the response to GET path with
-// status and media type, or an error saying why the document has none.
-func (c *contract) schemaFor(path string, status int, mediaType string) (*jsonschema.Schema, error) {
-	tpl, ok := c.operationPath(path)
-	if !ok {
-		return nil, fmt.Errorf("no path of the document matches %s", path)
-	}
-	ptr := "/paths/" + pointerEscape(tpl) + "/get/responses"
-	op, _ := c.doc["paths"].(map[string]any)[tpl].(map[string]any)
-	get, _ := op["get"].(map[string]any)
-	responses, _ := get["responses"].(map[string]any)
-	code := strconv.Itoa(status)
-	resp, ok := responses[code]
-	if !ok {
-		code = fmt.Sprintf("%dXX", status/100)
-		if resp, ok = responses[code]; !ok {
-			code = "default"
-			if resp, ok = responses[code]; !ok {
-				return nil, fmt.Errorf("%s documents no response %d", tpl, status)
-			}
-		}
-	}
-	ptr += "/" + code
-	resolved, refPtr := c.resolve(resp)
-	if refPtr != "" {
-		ptr = refPtr
-	}
-	rm, _ := resolved.(map[string]any)
-	content, _ := rm["content"].(map[string]any)
-	if _, ok := content[mediaType]; !ok {
-		return nil, fmt.Errorf("%s response %s documents no media type %s", tpl, code, mediaType)
-	}
-	ptr += "/content/" + pointerEscape(mediaType) + "/schema"
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if s, ok := c.schemas[ptr]; ok {
-		return s, nil
-	}
-	s, err := c.compiler.Compile(docURL + "#" + ptr)
-	if err != nil {
-		return nil, fmt.Errorf("compile %s: %w", ptr, err)
-	}
-	c.schemas[ptr] = s
-	return s, nil
-}
-
-// validate checks one response against the document.
-func (c *contract) validate(path string, status int, contentType string, body []byte) error {
-	mt := contentType
-	if i := strings.IndexByte(mt, ';'); i >= 0 {
-		mt = strings.TrimSpace(mt[:i])
-	}
-	if status == 304 {
-		if len(body) != 0 {
-			return fmt.Errorf("304 with a body")
-		}
-		return nil
-	}
-	s, err := c.schemaFor(path, status, mt)
-	if err != nil {
-		return err
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-	if err != nil {
-		return fmt.Errorf("body is not JSON: %w", err)
-	}
-	return s.Validate(inst)
-}
 
 func TestContractDocumentLoads(t *testing.T) {
 	c := loadContract(t)
 	for _, p := range []string{"/dealer/REWIND/listing", "/dealer/NLT/details", "/dealer/content/hub", "/dealer/content/search", "/dealer/content/faq/listing", "/dealer/content/guides/details", "/dealer/openapi.json"} {
-		if _, ok := c.operationPath(p); !ok {
+		if _, ok := c.OperationPath(p); !ok {
 			t.Errorf("no operation for %s", p)
 		}
 	}
@@ -182,7 +26,7 @@ func TestContractDocumentLoads(t *testing.T) {
 func TestValidatorRejectsWrongResponses(t *testing.T) {
 	c := loadContract(t)
 	good := `{"service":"REWIND","page":1,"page_size":20,"total":0,"has_next":false,"items":[]}`
-	if err := c.validate("/dealer/REWIND/listing", 200, "application/json", []byte(good)); err != nil {
+	if err := c.Validate("/dealer/REWIND/listing", 200, "application/json", []byte(good)); err != nil {
 		t.Fatalf("valid listing rejected: %v", err)
 	}
 	upfit := `{"code":"c","slug":"gru","label":"Gru","display_label":"Gru","family":"f","is_primary":true}`
@@ -211,11 +55,105 @@ func TestValidatorRejectsWrongResponses(t *testing.T) {
 		if w.status >= 400 {
 			ct = "application/problem+json"
 		}
-		if err := c.validate(w.path, w.status, ct, []byte(w.body)); err == nil {
+		if err := c.Validate(w.path, w.status, ct, []byte(w.body)); err == nil {
 			t.Errorf("%s: wrong response accepted", w.name)
 		}
 	}
-	if err := c.validate("/dealer/REWIND/listing", 200, "text/html", []byte(good)); err == nil {
+	if err := c.Validate("/dealer/REWIND/listing", 200, "text/html", []byte(good)); err == nil {
 		t.Error("undocumented media type accepted")
+	}
+}
+
+// TestOpenAPIServedIsTheValidatedDocument: GET /dealer/openapi.json serves
+// exactly the bytes of publicshape.OpenAPI(), the document every response
+// of the black-box suites is validated against (check.Public), so the
+// suites validate against what clients read.
+func TestOpenAPIServedIsTheValidatedDocument(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	want := publicshape.OpenAPI()
+	if len(want) == 0 {
+		t.Fatal("publicshape.OpenAPI() is empty")
+	}
+	for _, hdr := range []string{"", keyAlpha} { // no key needed; a key changes nothing
+		var headers []string
+		if hdr != "" {
+			headers = append(headers, hdr)
+		}
+		r := e.get("/dealer/openapi.json", headers...)
+		if r.status != 200 {
+			t.Fatalf("GET /dealer/openapi.json (%q): %d", hdr, r.status)
+		}
+		if !bytes.Equal(r.body, want) {
+			t.Errorf("GET /dealer/openapi.json (%q): %d bytes differ from publicshape.OpenAPI() (%d bytes); first difference at byte %d", hdr, len(r.body), len(want), firstDiff(r.body, want))
+		}
+	}
+	// The same through the raw client: no transport decoding in between.
+	req, err := http.NewRequest("GET", e.base+"/dealer/openapi.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept-Encoding", "identity")
+	hr, err := (&http.Client{Transport: &http.Transport{DisableCompression: true}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hr.Body.Close()
+	raw, err := io.ReadAll(hr.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hr.Header.Get("Content-Encoding") != "" || !bytes.Equal(raw, want) {
+		t.Errorf("raw GET /dealer/openapi.json: Content-Encoding %q, %d bytes, identical %v", hr.Header.Get("Content-Encoding"), len(raw), bytes.Equal(raw, want))
+	}
+	// And the validator compiled that same document.
+	c, err := check.New(raw)
+	if err != nil {
+		t.Fatalf("compile the served document: %v", err)
+	}
+	if _, ok := c.OperationPath("/dealer/content/hub"); !ok {
+		t.Error("served document has no hub operation")
+	}
+}
+
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// TestCheckRejectsLeaksAndMismatches proves the shared check
+// (check.Contract.Check, used by the reliability suite on every response
+// of the real binaries) can fail: a leak, a body off the document, an
+// undocumented path answered 200 are each reported; a good answer is not.
+func TestCheckRejectsLeaksAndMismatches(t *testing.T) {
+	c := loadContract(t)
+	good := `{"service":"REWIND","page":1,"page_size":20,"total":0,"has_next":false,"items":[]}`
+	if bad := c.Check("/dealer/REWIND/listing?page=1&page_size=20", 200, "application/json", []byte(good)); len(bad) != 0 {
+		t.Errorf("good listing: %q", bad)
+	}
+	if bad := c.Check("/nope?x=1", 404, "application/problem+json", []byte(`{}`)); len(bad) != 0 {
+		t.Errorf("404 of an undocumented path: %q", bad)
+	}
+	wrong := []struct {
+		name, target, body string
+		status             int
+		want               string
+	}{
+		{"internal field", "/dealer/REWIND/listing", `{"service":"REWIND","page":1,"page_size":20,"total":0,"has_next":false,"items":[],"meta":{"x":{"render_job_id":"r"}}}`, 200, `internal field "render_job_id" at $.meta.x`},
+		{"internal marker", "/dealer/content/faq/listing?q=x", `{"detail":"/mnt/techdata/x"}`, 200, `internal marker "/mnt/techdata"`},
+		{"off the document", "/dealer/REWIND/listing?page=2", `{"service":"REWIND","page":0}`, 200, "does not match the OpenAPI document"},
+		{"undocumented path", "/dealer/REWIND/other?page=2", `{}`, 200, "undocumented path /dealer/REWIND/other answered 200"},
+	}
+	for _, w := range wrong {
+		bad := c.Check(w.target, w.status, "application/json", []byte(w.body))
+		if !strings.Contains(strings.Join(bad, "\n"), w.want) {
+			t.Errorf("%s: got %q, want a line with %q", w.name, bad, w.want)
+		}
+	}
+	if leaks := check.InternalLeaks([]byte(`[{"a":[{"dealer_id":1}]}]`)); len(leaks) != 1 || !strings.Contains(leaks[0], `"dealer_id" at $[].a[]`) {
+		t.Errorf("InternalLeaks: %q", leaks)
 	}
 }

@@ -363,7 +363,8 @@ func isoAuth(key string, style int) string {
 	return "X-Api-Key: " + key
 }
 
-// fetch sends one request; safe for concurrent use.
+// fetch sends one request and checks it like stack.get (checkGET); safe
+// for concurrent use.
 func (x *isoRun) fetch(path string, headers ...string) (*procs.Response, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -371,6 +372,9 @@ func (x *isoRun) fetch(path string, headers ...string) (*procs.Response, error) 
 	x.mu.Lock()
 	x.requests++
 	x.mu.Unlock()
+	if err == nil {
+		checkGET(x.t, path, r) // the contract and internal-field check of stack.get
+	}
 	return r, err
 }
 

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
-
-	"github.com/dealer-edge/dealer-edge/upstream"
 )
 
 // ControlPath is the fault-control endpoint of the fake, so that a test can
@@ -20,8 +18,11 @@ import (
 //
 // Every parameter of the POST is optional; an omitted one keeps its value,
 // service="" or absent means every service, and POST /_control/faults?clear=true
-// removes every fault first. GET /_control/calls answers the call counters as a
-// JSON object keyed by service. It is not part of the internal-service contract
+// removes every fault first. service may also name one content type of the
+// content service, service=content:videos (see ContentTypeService): those
+// faults apply to that type's requests only, together with the faults of
+// service=content, which apply to every type. GET /_control/calls answers the
+// call counters as a JSON object keyed by service and content:<type>. It is not part of the internal-service contract
 // (no real service has it) and lives under a path no service uses.
 const ControlPath = "/_control/"
 
@@ -36,7 +37,7 @@ func (s *Server) control(ctx *fasthttp.RequestCtx) bool {
 	case p == ControlPath+"calls" && ctx.IsGet():
 		var b strings.Builder
 		b.WriteByte('{')
-		for i, svc := range upstream.Services {
+		for i, svc := range FaultNames() {
 			if i > 0 {
 				b.WriteByte(',')
 			}

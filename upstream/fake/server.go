@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
@@ -43,13 +44,27 @@ type faults struct {
 	calls    atomic.Int64
 }
 
+// ContentTypeService returns the fault-injection name of one content type
+// of the content service, "content:<type>" (e.g. "content:videos"). The
+// Set* methods, Calls and the control endpoint accept it like a service
+// name: its faults apply to the content requests of that type only, on top
+// of the faults of "content", which apply to every type.
+func ContentTypeService(contentType string) string {
+	return upstream.SvcContent + ":" + contentType
+}
+
 // Server is the set of fake internal services (dealers, inventory,
 // catalog, media, content) behind one fasthttp handler. It is safe for
 // concurrent use, including the Set* methods while serving.
 type Server struct {
 	data    *dataset
 	dataErr error
-	faults  map[string]*faults // fixed set of keys: upstream.Services
+	// faults has a fixed set of keys: upstream.Services and, for every
+	// upstream.ContentTypes entry, ContentTypeService of it.
+	faults map[string]*faults
+	// typeFaults holds the same per-type entries keyed by the bare content
+	// type, for the request path.
+	typeFaults map[string]*faults
 
 	rngMu sync.Mutex
 	rng   *rand.Rand // fault injection draws
@@ -76,12 +91,18 @@ func NewServer(opts Options) *Server {
 		seed = DefaultSeed
 	}
 	s := &Server{
-		faults:  map[string]*faults{},
-		rng:     rand.New(rand.NewPCG(uint64(seed), 0xFA17)),
-		closing: make(chan struct{}),
+		faults:     map[string]*faults{},
+		typeFaults: map[string]*faults{},
+		rng:        rand.New(rand.NewPCG(uint64(seed), 0xFA17)),
+		closing:    make(chan struct{}),
 	}
 	for _, svc := range upstream.Services {
 		s.faults[svc] = &faults{}
+	}
+	for _, ct := range upstream.ContentTypes {
+		f := &faults{}
+		s.faults[ContentTypeService(ct)] = f
+		s.typeFaults[ct] = f
 	}
 	s.data, s.dataErr = generate(uint64(seed))
 	s.SetLatency("", opts.Latency)
@@ -89,12 +110,12 @@ func NewServer(opts Options) *Server {
 	return s
 }
 
-// each calls f with the faults of service, or of every service when
-// service is "". Unknown services are ignored.
+// each calls f with the faults of service, or of every service and every
+// content type when service is "". Unknown services are ignored.
 func (s *Server) each(service string, f func(*faults)) {
 	if service == "" {
-		for _, svc := range upstream.Services {
-			f(s.faults[svc])
+		for _, ft := range s.faults {
+			f(ft)
 		}
 		return
 	}
@@ -103,8 +124,25 @@ func (s *Server) each(service string, f func(*faults)) {
 	}
 }
 
+// FaultNames lists every name the Set* methods, Calls and the control
+// endpoint accept: upstream.Services, then ContentTypeService of each
+// upstream.ContentTypes entry.
+func FaultNames() []string {
+	out := append([]string(nil), upstream.Services...)
+	for _, ct := range upstream.ContentTypes {
+		out = append(out, ContentTypeService(ct))
+	}
+	return out
+}
+
 // SetLatency makes service ("" for all) wait d before every answer.
 // Negative d is taken as zero.
+//
+// Everywhere a service name is taken, ContentTypeService names one content
+// type ("content:videos"). A content request is subject to the faults of
+// "content" and of its type together: it waits the longer of the two
+// latencies, fails with the higher of the two fail rates (one draw), and is
+// down or reset when either is.
 func (s *Server) SetLatency(service string, d time.Duration) {
 	d = max(d, 0)
 	s.each(service, func(f *faults) { f.latency.Store(int64(d)) })
@@ -127,7 +165,8 @@ func (s *Server) SetDown(service string, down bool) {
 }
 
 // Calls returns the number of requests service has received, including
-// those answered with an injected fault. Unknown services have none.
+// those answered with an injected fault. Unknown services have none. A
+// ContentTypeService name counts the GET requests of that content type.
 func (s *Server) Calls(service string) int64 {
 	if f := s.faults[service]; f != nil {
 		return f.calls.Load()
@@ -135,7 +174,8 @@ func (s *Server) Calls(service string) int64 {
 	return 0
 }
 
-// ResetCalls sets every service's call counter to zero.
+// ResetCalls sets every service's (and content type's) call counter to
+// zero.
 func (s *Server) ResetCalls() {
 	s.each("", func(f *faults) { f.calls.Store(0) })
 }
@@ -218,9 +258,20 @@ func (s *Server) fail(p float64) bool {
 	return x < p
 }
 
-// inject applies the service's faults; it reports whether it answered.
+// inject applies the service's faults, and for a content request those of
+// its content type too; it reports whether it answered.
 func (s *Server) inject(ctx *fasthttp.RequestCtx, f *faults) bool {
-	if d := time.Duration(f.latency.Load()); d > 0 {
+	var tf *faults // the content type's faults, for a content request
+	if f == s.faults[upstream.SvcContent] {
+		if tf = s.typeFaults[string(contentTypeOf(ctx.URI().PathOriginal()))]; tf != nil {
+			tf.calls.Add(1)
+		}
+	}
+	d := time.Duration(f.latency.Load())
+	if tf != nil {
+		d = max(d, time.Duration(tf.latency.Load()))
+	}
+	if d > 0 {
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:
@@ -228,19 +279,52 @@ func (s *Server) inject(ctx *fasthttp.RequestCtx, f *faults) bool {
 			t.Stop()
 		}
 	}
-	if f.reset.Load() {
+	// The other faults are read after the wait, so that a change made
+	// meanwhile applies.
+	reset, down, failRate := f.reset.Load(), f.down.Load(), math.Float64frombits(f.failRate.Load())
+	if tf != nil {
+		reset = reset || tf.reset.Load()
+		down = down || tf.down.Load()
+		failRate = max(failRate, math.Float64frombits(tf.failRate.Load()))
+	}
+	if reset {
 		resetConn(ctx)
 		return true
 	}
-	if f.down.Load() {
+	if down {
 		writeError(ctx, fasthttp.StatusServiceUnavailable, "service down")
 		return true
 	}
-	if s.fail(math.Float64frombits(f.failRate.Load())) {
+	if s.fail(failRate) {
 		writeError(ctx, fasthttp.StatusInternalServerError, "injected failure")
 		return true
 	}
 	return false
+}
+
+// contentPrefix is the path prefix of content requests:
+// /content/v1/dealers/{id}/{type}.
+var contentPrefix = []byte("/content/v1/dealers/")
+
+// contentTypeOf returns the {type} segment of a content request path, or
+// nil when p is not of that shape.
+func contentTypeOf(p []byte) []byte {
+	if bytes.IndexByte(p, '%') >= 0 {
+		seg, ok := segments(p)
+		if !ok || len(seg) != 5 || seg[0] != upstream.SvcContent || seg[1] != "v1" || seg[2] != "dealers" {
+			return nil
+		}
+		return []byte(seg[4])
+	}
+	rest, ok := bytes.CutPrefix(p, contentPrefix)
+	if !ok {
+		return nil
+	}
+	i := bytes.IndexByte(rest, '/')
+	if i < 0 || bytes.IndexByte(rest[i+1:], '/') >= 0 {
+		return nil
+	}
+	return rest[i+1:]
 }
 
 func writeJSON(ctx *fasthttp.RequestCtx, body []byte) {
