@@ -416,3 +416,80 @@ func TestOvershootWorstCase(t *testing.T) {
 		t.Fatalf("MaxLease 1 admitted %d, want exactly Burst %d", got, lim.Burst)
 	}
 }
+
+// TestRedisRetryAfter: against a real redis-server on a controlled clock,
+// the RetryAfter of a rejection is exact. A fresh instance, which holds no
+// cached rejection and so asks Redis itself, is still rejected by the
+// script 1ms and 1µs before RetryAfter has passed (and is told exactly the
+// time left); exactly RetryAfter later one request is admitted, and only
+// one. Limits with and without leases, rejections at and off the emission
+// grid.
+func TestRedisRetryAfter(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		lim  Limit
+		gap  time.Duration // clock advance between draining and the rejection
+	}{
+		{"demo 10/s burst 10", Limit{Rate: 10, Burst: 10}, 0},
+		{"3/s burst 2, off the grid", Limit{Rate: 3, Burst: 2}, 100 * time.Millisecond},
+		{"0.3/s burst 2", Limit{Rate: 0.3, Burst: 2}, 1500 * time.Millisecond},
+		{"1000/s burst 40, leased", Limit{Rate: 1000, Burst: 40}, 0},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newFakeClock()
+			a := newLimiter(t, Options{Redis: c, Now: clk.Now})
+			// fresh is another instance on the same Redis and clock with no
+			// local state for the key, so its answer is the script's.
+			fresh := func() *Limiter { return newLimiter(t, Options{Redis: c, Now: clk.Now}) }
+			key := "retry-after-" + strconv.Itoa(i)
+			// Drain the bucket in one instant (leases included: a hammered
+			// key grows its lease, and a's unspent tokens are spent too).
+			if n := allowN(a, 4, key, tt.lim, 2*tt.lim.Burst); n != tt.lim.Burst {
+				t.Fatalf("drain: admitted %d, want the burst %d", n, tt.lim.Burst)
+			}
+			clk.Advance(tt.gap)
+			// The gap refilled part of a token at most: still rejected.
+			var rej Decision
+			for range 3 * tt.lim.Burst { // spend what a lease may still hold
+				if rej = a.Allow(ctx, 4, key, tt.lim); !rej.Allowed {
+					break
+				}
+			}
+			if rej.Allowed || rej.RetryAfter <= 0 {
+				t.Fatalf("no rejection after the drain: %+v", rej)
+			}
+			interval := time.Duration(tt.lim.interval(1e6)) * time.Microsecond
+			if want := interval - tt.gap%interval; rej.RetryAfter != want {
+				t.Fatalf("RetryAfter %v, want %v (one emission interval %v less the %v gap)", rej.RetryAfter, want, interval, tt.gap)
+			}
+			ra := rej.RetryAfter
+
+			clk.Advance(ra - time.Millisecond)
+			if d := fresh().Allow(ctx, 4, key, tt.lim); d.Allowed || d.Source != SourceRedis || d.RetryAfter != time.Millisecond {
+				t.Fatalf("1ms before RetryAfter, asking Redis: %+v, want a Redis rejection with 1ms left", d)
+			}
+			if d := a.Allow(ctx, 4, key, tt.lim); d.Allowed || d.RetryAfter != time.Millisecond {
+				t.Fatalf("1ms before RetryAfter, the rejecting instance: %+v", d)
+			}
+			clk.Advance(time.Millisecond - time.Microsecond)
+			if d := fresh().Allow(ctx, 4, key, tt.lim); d.Allowed || d.Source != SourceRedis || d.RetryAfter != time.Microsecond {
+				t.Fatalf("1µs before RetryAfter, asking Redis: %+v, want a Redis rejection with 1µs left", d)
+			}
+
+			clk.Advance(time.Microsecond) // exactly RetryAfter after the rejection
+			if d := a.Allow(ctx, 4, key, tt.lim); !d.Allowed || d.Source != SourceRedis {
+				t.Fatalf("at RetryAfter: %+v, want admitted by Redis", d)
+			}
+			if d := fresh().Allow(ctx, 4, key, tt.lim); d.Allowed || d.Source != SourceRedis || d.RetryAfter != interval {
+				t.Fatalf("second request at RetryAfter: %+v, want rejected by Redis for one interval %v", d, interval)
+			}
+			if st := a.Stats(); st.RedisErrors != 0 || st.FallbackActive {
+				t.Fatalf("fallback during the test: %+v", st)
+			}
+		})
+	}
+}

@@ -1,6 +1,6 @@
 // Package redistest starts real redis-server processes for tests: a single
-// node or a three-master Redis Cluster, each on free loopback ports, torn
-// down with the test.
+// node, a master watched by a Sentinel, or a three-master Redis Cluster,
+// each on free loopback ports, torn down with the test.
 //
 // When redis-server is not installed the test is skipped, except under CI
 // (CI=true), where it fails: a missing dependency must not pass as green.
@@ -69,6 +69,7 @@ type Server struct {
 	bin  string
 	dir  string
 	args []string
+	pass string // password the readiness check authenticates with
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 }
@@ -107,7 +108,7 @@ func (s *Server) start() {
 	}
 	s.cmd = cmd
 	s.mu.Unlock()
-	if err := waitPing(s.Addr, 10*time.Second); err != nil {
+	if err := waitPing(s.Addr, s.pass, 10*time.Second); err != nil {
 		s.Stop()
 		s.t.Fatalf("redis-server on %s did not come up: %v", s.Addr, err)
 	}
@@ -141,8 +142,8 @@ func (s *Server) Client() *redis.Client {
 	return c
 }
 
-func waitPing(addr string, within time.Duration) error {
-	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+func waitPing(addr, password string, within time.Duration) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, Password: password, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
 	defer c.Close()
 	deadline := time.Now().Add(within)
 	var err error
@@ -156,6 +157,80 @@ func waitPing(addr string, within time.Duration) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return err
+}
+
+// SentinelMaster is the master name StartSentinel monitors.
+const SentinelMaster = "mymaster"
+
+// StartSentinel starts a standalone redis-server (the master, as Start)
+// and one Sentinel (`redis-server <config> --sentinel`) that monitors it
+// as SentinelMaster with a quorum of 1, both on free loopback ports and
+// stopped at the end of the test. It returns once the Sentinel answers
+// with the master's address, and returns the Sentinel's address and the
+// master name: what a client takes as redis.UniversalOptions Addrs and
+// MasterName (or redis.FailoverOptions SentinelAddrs and MasterName).
+//
+// extraConf are lines appended to the Sentinel's config file, for example
+// "requirepass <password>" to make the Sentinel itself require a
+// password (the master stays open); the readiness check authenticates
+// with that password.
+func StartSentinel(t TB, extraConf ...string) (addr, masterName string) {
+	t.Helper()
+	master := Start(t)
+	bin := Require(t)
+	port := FreePort(t)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "sentinel.conf")
+	lines := []string{
+		"port " + strconv.Itoa(port),
+		"bind 127.0.0.1",
+		"protected-mode no",
+		"daemonize no",
+		"dir " + dir,
+		"loglevel warning",
+		fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 1", SentinelMaster, master.Port),
+		"sentinel down-after-milliseconds " + SentinelMaster + " 5000",
+		"sentinel failover-timeout " + SentinelMaster + " 60000",
+	}
+	var pass string
+	for _, l := range extraConf {
+		if k, v, ok := strings.Cut(strings.TrimSpace(l), " "); ok && strings.EqualFold(k, "requirepass") {
+			pass = strings.TrimSpace(v)
+		}
+		lines = append(lines, l)
+	}
+	// The Sentinel rewrites its config file (its id, what it learns), so
+	// the file lives in a directory of its own.
+	if err := os.WriteFile(conf, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatalf("write sentinel config: %v", err)
+	}
+	s := &Server{
+		Addr: fmt.Sprintf("127.0.0.1:%d", port),
+		Port: port,
+		t:    t,
+		bin:  bin,
+		dir:  dir,
+		args: []string{conf, "--sentinel"},
+		pass: pass,
+	}
+	s.start()
+	t.Cleanup(s.Stop)
+
+	sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr, Password: pass, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	defer sc.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		got, err := sc.GetMasterAddrByName(ctx, SentinelMaster).Result()
+		cancel()
+		if err == nil && len(got) == 2 && got[0]+":"+got[1] == master.Addr {
+			return s.Addr, SentinelMaster
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sentinel on %s does not report master %s: %v %v", s.Addr, master.Addr, got, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // Cluster is a running Redis Cluster of three masters (no replicas).

@@ -91,13 +91,15 @@ type Config struct {
 	} `json:"upstream"`
 
 	Redis struct {
-		Addrs      []string `json:"addrs"`
-		MasterName string   `json:"master_name"`
-		Username   string   `json:"username"`
-		Password   string   `json:"password"`
-		DB         int      `json:"db"`
-		Timeout    Duration `json:"timeout"`
-		PoolSize   int      `json:"pool_size"`
+		Addrs            []string `json:"addrs"`
+		MasterName       string   `json:"master_name"`
+		SentinelUsername string   `json:"sentinel_username"`
+		SentinelPassword string   `json:"sentinel_password"`
+		Username         string   `json:"username"`
+		Password         string   `json:"password"`
+		DB               int      `json:"db"`
+		Timeout          Duration `json:"timeout"`
+		PoolSize         int      `json:"pool_size"`
 	} `json:"redis"`
 
 	Auth struct {
@@ -326,6 +328,19 @@ func (c *Config) validate() error {
 	if c.Redis.PoolSize < 0 {
 		bad("redis.pool_size", "must not be negative")
 	}
+	// The Sentinel credentials authenticate to the Sentinels themselves
+	// (username/password are for the master); they mean nothing without
+	// Sentinel mode, and an ACL user name needs its password.
+	if c.Redis.MasterName == "" {
+		if c.Redis.SentinelUsername != "" {
+			bad("redis.sentinel_username", "is only used in Sentinel mode: set redis.master_name too")
+		}
+		if c.Redis.SentinelPassword != "" {
+			bad("redis.sentinel_password", "is only used in Sentinel mode: set redis.master_name too")
+		}
+	} else if c.Redis.SentinelUsername != "" && c.Redis.SentinelPassword == "" {
+		bad("redis.sentinel_username", "needs redis.sentinel_password (ACL authentication to the Sentinels)")
+	}
 	if len(c.Auth.KeyHashSecret) < 16 {
 		bad("auth.key_hash_secret", "must be at least 16 characters")
 	}
@@ -361,8 +376,12 @@ func (c *Config) validate() error {
 		}
 		policy("cache.content_types."+name, p)
 	}
-	if c.Cache.LockTTL < 0 || c.Cache.LockWait < 0 {
-		bad("cache", "lock_ttl and lock_wait must not be negative")
+	if c.Cache.LockTTL <= 0 {
+		// Zero would silently become the cache package's own default.
+		bad("cache.lock_ttl", "must be positive")
+	}
+	if c.Cache.LockWait < 0 {
+		bad("cache.lock_wait", "must not be negative (0 disables the cross-instance fill lock)")
 	}
 	switch c.RateLimit.FailMode {
 	case "local", "open", "closed":

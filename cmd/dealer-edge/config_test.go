@@ -108,6 +108,12 @@ func TestValidateNamesTheBadField(t *testing.T) {
 		{"auth ttl", `{"auth": {"ttl": "0s"}}`, "auth.ttl"},
 		{"secret", `{"auth": {"key_hash_secret": "short"}}`, "auth.key_hash_secret"},
 		{"redis timeout", `{"redis": {"timeout": "0s"}}`, "redis.timeout"},
+		{"negative lock ttl", `{"cache": {"lock_ttl": "-1s"}}`, "cache.lock_ttl"},
+		{"zero lock ttl", `{"cache": {"lock_ttl": "0s"}}`, "cache.lock_ttl"},
+		{"negative lock wait", `{"cache": {"lock_wait": "-1ms"}}`, "cache.lock_wait"},
+		{"sentinel password without master name", `{"redis": {"sentinel_password": "s3cret"}}`, "redis.sentinel_password"},
+		{"sentinel username without master name", `{"redis": {"sentinel_username": "edge", "sentinel_password": "s3cret"}}`, "redis.sentinel_username"},
+		{"sentinel username without password", `{"redis": {"master_name": "mymaster", "sentinel_username": "edge"}}`, "redis.sentinel_username"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -120,6 +126,68 @@ func TestValidateNamesTheBadField(t *testing.T) {
 				t.Errorf("error %v does not name %s", err, c.field)
 			}
 		})
+	}
+}
+
+// TestLockFieldsNamedSeparately: a bad cache.lock_ttl or cache.lock_wait
+// is reported under its own name, never the other's.
+func TestLockFieldsNamedSeparately(t *testing.T) {
+	cases := []struct {
+		name      string
+		ttl, wait time.Duration
+		want      []string
+	}{
+		{"ttl only", -time.Second, 250 * time.Millisecond, []string{"cache.lock_ttl"}},
+		{"wait only", 2 * time.Second, -time.Millisecond, []string{"cache.lock_wait"}},
+		{"both", 0, -time.Millisecond, []string{"cache.lock_ttl", "cache.lock_wait"}},
+		{"wait zero disables the lock", 2 * time.Second, 0, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := defaultConfig()
+			cfg.Cache.LockTTL, cfg.Cache.LockWait = Duration(c.ttl), Duration(c.wait)
+			err := cfg.validate()
+			if c.want == nil {
+				if err != nil {
+					t.Fatalf("validate: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("validate accepted lock_ttl %v, lock_wait %v", c.ttl, c.wait)
+			}
+			lines := strings.Split(err.Error(), "\n")
+			if len(lines) != len(c.want) {
+				t.Fatalf("errors %q, want one for each of %v", lines, c.want)
+			}
+			for i, w := range c.want {
+				if !strings.HasPrefix(lines[i], w+": ") {
+					t.Errorf("error %q does not start with %s", lines[i], w)
+				}
+			}
+		})
+	}
+}
+
+// TestSentinelFields: the Sentinel credentials are accepted in Sentinel
+// mode (a user name with its password, or a password alone) and take
+// effect only at restart.
+func TestSentinelFields(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.Redis.Addrs = []string{"10.0.0.1:26379", "10.0.0.2:26379"}
+	cfg.Redis.MasterName = "mymaster"
+	cfg.Redis.SentinelUsername = "edge"
+	cfg.Redis.SentinelPassword = "sentinel-secret"
+	if err := cfg.validate(); err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+	cfg.Redis.SentinelUsername = "" // requirepass on the Sentinels: password alone
+	if err := cfg.validate(); err != nil {
+		t.Fatalf("validate, password only: %v", err)
+	}
+	got := strings.Join(restartOnly(changedFields(defaultConfig().flatten(), cfg.flatten())), ",")
+	if want := "redis.addrs,redis.master_name,redis.sentinel_password"; got != want {
+		t.Errorf("restart-only fields %q, want %q", got, want)
 	}
 }
 

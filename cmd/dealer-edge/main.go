@@ -65,7 +65,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&f.demo, "demo", false, "run on embedded defaults: in-process fake internal services and Redis, demo keys")
 	fs.StringVar(&f.listen, "listen", "", "public listen address (default 127.0.0.1:8080)")
 	fs.StringVar(&f.adminListen, "admin-listen", "", "admin listen address for metrics, health, purge, reload (default 127.0.0.1:9091; \"off\" disables)")
-	fs.StringVar(&f.redis, "redis", "", "Redis addresses, comma-separated (one: single node; several: cluster); empty: embedded in-process Redis")
+	fs.StringVar(&f.redis, "redis", "", "Redis addresses, comma-separated (one: single node; several: cluster; with redis.master_name in the config: the Sentinel addresses); empty: embedded in-process Redis")
 	fs.StringVar(&f.upstream, "upstream", "", "base URL of the internal services, e.g. http://127.0.0.1:9090")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -294,16 +294,18 @@ func start(cfg *Config, f *flags, logger *slog.Logger, logs *ops.Logs, mtr *ops.
 	}
 	to := cfg.Redis.Timeout.D()
 	a.rdb = redis.NewUniversalClient(&redis.UniversalOptions{
-		Addrs:        cfg.Redis.Addrs,
-		MasterName:   cfg.Redis.MasterName,
-		Username:     cfg.Redis.Username,
-		Password:     cfg.Redis.Password,
-		DB:           cfg.Redis.DB,
-		DialTimeout:  max(to, 200*time.Millisecond),
-		ReadTimeout:  to,
-		WriteTimeout: to,
-		PoolSize:     cfg.Redis.PoolSize,
-		MaxRetries:   -1,
+		Addrs:            cfg.Redis.Addrs,
+		MasterName:       cfg.Redis.MasterName,
+		SentinelUsername: cfg.Redis.SentinelUsername,
+		SentinelPassword: cfg.Redis.SentinelPassword,
+		Username:         cfg.Redis.Username,
+		Password:         cfg.Redis.Password,
+		DB:               cfg.Redis.DB,
+		DialTimeout:      max(to, 200*time.Millisecond),
+		ReadTimeout:      to,
+		WriteTimeout:     to,
+		PoolSize:         cfg.Redis.PoolSize,
+		MaxRetries:       -1,
 		// Honour request deadlines, and give up on a dead node after one
 		// dial attempt: the cache and limiter mark Redis down and probe it
 		// in the background, so no request waits on dial retries.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/valyala/fasthttp"
 
+	"github.com/dealer-edge/dealer-edge/cache/redistest"
 	"github.com/dealer-edge/dealer-edge/upstream/fake"
 )
 
@@ -532,3 +534,310 @@ func TestPurge(t *testing.T) {
 }
 
 func netListen() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
+
+// TestReloadShortensMaxAgeOfCachedEntry: an entry cached under a long TTL
+// and served again after a reload that shortened the TTL advertises the
+// freshness it has left under the new policy, never the old one's: a
+// client must not keep for 300 s what the edge itself keeps for 7 s.
+func TestReloadShortensMaxAgeOfCachedEntry(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "edge.json")
+	writeConfig(t, cfg, fmt.Sprintf(reloadBase, "300s", 10, 10))
+	e := startEdge(t, "--demo", "--config", cfg)
+	const path = "/dealer/NOS/listing?page_size=3"
+	if r := e.get(path, "demo-key-alpha"); r.header.Get("X-Cache") != "MISS" {
+		t.Fatalf("first request: X-Cache %q", r.header.Get("X-Cache"))
+	}
+	r := e.get(path, "demo-key-alpha")
+	if r.header.Get("X-Cache") != "HIT" {
+		t.Fatalf("second request: X-Cache %q", r.header.Get("X-Cache"))
+	}
+	if a := maxAge(t, r); a < 290 || a > 300 {
+		t.Fatalf("max-age %d before reload, want about 300", a)
+	}
+
+	writeConfig(t, cfg, fmt.Sprintf(reloadBase, "7s", 10, 10))
+	if rr := e.do("POST", e.admin+"/admin/reload"); rr.status != 200 {
+		t.Fatalf("reload: %d %s", rr.status, rr.body)
+	}
+	// The same URL: the entry stored under 300 s is still cached.
+	r = e.get(path, "demo-key-alpha")
+	switch x := r.header.Get("X-Cache"); x {
+	case "HIT", "MISS": // MISS only if the entry aged past the new 7 s meanwhile
+		if a := maxAge(t, r); a > 7 {
+			t.Errorf("X-Cache %s after the TTL went from 300s to 7s: max-age %d, want at most 7", x, a)
+		}
+	default:
+		t.Fatalf("after reload: X-Cache %q", x)
+	}
+}
+
+// TestDeprecationFromConfig: the Deprecation, Sunset and Link headers and
+// the payload fields of guides come from the deprecation section, and a
+// reload changes them on the very URL that was cached under the old values.
+func TestDeprecationFromConfig(t *testing.T) {
+	type dep struct {
+		deprecation, sunset time.Time
+		successor, info     string
+	}
+	write := func(path string, d dep) {
+		info := ""
+		if d.info != "" {
+			info = `, "sunset_info_url": "` + d.info + `"`
+		}
+		writeConfig(t, path, fmt.Sprintf(`{"deprecation": {"deprecation": %q, "sunset": %q, "successor_url": %q%s}}`,
+			d.deprecation.Format(time.RFC3339), d.sunset.Format(time.RFC3339), d.successor, info))
+	}
+	check := func(e *edge, path string, d dep, wantCache ...string) {
+		t.Helper()
+		r := e.get(path, "demo-key-alpha")
+		if r.status != 200 {
+			t.Fatalf("%s: %d %s", path, r.status, r.body)
+		}
+		if x := r.header.Get("X-Cache"); !slices.Contains(wantCache, x) {
+			t.Errorf("X-Cache %q, want one of %v", x, wantCache)
+		}
+		wantDep := "@" + strconv.FormatInt(d.deprecation.Unix(), 10)
+		wantSunset := d.sunset.UTC().Format(http.TimeFormat)
+		info := d.info
+		if info == "" {
+			info = d.successor
+		}
+		wantLink := "<" + d.successor + `>; rel="successor-version", <` + info + `>; rel="sunset"`
+		if got := r.header.Get("Deprecation"); got != wantDep {
+			t.Errorf("Deprecation %q, want %q", got, wantDep)
+		}
+		if got := r.header.Get("Sunset"); got != wantSunset {
+			t.Errorf("Sunset %q, want %q", got, wantSunset)
+		}
+		if got := r.header.Get("Link"); got != wantLink {
+			t.Errorf("Link %q, want %q", got, wantLink)
+		}
+		var body struct {
+			Deprecated       bool   `json:"deprecated"`
+			Deprecation      string `json:"deprecation"`
+			Sunset           string `json:"sunset"`
+			SuccessorVersion string `json:"successor_version"`
+			Items            []any  `json:"items"`
+		}
+		if err := json.Unmarshal(r.body, &body); err != nil || len(body.Items) == 0 {
+			t.Fatalf("body: %v %s", err, r.body)
+		}
+		if !body.Deprecated || body.Deprecation != wantDep || body.Sunset != wantSunset || body.SuccessorVersion != d.successor {
+			t.Errorf("payload deprecated=%v deprecation=%q sunset=%q successor_version=%q, want true %q %q %q",
+				body.Deprecated, body.Deprecation, body.Sunset, body.SuccessorVersion, wantDep, wantSunset, d.successor)
+		}
+	}
+	first := dep{
+		deprecation: time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC),
+		sunset:      time.Date(2028, 1, 31, 12, 0, 0, 0, time.UTC),
+		successor:   "https://editorial.example/guides",
+		info:        "https://editorial.example/sunset-notice",
+	}
+	second := dep{
+		deprecation: time.Date(2025, 9, 15, 8, 30, 0, 0, time.UTC),
+		sunset:      time.Date(2029, 12, 31, 23, 0, 0, 0, time.UTC),
+		successor:   "https://magazine.example/",
+	}
+	cfg := filepath.Join(t.TempDir(), "edge.json")
+	write(cfg, first)
+	e := startEdge(t, "--demo", "--config", cfg)
+	const path = "/dealer/content/guides/listing?page_size=2"
+	check(e, path, first, "MISS")
+	check(e, path, first, "HIT")
+
+	write(cfg, second)
+	if rr := e.do("POST", e.admin+"/admin/reload"); rr.status != 200 {
+		t.Fatalf("reload: %d %s", rr.status, rr.body)
+	}
+	// The cache key carries the deprecation settings: the body cached with
+	// the first values is not served under the second.
+	check(e, path, second, "MISS")
+	check(e, path, second, "HIT")
+
+	// Types that are not deprecated carry none of it.
+	r := e.get("/dealer/content/faq/listing?page_size=1", "demo-key-alpha")
+	for _, h := range []string{"Deprecation", "Sunset", "Link"} {
+		if v := r.header.Get(h); v != "" {
+			t.Errorf("faq listing carries %s: %q", h, v)
+		}
+	}
+	if bytes.Contains(r.body, []byte(`"deprecated"`)) {
+		t.Errorf("faq listing carries deprecation fields: %s", r.body)
+	}
+}
+
+// TestRareMetricsMove shows the metric families that ordinary traffic
+// leaves at zero moving when their cause happens: L1 evictions (a tiny
+// L1), stale serving (a short TTL with stale-while-revalidate), rate-limit
+// rejections (demo-key-limited until 429) and the rate limiter's fallback
+// (Redis gone).
+func TestRareMetricsMove(t *testing.T) {
+	mr := miniredis.NewMiniRedis()
+	if err := mr.StartAddr("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mr.Close)
+	cfg := filepath.Join(t.TempDir(), "edge.json")
+	writeConfig(t, cfg, `{"cache": {"l1_max_bytes": 16384, "routes": {"inventory_listing": {"ttl": "300ms", "stale_while_revalidate": "1m"}}}}`)
+	e := startEdge(t, "--demo", "--config", cfg, "--redis", mr.Addr())
+	moved := func(before, after map[string]float64, series ...string) {
+		t.Helper()
+		for _, s := range series {
+			if b, a := sumSeries(before, s), sumSeries(after, s); a <= b {
+				t.Errorf("%s did not move: %v -> %v", s, b, a)
+			}
+		}
+	}
+
+	// L1 evictions: an L1 of 16 KiB holds about a dozen content pages.
+	m0 := e.scrape()
+	for page := 1; page <= 40; page++ {
+		if r := e.get(fmt.Sprintf("/dealer/content/faq/listing?page_size=1&page=%d", page), "bench-key-000"); r.status != 200 {
+			t.Fatalf("faq page %d: %d", page, r.status)
+		}
+	}
+	m1 := e.scrape()
+	moved(m0, m1, "edge_cache_l1_evictions_total", "edge_cache_fills_total")
+	if m1["edge_cache_l1_bytes"] > 16384 {
+		t.Errorf("edge_cache_l1_bytes %v over the 16384 bound", m1["edge_cache_l1_bytes"])
+	}
+
+	// Stale serving: past the 300ms TTL, within stale-while-revalidate.
+	const stalePath = "/dealer/NOS/listing?page_size=2"
+	if r := e.get(stalePath, "bench-key-001"); r.header.Get("X-Cache") != "MISS" {
+		t.Fatalf("stale path first: X-Cache %q", r.header.Get("X-Cache"))
+	}
+	time.Sleep(400 * time.Millisecond)
+	if r := e.get(stalePath, "bench-key-001"); r.header.Get("X-Cache") != "STALE" {
+		t.Fatalf("after the TTL: X-Cache %q, want STALE", r.header.Get("X-Cache"))
+	}
+	m2 := e.scrape()
+	moved(m1, m2, "edge_cache_stale_served_total", `edge_requests_total{route="inventory_listing",status="200",cache="stale"}`)
+
+	// Rejections: the limited plan (burst 10) until a 429.
+	limited := false
+	for i := 0; i < 30 && !limited; i++ {
+		limited = e.get("/dealer/NOS/listing?page_size=1", "demo-key-limited").status == 429
+	}
+	if !limited {
+		t.Fatal("no 429 within 30 requests of demo-key-limited")
+	}
+	m3 := e.scrape()
+	moved(m2, m3, "edge_ratelimit_rejected_total", `edge_requests_total{route="inventory_listing",status="429",cache="none"}`)
+	if m3["edge_ratelimit_fallback_active"] != 0 || m3["edge_ratelimit_fallback_activations_total"] != 0 {
+		t.Fatalf("fallback before Redis went away: active %v, activations %v", m3["edge_ratelimit_fallback_active"], m3["edge_ratelimit_fallback_activations_total"])
+	}
+
+	// Fallback: Redis gone. A key the limiter holds nothing for must ask
+	// Redis, fails, and the in-process limiter takes over (fail_mode local).
+	mr.Close()
+	if r := e.get("/dealer/REWIND/listing?page_size=1", "demo-key-beta"); r.status != 200 {
+		t.Fatalf("with Redis gone: %d %s", r.status, r.body)
+	}
+	m4 := e.scrape()
+	moved(m3, m4, "edge_ratelimit_fallback_activations_total", `edge_redis_errors_total{component="ratelimit"}`)
+	if m4["edge_ratelimit_fallback_active"] != 1 || m4["edge_redis_up"] != 0 {
+		t.Errorf("with Redis gone: edge_ratelimit_fallback_active %v, edge_redis_up %v", m4["edge_ratelimit_fallback_active"], m4["edge_redis_up"])
+	}
+}
+
+// TestPurgeAcrossInstances: two edges share one real redis-server; a purge
+// on A's admin listener makes B drop the dealer's entries it had cached
+// (pub/sub), and only that dealer's.
+func TestPurgeAcrossInstances(t *testing.T) {
+	srv := redistest.Start(t)
+	fk := fake.NewServer(fake.Options{})
+	addr, err := fk.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fk.Close) // after the edges stop
+	args := []string{"--redis", srv.Addr, "--upstream", "http://" + addr}
+	a, b := startEdge(t, args...), startEdge(t, args...)
+	deadline := time.Now().Add(10 * time.Second)
+	for !(a.app.cache.Stats().PubSubUp && b.app.cache.Stats().PubSubUp) {
+		if time.Now().After(deadline) {
+			t.Fatal("purge subscriptions not up")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	const path = "/dealer/REWIND/listing?page_size=4"
+	xcache := func(e *edge, key string) string {
+		t.Helper()
+		r := e.get(path, key)
+		if r.status != 200 {
+			t.Fatalf("%s: %d %s", path, r.status, r.body)
+		}
+		return r.header.Get("X-Cache")
+	}
+	if x := xcache(b, "demo-key-alpha"); x != "MISS" {
+		t.Fatalf("B first: X-Cache %q", x)
+	}
+	if x := xcache(b, "demo-key-alpha"); x != "HIT" {
+		t.Fatalf("B second: X-Cache %q", x)
+	}
+	if x := xcache(a, "demo-key-alpha"); x != "HIT" {
+		t.Fatalf("A reads B's entry from Redis: X-Cache %q", x)
+	}
+	if x := xcache(b, "demo-key-beta"); x != "MISS" { // another dealer, same URL
+		t.Fatalf("B beta first: X-Cache %q", x)
+	}
+
+	if r := a.do("POST", a.admin+"/admin/purge?dealer_id=101"); r.status != 200 {
+		t.Fatalf("purge on A: %d %s", r.status, r.body)
+	}
+	// B learns of the purge over pub/sub (well under a millisecond on
+	// loopback); without it, B would serve its L1 entry for its 30 s TTL.
+	x := ""
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if x = xcache(b, "demo-key-alpha"); x == "MISS" {
+			break
+		}
+	}
+	if x != "MISS" {
+		t.Fatalf("B after A's purge of dealer 101: X-Cache %q, want MISS", x)
+	}
+	if x := xcache(b, "demo-key-beta"); x != "HIT" {
+		t.Errorf("B, dealer 102 after a purge of 101: X-Cache %q, want HIT", x)
+	}
+	if m := a.scrape(); m["edge_cache_purges_total"] != 1 {
+		t.Errorf("A edge_cache_purges_total %v", m["edge_cache_purges_total"])
+	}
+}
+
+// TestSentinelMode: with redis.master_name the edge finds its Redis
+// through Sentinel (--redis lists the Sentinels) and authenticates to the
+// Sentinel with redis.sentinel_password; without the password it cannot
+// learn the master and runs degraded.
+func TestSentinelMode(t *testing.T) {
+	const pass = "sentinel-pass-0123456789"
+	sentinel, master := redistest.StartSentinel(t, "requirepass "+pass)
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "good.json"), filepath.Join(dir, "bad.json")
+	writeConfig(t, good, fmt.Sprintf(`{"redis": {"master_name": %q, "sentinel_password": %q, "timeout": "500ms"}}`, master, pass))
+	writeConfig(t, bad, fmt.Sprintf(`{"redis": {"master_name": %q, "timeout": "500ms"}}`, master))
+
+	e := startEdge(t, "--demo", "--config", good, "--redis", sentinel)
+	if status, body := e.readyz(); status != 200 || body["redis"] != "up" {
+		t.Fatalf("readyz through Sentinel: %d %v", status, body)
+	}
+	const path = "/dealer/NOS/listing?page_size=2"
+	if r := e.get(path, "demo-key-alpha"); r.status != 200 || r.header.Get("X-Cache") != "MISS" {
+		t.Fatalf("first: %d %q", r.status, r.header.Get("X-Cache"))
+	}
+	if st := e.app.cache.Stats(); !st.RedisUp || st.L2Errors != 0 {
+		t.Errorf("cache through Sentinel: %+v", st)
+	}
+	if st := e.app.limiter.Stats(); st.RedisCalls == 0 || st.RedisErrors != 0 || st.FallbackActive {
+		t.Errorf("limiter through Sentinel: %+v", st)
+	}
+	if strings.Contains(e.stderr.String(), pass) {
+		t.Error("the Sentinel password reached the log")
+	}
+
+	nopass := startEdge(t, "--demo", "--config", bad, "--redis", sentinel)
+	if status, body := nopass.readyz(); status != 200 || body["redis"] != "down" {
+		t.Errorf("readyz without the Sentinel password: %d %v, want redis down", status, body)
+	}
+}
