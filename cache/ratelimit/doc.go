@@ -29,7 +29,9 @@
 //     ⌊Burst/4⌋, ⌊Rate·LeaseWindow/2⌋)). Low limits lease one token at a
 //     time and are exact: 10/s with burst 10 gives k = 1 with the default
 //     250ms window; the default 50/s burst 100 gives k = 6; 1e6/s gives
-//     k = MaxLease = 20.
+//     k = MaxLease = 256 (DefaultMaxLease: a hot key of a high limit costs
+//     one Redis call per 256 requests; the bound below in LeaseWindow
+//     terms does not depend on it).
 //   - Leased tokens are usable for LeaseWindow from the moment the refill
 //     was sent, then dropped.
 //   - A rejection is remembered until the time Redis said a token would

@@ -19,7 +19,7 @@ import (
 const (
 	DefaultPrefix        = "edge:v1"
 	DefaultRedisTimeout  = 50 * time.Millisecond
-	DefaultMaxLease      = 20
+	DefaultMaxLease      = 256
 	DefaultLeaseWindow   = 250 * time.Millisecond
 	DefaultProbeInterval = time.Second
 	DefaultMaxKeys       = 1 << 16

@@ -55,6 +55,8 @@ func TestLeaseCap(t *testing.T) {
 		{"default 50/s burst 100", Limit{Rate: 50, Burst: 100}, 20, 250 * time.Millisecond, 6},
 		{"small burst caps", Limit{Rate: 1000, Burst: 8}, 20, 250 * time.Millisecond, 2},
 		{"bench limit hits MaxLease", Limit{Rate: 1e6, Burst: 1e6}, 20, 250 * time.Millisecond, 20},
+		{"bench limit, default MaxLease", Limit{Rate: 1e6, Burst: 1e6}, DefaultMaxLease, 250 * time.Millisecond, DefaultMaxLease},
+		{"default plan unaffected by a large MaxLease", Limit{Rate: 50, Burst: 100}, DefaultMaxLease, 250 * time.Millisecond, 6},
 		{"MaxLease 1 disables leases", Limit{Rate: 1e6, Burst: 1e6}, 1, 250 * time.Millisecond, 1},
 		{"slow rate", Limit{Rate: 0.5, Burst: 100}, 20, 250 * time.Millisecond, 1},
 	}
@@ -258,7 +260,7 @@ func TestRedisKeyLayout(t *testing.T) {
 // from leases, and the lease grows to the cap.
 func TestLeaseSavesRoundTrips(t *testing.T) {
 	clk := newFakeClock()
-	l := backend{redis: true}.limiter(t, clk, Options{})
+	l := backend{redis: true}.limiter(t, clk, Options{MaxLease: 20})
 	lim := Limit{Rate: 1e6, Burst: 1e6} // cap MaxLease = 20
 	const n = 2000
 	if got := allowN(l, 1, "hot", lim, n); got != n {
@@ -279,7 +281,7 @@ func TestLeaseSavesRoundTrips(t *testing.T) {
 func TestLeaseAdaptsToDemand(t *testing.T) {
 	mr, c := startMini(t)
 	clk := newFakeClock()
-	l := newLimiter(t, Options{Redis: c, Now: clk.Now})
+	l := newLimiter(t, Options{Redis: c, Now: clk.Now, MaxLease: 20})
 	lim := Limit{Rate: 1000, Burst: 1000} // cap 20
 	ctx := context.Background()
 	// Hot: the lease grows to the cap.
@@ -472,8 +474,8 @@ func TestConcurrentSameKey(t *testing.T) {
 	lim := Limit{Rate: 1000, Burst: 100} // cap min(20, 25, 125) = 20
 	var logs logBuffer
 	ls := []*Limiter{
-		newLimiter(t, Options{Redis: c, Now: clk.Now, Logger: logs.logger()}),
-		newLimiter(t, Options{Redis: c, Now: clk.Now, Logger: logs.logger()}),
+		newLimiter(t, Options{Redis: c, Now: clk.Now, Logger: logs.logger(), MaxLease: 20}),
+		newLimiter(t, Options{Redis: c, Now: clk.Now, Logger: logs.logger(), MaxLease: 20}),
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex

@@ -73,7 +73,7 @@ func TestTwoInstancesAccuracyBound(t *testing.T) {
 	}{
 		{Limit{Rate: 10, Burst: 10}, 1}, // exact
 		{Limit{Rate: 100, Burst: 20}, 5},
-		{Limit{Rate: 1000, Burst: 200}, 20},
+		{Limit{Rate: 1000, Burst: 200}, 50}, // min(MaxLease, burst/4, rate x 125ms)
 	}
 	for ti, tt := range tests {
 		t.Run(fmt.Sprintf("%g/s burst %d", tt.lim.Rate, tt.lim.Burst), func(t *testing.T) {

@@ -189,7 +189,7 @@ func defaultConfig() *Config {
 	for name, l := range def.Limits {
 		c.RateLimit.Plans[name] = Limit{l.Rate, l.Burst}
 	}
-	c.RateLimit.MaxLease = 20
+	c.RateLimit.MaxLease = 256
 	c.Deprecation.Deprecation = def.Deprecation.Deprecation
 	c.Deprecation.Sunset = def.Deprecation.Sunset
 	c.Deprecation.SuccessorURL = def.Deprecation.SuccessorURL

@@ -99,6 +99,11 @@ func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 		fmt.Fprintln(stderr, "dealer-edge:", err)
 		return 2
 	}
+	// Checked once the flags are in: --redis may bring the addresses.
+	if cfg.Redis.MasterName != "" && len(cfg.Redis.Addrs) == 0 {
+		fmt.Fprintln(stderr, "dealer-edge: redis.master_name needs the Sentinel addresses in redis.addrs (or --redis); the embedded Redis is no Sentinel")
+		return 2
+	}
 
 	// Signals are caught before anything starts, so a SIGTERM during
 	// startup is a clean shutdown too.
