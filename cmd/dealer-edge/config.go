@@ -148,7 +148,7 @@ func defaultConfig() *Config {
 	c.Server.WriteTimeout = Duration(10 * time.Second)
 	c.Server.IdleTimeout = Duration(60 * time.Second)
 	c.Server.MaxHeaderBytes = 8 << 10
-	c.Server.WriteBuffer = 32 << 10
+	c.Server.WriteBuffer = 16 << 10
 	c.Server.MaxRequestBody = 1024
 	c.Server.Concurrency = 256 * 1024
 	c.Server.ShutdownGrace = Duration(15 * time.Second)
