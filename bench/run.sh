@@ -6,7 +6,7 @@
 #                          fails only when a process does not start or a scenario answers
 #                          non-2xx / nothing, never on performance
 #
-# Environment overrides: BENCH_DURATION (wrk -d, default 8s / smoke 3s), BENCH_RUNS (default 3 / smoke 1),
+# Environment overrides: BENCH_DURATION (wrk -d, default 7s / smoke 3s), BENCH_RUNS (default 3 / smoke 1),
 # BENCH_CONNS (default "64 256" / smoke "64"), BENCH_KEEP=1 keeps the temp dir (nginx prefix, configs),
 # BENCH_PREBUILT=DIR uses DIR/dealer-edge and DIR/fake-upstream instead of building them.
 #
@@ -30,7 +30,7 @@ if [ "$MODE" = smoke ]; then
   DURATION="${BENCH_DURATION:-3s}"; RUNS="${BENCH_RUNS:-1}"; read -r -a CONNS <<<"${BENCH_CONNS:-64}"
   LIMIT_S=420
 else
-  DURATION="${BENCH_DURATION:-8s}"; RUNS="${BENCH_RUNS:-3}"; read -r -a CONNS <<<"${BENCH_CONNS:-64 256}"
+  DURATION="${BENCH_DURATION:-7s}"; RUNS="${BENCH_RUNS:-3}"; read -r -a CONNS <<<"${BENCH_CONNS:-64 256}"
   LIMIT_S=900
 fi
 DUR_S="${DURATION%s}"
