@@ -1,7 +1,6 @@
 package aggregator
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/dealer-edge/dealer-edge/contracttests/procs"
 	"github.com/dealer-edge/dealer-edge/upstream"
 )
 
@@ -46,22 +46,8 @@ func (b *panickyBackend) Content(ctx context.Context, d int64, ct string, f upst
 	return b.Backend.Content(ctx, d, ct, f)
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer collects log output for concurrent readers.
+type lockedBuffer = procs.Buffer
 
 // TestPanicsInFillsAndFanOut: a panic on a goroutine of the request path
 // (the shared fill of the cache, a fan-out branch, the media call) is a

@@ -22,26 +22,12 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/dealer-edge/dealer-edge/cache/redistest"
+	"github.com/dealer-edge/dealer-edge/contracttests/procs"
 	"github.com/dealer-edge/dealer-edge/upstream/fake"
 )
 
 // syncBuffer collects a writer's output for concurrent readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = procs.Buffer
 
 // edge is an in-process dealer-edge started by run.
 type edge struct {
