@@ -151,6 +151,20 @@ func TestEdgeOnRedisCluster(t *testing.T) {
 	if err := a.cache.PurgeDealer(context.Background(), 102); err != nil {
 		t.Fatal(err)
 	}
+	// The purge reaches b through the cluster (pub/sub, or the generation
+	// poll): Beta's entry is gone there, Alpha's and Gamma's are not.
+	deadline := time.Now().Add(3 * time.Second)
+	for b.get("/dealer/REWIND/listing?page_size=3", keyBeta).header.Get("X-Cache") != "MISS" {
+		if time.Now().After(deadline) {
+			t.Fatal("the purge of dealer 102 on a did not reach b through the cluster")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, key := range []string{keyAlpha, keyGamma} {
+		if r := b.get("/dealer/REWIND/listing?page_size=3", key); r.header.Get("X-Cache") != "HIT" {
+			t.Errorf("%s: purge of another dealer dropped this entry: %q", key, r.header.Get("X-Cache"))
+		}
+	}
 	// The limited key's limit holds across both edges on the cluster.
 	admitted := 0
 	for i := 0; i < 15; i++ {
