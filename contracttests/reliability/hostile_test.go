@@ -81,6 +81,17 @@ func isTimeout(err error) bool {
 // rawExchange writes req on a new connection to addr and reads one answer
 // (to a request of method), within timeout.
 func rawExchange(addr, method string, req []byte, timeout time.Duration) rawResult {
+	return exchange(addr, method, req, timeout, false)
+}
+
+// rawExchangeThenEOF is rawExchange that also reads on after the answer:
+// the edge must close the connection without answering anything pipelined
+// behind the request.
+func rawExchangeThenEOF(addr, method string, req []byte, timeout time.Duration) rawResult {
+	return exchange(addr, method, req, timeout, true)
+}
+
+func exchange(addr, method string, req []byte, timeout time.Duration, readOn bool) rawResult {
 	start := time.Now()
 	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
 	if err != nil {
@@ -91,24 +102,9 @@ func rawExchange(addr, method string, req []byte, timeout time.Duration) rawResu
 	// A write error is not final: the edge may have answered and closed
 	// before it read everything (an oversized header block).
 	_, werr := c.Write(req)
-	return readAnswer(c, bufio.NewReader(c), method, start, werr)
-}
-
-// rawExchangeThenEOF is rawExchange that also reads on after the answer:
-// the edge must close the connection without answering anything pipelined
-// behind the request.
-func rawExchangeThenEOF(addr, method string, req []byte, timeout time.Duration) rawResult {
-	start := time.Now()
-	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		return rawResult{err: fmt.Errorf("dial: %w", err)}
-	}
-	defer c.Close()
-	_ = c.SetDeadline(start.Add(timeout))
-	_, werr := c.Write(req)
 	br := bufio.NewReader(c)
 	r := readAnswer(c, br, method, start, werr)
-	if r.resp != nil {
+	if readOn && r.resp != nil {
 		var err error
 		r.extra, err = io.ReadAll(br)
 		r.afterClosed = err == nil || isClosed(err)
