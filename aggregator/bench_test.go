@@ -68,15 +68,19 @@ func BenchmarkHitPath(b *testing.B) {
 func benchHitPath(b *testing.B, localLimiter bool) {
 	s := newBenchServer(b, localLimiter)
 	h := s.Handler()
-	for _, c := range []struct{ name, uri, key string }{
-		{"inventory_listing", "/dealer/REWIND/listing?page=1&page_size=20", "bench-key-000"},
-		{"content_listing_deprecated", "/dealer/content/guides/listing?page=2", "bench-key-001"},
-		{"search", "/dealer/content/search?q=noleggio", "bench-key-002"},
+	for _, c := range []struct{ name, uri, key, acceptEncoding string }{
+		{"inventory_listing", "/dealer/REWIND/listing?page=1&page_size=20", "bench-key-000", ""},
+		{"inventory_listing_gzip", "/dealer/REWIND/listing?page=1&page_size=20", "bench-key-000", "gzip, deflate, br"},
+		{"content_listing_deprecated", "/dealer/content/guides/listing?page=2", "bench-key-001", ""},
+		{"search", "/dealer/content/search?q=noleggio", "bench-key-002", ""},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var warm fasthttp.RequestCtx
 			warm.Request.SetRequestURI(c.uri)
 			warm.Request.Header.Set("X-Api-Key", c.key)
+			if c.acceptEncoding != "" {
+				warm.Request.Header.Set("Accept-Encoding", c.acceptEncoding)
+			}
 			h(&warm)
 			if warm.Response.StatusCode() != 200 {
 				b.Fatalf("warm-up: %d %s", warm.Response.StatusCode(), warm.Response.Body())
@@ -87,6 +91,9 @@ func benchHitPath(b *testing.B, localLimiter bool) {
 				var ctx fasthttp.RequestCtx
 				ctx.Request.SetRequestURI(c.uri)
 				ctx.Request.Header.Set("X-Api-Key", c.key)
+				if c.acceptEncoding != "" {
+					ctx.Request.Header.Set("Accept-Encoding", c.acceptEncoding)
+				}
 				for pb.Next() {
 					ctx.Response.Reset()
 					h(&ctx)
@@ -125,4 +132,20 @@ func TestHitPathAllocations(t *testing.T) {
 		t.Errorf("hit path allocates %.1f times per request, budget 1 (issue target 3; measured 0)", allocs)
 	}
 	t.Logf("hit path: %.1f allocations per request", allocs)
+
+	// The same hit for a client that accepts gzip, once the variant exists.
+	ctx.Request.Header.Set("Accept-Encoding", "gzip, deflate, br")
+	ctx.Response.Reset()
+	h(&ctx)
+	if got := string(ctx.Response.Header.Peek("Content-Encoding")); got != "gzip" {
+		t.Fatalf("Content-Encoding %q", got)
+	}
+	allocs = testing.AllocsPerRun(200, func() {
+		ctx.Response.Reset()
+		h(&ctx)
+	})
+	if allocs > 1 {
+		t.Errorf("gzip hit path allocates %.1f times per request, budget 1", allocs)
+	}
+	t.Logf("gzip hit path: %.1f allocations per request", allocs)
 }

@@ -25,7 +25,10 @@ var (
 	hdrVary            = []byte("Vary")
 	hdrRateLimitPolicy = []byte("Ratelimit-Policy")
 	hdrRateLimit       = []byte("Ratelimit")
-	valVary            = []byte("X-Api-Key, Authorization")
+	hdrContentEncoding = []byte("Content-Encoding")
+	hdrAcceptEncoding  = []byte("Accept-Encoding")
+	valGzip            = []byte("gzip")
+	valVary            = []byte("X-Api-Key, Authorization, Accept-Encoding")
 )
 
 // partialError carries a degraded but usable response body (a hub with a
@@ -87,7 +90,15 @@ func (s *Server) writeEntry(ctx *fasthttp.RequestCtx, rs *reqState, e *cache.Ent
 	rs.hdrBuf = append(rs.hdrBuf[:0], "private, max-age="...)
 	rs.hdrBuf = strconv.AppendInt(rs.hdrBuf, int64(pol.MaxAge(e, rs.start)), 10)
 	ctx.Response.Header.SetCanonical(hdrXCache, s2b(rs.cache))
-	s.writeBodyHdr(ctx, rs, e.Body, e.ETag, rs.hdrBuf)
+	body, etag := e.Body, e.ETag
+	if min := s.settings.Load().GzipMinBytes; min > 0 && len(body) >= min &&
+		acceptsGzip(ctx.Request.Header.PeekBytes(hdrAcceptEncoding)) {
+		if gz, gzTag, ok := e.Gzip(); ok {
+			body, etag = gz, gzTag
+			ctx.Response.Header.SetCanonical(hdrContentEncoding, valGzip)
+		}
+	}
+	s.writeBodyHdr(ctx, rs, body, etag, rs.hdrBuf)
 }
 
 func (s *Server) writeBody(ctx *fasthttp.RequestCtx, rs *reqState, body []byte, etag, cacheControl string) {

@@ -49,6 +49,11 @@ type Settings struct {
 	// dealers service cannot answer; AuthNegativeTTL how long an unknown,
 	// expired or orphaned key is remembered.
 	AuthTTL, AuthStale, AuthNegativeTTL time.Duration
+	// GzipMinBytes: a cached or bypassed response body of at least this
+	// many bytes goes out gzip-compressed (Content-Encoding: gzip, made
+	// once per cache entry) to a client whose Accept-Encoding accepts
+	// gzip. Zero turns compression off.
+	GzipMinBytes int
 }
 
 // DefaultSettings returns the built-in settings, used when no config file
@@ -82,6 +87,7 @@ func DefaultSettings() *Settings {
 		AuthTTL:         60 * time.Second,
 		AuthStale:       10 * time.Minute,
 		AuthNegativeTTL: 10 * time.Second,
+		GzipMinBytes:    1024,
 	}
 }
 
@@ -106,6 +112,9 @@ func (s *Settings) Validate() error {
 	}
 	if s.RequestTimeout <= 0 {
 		errs = append(errs, errors.New("request_timeout: must be positive"))
+	}
+	if s.GzipMinBytes < 0 {
+		errs = append(errs, errors.New("gzip_min_bytes: must not be negative"))
 	}
 	if s.AuthTTL <= 0 || s.AuthStale < 0 || s.AuthNegativeTTL <= 0 {
 		errs = append(errs, errors.New("auth: ttl and negative_ttl must be positive, stale not negative"))

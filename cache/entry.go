@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -69,6 +71,11 @@ type Entry struct {
 	ErrorUntil time.Time
 
 	hash uint64
+	gz   atomic.Pointer[variant] // the gzip variant, made on first use (see Gzip)
+
+	vmu     sync.Mutex    // orders installing a variant with L1's accounting
+	acct    *atomic.Int64 // L1's byte count while e is in L1, else nil
+	retired bool          // e has left L1: variants made now are not kept
 }
 
 // MaxAge is the number of whole seconds of freshness e has left at now,

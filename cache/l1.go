@@ -104,6 +104,11 @@ func (c *l1) put(dealer int64, key string, gen uint64, cur *atomic.Uint64, e *En
 		s.mu.Unlock()
 		return false
 	}
+	variants, ok := e.account(&c.bytes)
+	if !ok { // e is, or was, held by a node
+		s.mu.Unlock()
+		return false
+	}
 	if old := s.m[dealer][key]; old != nil {
 		s.removeLocked(c, old)
 	}
@@ -115,7 +120,7 @@ func (c *l1) put(dealer int64, key string, gen uint64, cur *atomic.Uint64, e *En
 	dm[key] = n
 	n.idx = len(s.ring)
 	s.ring = append(s.ring, n)
-	c.bytes.Add(size)
+	c.bytes.Add(size + variants)
 	c.entries.Add(1)
 	s.mu.Unlock()
 	for c.bytes.Load() > c.max {
@@ -151,7 +156,7 @@ func (s *l1shard) removeLocked(c *l1, n *l1node) {
 	if s.hand >= len(s.ring) {
 		s.hand = 0
 	}
-	c.bytes.Add(-n.size)
+	c.bytes.Add(-n.size - n.entry.retire())
 	c.entries.Add(-1)
 }
 

@@ -1,6 +1,7 @@
 package contracttests
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -282,5 +283,70 @@ func TestUpstreamDownServesStaleThen503(t *testing.T) {
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("503 took %v", d)
+	}
+}
+
+// TestGzipResponses: a client that accepts gzip gets the same JSON
+// compressed, made once per cache entry, with the weak form of the ETag;
+// either tag revalidates; a refusal, a small body or no Accept-Encoding
+// gets the plain body; Vary names Accept-Encoding.
+func TestGzipResponses(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	path := "/dealer/REWIND/listing?page_size=20"
+	plain := e.get(path, keyAlpha)
+	if plain.header.Get("Content-Encoding") != "" || plain.wire != len(plain.body) {
+		t.Fatalf("no Accept-Encoding: Content-Encoding %q", plain.header.Get("Content-Encoding"))
+	}
+	strong := plain.header.Get("ETag")
+	for _, ae := range []string{"gzip", "gzip, deflate, br", "br;q=1.0, gzip;q=0.8", "x-gzip", "*", "GZIP;Q=0.001", "identity;q=0.5, *;q=0.1"} {
+		gz := e.get(path, keyAlpha, "Accept-Encoding: "+ae)
+		if gz.status != 200 || gz.header.Get("Content-Encoding") != "gzip" {
+			t.Fatalf("%q: status %d, Content-Encoding %q", ae, gz.status, gz.header.Get("Content-Encoding"))
+		}
+		if !bytes.Equal(gz.body, plain.body) {
+			t.Fatalf("%q: decoded body differs from the plain one", ae)
+		}
+		if gz.wire*3 > len(plain.body) {
+			t.Errorf("%q: %d bytes compressed of %d", ae, gz.wire, len(plain.body))
+		}
+		if gz.header.Get("X-Cache") != "HIT" || gz.header.Get("ETag") != "W/"+strong {
+			t.Errorf("%q: X-Cache %q ETag %q (plain %q)", ae, gz.header.Get("X-Cache"), gz.header.Get("ETag"), strong)
+		}
+		if v := gz.header.Get("Vary"); !strings.Contains(v, "Accept-Encoding") {
+			t.Errorf("Vary %q", v)
+		}
+	}
+	for _, tag := range []string{strong, "W/" + strong} {
+		for _, ae := range []string{"", "gzip"} {
+			h := []string{"If-None-Match: " + tag}
+			if ae != "" {
+				h = append(h, "Accept-Encoding: "+ae)
+			}
+			if r := e.get(path, append(h, keyAlpha)...); r.status != 304 || r.wire != 0 {
+				t.Errorf("If-None-Match %s, Accept-Encoding %q: %d with %d bytes", tag, ae, r.status, r.wire)
+			}
+		}
+	}
+	for _, ae := range []string{"gzip;q=0", "identity", "br", "gzip;q=0, *", "*;q=0", "gzip;q=abc", "deflate, gzip;q=0.000"} {
+		if r := e.get(path, keyAlpha, "Accept-Encoding: "+ae); r.header.Get("Content-Encoding") != "" || !bytes.Equal(r.body, plain.body) {
+			t.Errorf("%q: Content-Encoding %q", ae, r.header.Get("Content-Encoding"))
+		}
+	}
+	// Problems and bodies under server.gzip_min_bytes stay plain.
+	if r := e.get("/dealer/REWIND/listing?page_size=0", keyAlpha, "Accept-Encoding: gzip"); r.status != 422 || r.header.Get("Content-Encoding") != "" {
+		t.Errorf("problem: %d, Content-Encoding %q", r.status, r.header.Get("Content-Encoding"))
+	}
+	small := e.get("/dealer/REWIND/listing?page_size=1&q=zzzz-no-such-vehicle", keyAlpha, "Accept-Encoding: gzip")
+	if small.status != 200 || len(small.body) >= 1024 || small.header.Get("Content-Encoding") != "" {
+		t.Errorf("small body (%d bytes): %d, Content-Encoding %q", len(small.body), small.status, small.header.Get("Content-Encoding"))
+	}
+}
+
+// TestGzipOff: server.gzip_min_bytes 0 turns compression off.
+func TestGzipOff(t *testing.T) {
+	e := startEnv(t, envOptions{settings: func(s *aggregatorSettings) { s.GzipMinBytes = 0 }})
+	r := e.get("/dealer/REWIND/listing?page_size=20", keyAlpha, "Accept-Encoding: gzip")
+	if r.status != 200 || r.header.Get("Content-Encoding") != "" || len(r.body) < 1024 {
+		t.Errorf("%d, Content-Encoding %q, %d bytes", r.status, r.header.Get("Content-Encoding"), len(r.body))
 	}
 }

@@ -79,6 +79,7 @@ type Config struct {
 		ProblemBaseURL string   `json:"problem_base_url"`
 		MaxConnsPerIP  int      `json:"max_conns_per_ip"`
 		ReduceMemory   bool     `json:"reduce_memory"`
+		GzipMinBytes   int      `json:"gzip_min_bytes"`
 	} `json:"server"`
 
 	Upstream struct {
@@ -155,6 +156,7 @@ func defaultConfig() *Config {
 	c.Server.ProblemBaseURL = publicshape.DefaultProblemBase
 	def := aggregator.DefaultSettings()
 	c.Server.RequestTimeout = Duration(def.RequestTimeout)
+	c.Server.GzipMinBytes = def.GzipMinBytes
 	c.Upstream.BaseURL = ""
 	c.Upstream.Timeouts = map[string]Duration{}
 	for _, svc := range upstream.Services {
@@ -495,7 +497,7 @@ func changedFields(a, b map[string]string) []string {
 // reloadable are the config paths (and path prefixes) that a reload
 // installs; every other field is read once at start.
 var reloadable = []string{
-	"server.request_timeout", "auth.ttl", "auth.stale", "auth.negative_ttl",
+	"server.request_timeout", "server.gzip_min_bytes", "auth.ttl", "auth.stale", "auth.negative_ttl",
 	"cache.routes", "cache.content_types", "rate_limit.default", "rate_limit.plans",
 	"deprecation", "log",
 }
@@ -535,6 +537,7 @@ func (c *Config) settings() *aggregator.Settings {
 		AuthTTL:         c.Auth.TTL.D(),
 		AuthStale:       c.Auth.Stale.D(),
 		AuthNegativeTTL: c.Auth.NegativeTTL.D(),
+		GzipMinBytes:    c.Server.GzipMinBytes,
 	}
 	for name, p := range c.Cache.Routes {
 		s.Cache[name] = cache.Policy{TTL: p.TTL.D(), StaleWhileRevalidate: p.StaleWhileRevalidate.D(), StaleIfError: p.StaleIfError.D()}

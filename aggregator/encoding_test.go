@@ -1,0 +1,81 @@
+package aggregator
+
+import (
+	"bytes"
+	"testing"
+)
+
+func TestAcceptsGzip(t *testing.T) {
+	cases := []struct {
+		v    string
+		want bool
+	}{
+		{"", false},
+		{"gzip", true},
+		{"GZip", true},
+		{"x-gzip", true},
+		{"gzip, deflate, br", true},
+		{"br;q=1.0, gzip;q=0.8, *;q=0.1", true},
+		{" gzip ; q=0.001 ", true},
+		{"gzip;Q=1", true},
+		{"gzip;q=1.000", true},
+		{"gzip;level=9;q=0.5", true},
+		{"*", true},
+		{"identity;q=0.5, *;q=0.1", true},
+		{"gzip;q=0", false},
+		{"gzip;q=0.000", false},
+		{"gzip;q=0, *", false},   // an explicit refusal wins over *
+		{"*, gzip;q=0", false},   // in either order
+		{"*;q=0", false},
+		{"*;q=0, gzip", true},
+		{"identity", false},
+		{"deflate, br", false},
+		{"gzipx", false},
+		{"gzip;q=abc", false},
+		{"gzip;q=1.5", false},
+		{"gzip;q=1.001", false},
+		{"gzip;q=0.0001", false},
+		{"gzip;q=", false},
+		{"gzip;q=-1", false},
+		{",,,", false},
+		{";q=1", false},
+	}
+	for _, c := range cases {
+		if got := acceptsGzip([]byte(c.v)); got != c.want {
+			t.Errorf("acceptsGzip(%q) = %v, want %v", c.v, got, c.want)
+		}
+	}
+}
+
+func TestAcceptsGzipAllocs(t *testing.T) {
+	v := []byte("br;q=1.0, gzip;q=0.8, *;q=0.1")
+	if n := testing.AllocsPerRun(100, func() { acceptsGzip(v) }); n != 0 {
+		t.Fatalf("%v allocations", n)
+	}
+}
+
+func FuzzAcceptsGzip(f *testing.F) {
+	for _, s := range []string{"gzip", "gzip;q=0", "*;q=0.5", "br, x-gzip;q=0.1", "gzip;q=1.0000", ";;,;q=", "\xff;q=1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		got := acceptsGzip([]byte(v))
+		l := bytes.ToLower([]byte(v))
+		if got && !bytes.Contains(l, []byte("gzip")) && !bytes.Contains(l, []byte("*")) {
+			t.Fatalf("accepted %q without gzip or *", v)
+		}
+		// The answer depends on the entries, not on the case of the value.
+		if acceptsGzip(bytes.ToUpper([]byte(v))) != got && isASCII(v) {
+			t.Fatalf("%q: case changed the answer", v)
+		}
+	})
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}

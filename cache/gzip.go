@@ -1,0 +1,108 @@
+package cache
+
+import (
+	"bytes"
+	"sync"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// variant is another content coding of an entry's body.
+type variant struct {
+	body []byte // nil: the body does not compress well enough to be worth it
+	etag string
+}
+
+func (v *variant) size() int64 {
+	if v == nil {
+		return 0
+	}
+	return int64(len(v.body) + len(v.etag))
+}
+
+// gzipWriters pools compressors: a gzip.Writer holds several hundred KB of
+// state.
+var gzipWriters = sync.Pool{New: func() any {
+	w, _ := gzip.NewWriterLevel(nil, gzip.DefaultCompression)
+	return w
+}}
+
+// Gzip returns Body gzip-compressed and the entity tag of that
+// representation, making them on the first call and keeping them with the
+// entry (an entry in L1 counts them in L1's byte budget). ok is false when
+// compression does not save at least an eighth of the body: send Body.
+//
+// The tag is the weak form of ETag: the compressed body is the same
+// representation data under another content coding, so a client holding
+// either tag revalidates (If-None-Match uses the weak comparison) and gets
+// a 304 for both. Safe for concurrent use; never modifies Body. After the
+// first call it is one atomic load.
+func (e *Entry) Gzip() (body []byte, etag string, ok bool) {
+	v := e.gz.Load()
+	if v == nil {
+		v = e.installGzip(e.makeGzip())
+	}
+	return v.body, v.etag, v.body != nil
+}
+
+// installGzip keeps made as e's variant unless another call kept one first
+// or e has left L1, and returns the variant to serve.
+func (e *Entry) installGzip(made *variant) *variant {
+	e.vmu.Lock()
+	defer e.vmu.Unlock()
+	if v := e.gz.Load(); v != nil {
+		return v
+	}
+	if e.retired {
+		return made
+	}
+	e.gz.Store(made)
+	if e.acct != nil {
+		e.acct.Add(made.size())
+	}
+	return made
+}
+
+func (e *Entry) makeGzip() *variant {
+	var buf bytes.Buffer
+	buf.Grow(len(e.Body)/4 + 64)
+	w := gzipWriters.Get().(*gzip.Writer)
+	w.Reset(&buf)
+	_, err := w.Write(e.Body)
+	if err == nil {
+		err = w.Close()
+	}
+	w.Reset(nil)
+	gzipWriters.Put(w)
+	if err != nil || buf.Len() > len(e.Body)-len(e.Body)/8 {
+		return &variant{}
+	}
+	return &variant{body: buf.Bytes(), etag: "W/" + e.ETag}
+}
+
+// account makes e's variants count in the byte budget acct and returns
+// what they count already; ok is false when e is, or was, in L1 already.
+// L1 calls it under the shard lock, before it publishes e.
+func (e *Entry) account(acct *atomic.Int64) (n int64, ok bool) {
+	e.vmu.Lock()
+	defer e.vmu.Unlock()
+	if e.acct != nil || e.retired {
+		return 0, false
+	}
+	e.acct = acct
+	return e.gz.Load().size(), true
+}
+
+// retire stops e's variants counting in L1's byte budget and returns the
+// bytes they counted; L1 calls it when e leaves, under the shard lock.
+func (e *Entry) retire() int64 {
+	e.vmu.Lock()
+	defer e.vmu.Unlock()
+	n := int64(0)
+	if e.acct != nil {
+		n = e.gz.Load().size()
+	}
+	e.acct, e.retired = nil, true
+	return n
+}
