@@ -24,8 +24,8 @@ func TestAcceptsGzip(t *testing.T) {
 		{"identity;q=0.5, *;q=0.1", true},
 		{"gzip;q=0", false},
 		{"gzip;q=0.000", false},
-		{"gzip;q=0, *", false},   // an explicit refusal wins over *
-		{"*, gzip;q=0", false},   // in either order
+		{"gzip;q=0, *", false}, // an explicit refusal wins over *
+		{"*, gzip;q=0", false}, // in either order
 		{"*;q=0", false},
 		{"*;q=0, gzip", true},
 		{"identity", false},
