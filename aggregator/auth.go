@@ -145,7 +145,7 @@ func (c *authCache) put(id [32]byte, p *principal) {
 // stale principal is used for up to Settings.AuthStale.
 func (s *Server) authenticate(rawKey []byte, rs *reqState) (*principal, error) {
 	st := s.settings.Load()
-	now := s.now()
+	now := rs.start // the request's one clock read
 	id := s.hasher.sum(rawKey)
 	p := s.auth.get(id)
 	if p != nil {

@@ -29,6 +29,7 @@ func (s *Server) ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
 	rs.route = RouteNotFound
 	// The headers may not have been parsed (a header block too large):
 	// then there is no client id to echo and one is generated.
+	rs.hdr.read(&ctx.Request.Header)
 	s.setRequestID(ctx, rs)
 	var small *fasthttp.ErrSmallBuffer
 	var ne net.Error

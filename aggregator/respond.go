@@ -26,7 +26,6 @@ var (
 	hdrRateLimitPolicy = []byte("Ratelimit-Policy")
 	hdrRateLimit       = []byte("Ratelimit")
 	hdrContentEncoding = []byte("Content-Encoding")
-	hdrAcceptEncoding  = []byte("Accept-Encoding")
 	valGzip            = []byte("gzip")
 	valVary            = []byte("X-Api-Key, Authorization, Accept-Encoding")
 )
@@ -92,7 +91,7 @@ func (s *Server) writeEntry(ctx *fasthttp.RequestCtx, rs *reqState, e *cache.Ent
 	ctx.Response.Header.SetCanonical(hdrXCache, s2b(rs.cache))
 	body, etag := e.Body, e.ETag
 	if min := s.settings.Load().GzipMinBytes; min > 0 && len(body) >= min &&
-		acceptsGzip(ctx.Request.Header.PeekBytes(hdrAcceptEncoding)) {
+		acceptsGzip(rs.hdr.acceptEncoding) {
 		if gz, gzTag, ok := e.Gzip(); ok {
 			body, etag = gz, gzTag
 			ctx.Response.Header.SetCanonical(hdrContentEncoding, valGzip)
@@ -113,7 +112,7 @@ func (s *Server) writeBodyHdr(ctx *fasthttp.RequestCtx, rs *reqState, body []byt
 	h.SetCanonical(hdrCacheControl, cacheControl)
 	h.SetCanonical(hdrVary, valVary)
 	rs.status = fasthttp.StatusOK
-	if etagMatch(ctx.Request.Header.Peek("If-None-Match"), etag) {
+	if etagMatch(rs.hdr.ifNoneMatch, etag) {
 		ctx.SetStatusCode(fasthttp.StatusNotModified)
 		rs.status = fasthttp.StatusNotModified
 		return

@@ -205,6 +205,7 @@ type reqState struct {
 	cache       string
 	p           *principal
 	raw         rawParams
+	hdr         reqHeaders
 	keyBuf      []byte
 	hdrBuf      []byte
 }
@@ -226,11 +227,12 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	rs.start = s.now()
 	defer s.finish(ctx, rs)
 
+	rs.hdr.read(&ctx.Request.Header)
 	s.setRequestID(ctx, rs)
-	if tp := ctx.Request.Header.Peek("traceparent"); len(tp) > 0 && ValidTraceparent(tp) {
+	if tp := rs.hdr.traceparent; len(tp) > 0 && ValidTraceparent(tp) {
 		rs.traceparent = string(tp)
 	}
-	if hdr := &ctx.Request.Header; (hdr.ContentLength() == -1 || len(hdr.Peek("Content-Length")) > 0) &&
+	if hdr := &ctx.Request.Header; (hdr.ContentLength() == -1 || rs.hdr.contentLength) &&
 		hasRawHeader(hdr.RawHeaders(), "transfer-encoding") && hasRawHeader(hdr.RawHeaders(), "content-length") {
 		// Content-Length beside Transfer-Encoding is how requests are
 		// smuggled past a proxy that honours the other one. fasthttp
@@ -273,7 +275,7 @@ func hasRawHeader(raw []byte, name string) bool {
 // setRequestID takes the client's X-Request-ID when it is well formed, or
 // generates one, and sends it back.
 func (s *Server) setRequestID(ctx *fasthttp.RequestCtx, rs *reqState) {
-	if id := ctx.Request.Header.Peek("X-Request-ID"); ValidRequestID(id) {
+	if id := rs.hdr.requestID; ValidRequestID(id) {
 		rs.reqID = append(rs.idBuf[:0], id...)
 	} else {
 		rs.reqID = s.ids.appendID(rs.idBuf[:0])
@@ -361,8 +363,8 @@ func (s *Server) endpoint(route string, h func(*fasthttp.RequestCtx, *reqState))
 	return func(ctx *fasthttp.RequestCtx) {
 		rs := state(ctx)
 		rs.route = route
-		rawKey, code := ExtractKey(ctx.Request.Header.Peek("X-Api-Key"), ctx.Request.Header.Peek("Authorization"))
-		if code == "" && (len(ctx.Request.Header.PeekAll("X-Api-Key")) > 1 || len(ctx.Request.Header.PeekAll("Authorization")) > 1) {
+		rawKey, code := ExtractKey(rs.hdr.apiKey, rs.hdr.authorization)
+		if code == "" && (rs.hdr.apiKeys > 1 || rs.hdr.authorizations > 1) {
 			// A key header given twice is as ambiguous as both headers:
 			// Peek would silently pick the first (a proxy may pick another).
 			rawKey, code = nil, codeInvalidKey
@@ -407,7 +409,7 @@ func (s *Server) openAPI(ctx *fasthttp.RequestCtx) {
 	h := &ctx.Response.Header
 	h.Set("ETag", s.openapiETag)
 	h.Set("Cache-Control", "public, max-age=3600")
-	if etagMatch(ctx.Request.Header.Peek("If-None-Match"), s.openapiETag) {
+	if etagMatch(rs.hdr.ifNoneMatch, s.openapiETag) {
 		ctx.SetStatusCode(fasthttp.StatusNotModified)
 		return
 	}

@@ -6,7 +6,7 @@
 #                          fails only when a process does not start or a scenario answers
 #                          non-2xx / nothing, never on performance
 #
-# Environment overrides: BENCH_DURATION (wrk -d, default 7s / smoke 3s), BENCH_RUNS (default 3 / smoke 1),
+# Environment overrides: BENCH_DURATION (wrk -d, default 6s / smoke 3s), BENCH_RUNS (default 3 / smoke 1),
 # BENCH_CONNS (default "64 256" / smoke "64"), BENCH_KEEP=1 keeps the temp dir (nginx prefix, configs),
 # BENCH_PREBUILT=DIR uses DIR/dealer-edge and DIR/fake-upstream instead of building them.
 #
@@ -30,7 +30,7 @@ if [ "$MODE" = smoke ]; then
   DURATION="${BENCH_DURATION:-3s}"; RUNS="${BENCH_RUNS:-1}"; read -r -a CONNS <<<"${BENCH_CONNS:-64}"
   LIMIT_S=420
 else
-  DURATION="${BENCH_DURATION:-7s}"; RUNS="${BENCH_RUNS:-3}"; read -r -a CONNS <<<"${BENCH_CONNS:-64 256}"
+  DURATION="${BENCH_DURATION:-6s}"; RUNS="${BENCH_RUNS:-3}"; read -r -a CONNS <<<"${BENCH_CONNS:-64 256}"
   LIMIT_S=900
 fi
 DUR_S="${DURATION%s}"
@@ -356,6 +356,12 @@ for c in "${CONNS[@]}"; do
   done
 done
 stop "$BARE_PID"
+log "scenario a-gz: the same hot URL for a client that sends Accept-Encoding: gzip (both sides cache and send the gzip body)"
+for target in "$EDGE_A" "$NGINX_A"; do
+  "$TOOL" get -gzip -url "$target$HOT_PATH" -key "$HOT_KEY" >/dev/null || die "no gzip answer from $target"
+  "$TOOL" get -gzip -want-hit -url "$target$HOT_PATH" -key "$HOT_KEY" >/dev/null || die "the gzip answer of $target is not a cache hit"
+done
+pair agz "$EDGE_A$HOT_PATH" nginx "$NGINX_A$HOT_PATH" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY" -H "Accept-Encoding: gzip"
 log "scenario b: hit mix, 50 keys x 200 URLs"
 pair b "$EDGE_A/" nginx "$NGINX_A/" "$BENCH_DIR/wrk/mix.lua"
 if [ "$MODE" = full ] && [ "$ADMIN_A_OK" = 1 ] &&

@@ -86,7 +86,7 @@ func mustLoopback(raw string) error {
 	return fmt.Errorf("refusing non-loopback target %q", raw)
 }
 
-func fetch(c *http.Client, rawURL, key string) (int, http.Header, []byte, error) {
+func fetch(c *http.Client, rawURL, key string, headers ...string) (int, http.Header, []byte, error) {
 	if err := mustLoopback(rawURL); err != nil {
 		return 0, nil, nil, err
 	}
@@ -96,6 +96,10 @@ func fetch(c *http.Client, rawURL, key string) (int, http.Header, []byte, error)
 	}
 	if key != "" {
 		req.Header.Set("X-Api-Key", key)
+	}
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
 	resp, err := c.Do(req)
 	if err != nil {
@@ -154,13 +158,25 @@ func get(args []string) error {
 	key := fs.String("key", "", "API key (optional)")
 	o := fs.String("o", "", "write the body to this file")
 	timeout := fs.Duration("timeout", 10*time.Second, "request timeout")
+	gz := fs.Bool("gzip", false, "send Accept-Encoding: gzip and require a gzip-coded answer")
+	wantHit := fs.Bool("want-hit", false, "require X-Cache: HIT or X-Nginx-Cache: HIT")
 	_ = fs.Parse(args)
-	st, _, body, err := fetch(client(1, *timeout), *u, *key)
+	var hdr []string
+	if *gz {
+		hdr = append(hdr, "Accept-Encoding: gzip")
+	}
+	st, h, body, err := fetch(client(1, *timeout), *u, *key, hdr...)
 	if err != nil {
 		return err
 	}
 	if st < 200 || st > 299 {
 		return fmt.Errorf("GET %s: status %d: %.300s", *u, st, body)
+	}
+	if *gz && h.Get("Content-Encoding") != "gzip" {
+		return fmt.Errorf("GET %s: asked for gzip, got Content-Encoding %q", *u, h.Get("Content-Encoding"))
+	}
+	if *wantHit && h.Get("X-Cache") != "HIT" && h.Get("X-Nginx-Cache") != "HIT" {
+		return fmt.Errorf("GET %s: not a cache hit (X-Cache %q, X-Nginx-Cache %q)", *u, h.Get("X-Cache"), h.Get("X-Nginx-Cache"))
 	}
 	if *o != "" {
 		if err := os.WriteFile(*o, body, 0o644); err != nil {

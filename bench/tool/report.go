@@ -174,6 +174,7 @@ func report(args []string) error {
 		id, name, vs string
 	}{
 		{"a", "a hit, 1 hot URL", "nginx"},
+		{"agz", "a-gz hit, 1 hot URL, Accept-Encoding: gzip", "nginx"},
 		{"b", "b hit mix 50 keys x 200 URLs", "nginx"},
 		{"c", "c miss, cache off, 5 ms upstream", "upstream"},
 		{"d", "d hub fan-out 6 x 5 ms, cache off", "upstream/1"},
@@ -199,7 +200,7 @@ func report(args []string) error {
 				}
 			}
 			switch s.id {
-			case "a", "b":
+			case "a", "agz", "b":
 				r.target = "rps >= 1.5x nginx, p99 < nginx"
 				if vok {
 					r.result = verdict(e.rps >= 1.5*v.rps && e.p99 < v.p99)

@@ -1,0 +1,45 @@
+package aggregator
+
+import (
+	"bufio"
+	"strings"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+)
+
+func TestReqHeadersRead(t *testing.T) {
+	for _, normalise := range []bool{true, false} {
+		var h fasthttp.RequestHeader
+		h.DisableNormalizing()
+		if normalise {
+			h.EnableNormalizing()
+		}
+		raw := "GET /x HTTP/1.1\r\nHost: a\r\nx-api-key: k1\r\nAUTHORIZATION: Bearer b\r\nX-Api-Key: k2\r\n" +
+			"x-request-id: r1\r\nX-Request-ID: r2\r\nTraceparent: tp\r\nif-none-match: \"e\"\r\n" +
+			"Accept-Encoding: gzip\r\nAccept-Encoding: br\r\nContent-Length: 0\r\nX-Other: y\r\n\r\n"
+		if err := h.Read(bufio.NewReader(strings.NewReader(raw))); err != nil {
+			t.Fatal(err)
+		}
+		var rh reqHeaders
+		rh.requestID = []byte("stale") // read starts from zero
+		rh.read(&h)
+		got := []string{string(rh.apiKey), string(rh.authorization), string(rh.requestID), string(rh.traceparent), string(rh.ifNoneMatch), string(rh.acceptEncoding)}
+		want := []string{"k1", "Bearer b", "r1", "tp", `"e"`, "gzip"}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("normalise %v: field %d = %q, want %q", normalise, i, got[i], want[i])
+			}
+		}
+		if rh.apiKeys != 2 || rh.authorizations != 1 || !rh.contentLength {
+			t.Errorf("normalise %v: counts %d %d, content-length %v", normalise, rh.apiKeys, rh.authorizations, rh.contentLength)
+		}
+	}
+	var empty fasthttp.RequestHeader
+	var rh reqHeaders
+	rh.read(&empty)
+	if rh.apiKey != nil || rh.authorization != nil || rh.requestID != nil || rh.traceparent != nil ||
+		rh.ifNoneMatch != nil || rh.acceptEncoding != nil || rh.apiKeys != 0 || rh.authorizations != 0 || rh.contentLength {
+		t.Errorf("empty header: %+v", rh)
+	}
+}
