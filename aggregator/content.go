@@ -88,7 +88,7 @@ func (s *Server) contentListing(ctx *fasthttp.RequestCtx, rs *reqState) {
 // listing builds one content listing page. Filters go to the content
 // service; visibility, order and pagination are applied here.
 func (s *Server) listing(ctx context.Context, st *liveSettings, dealerID int64, ct string, p params, echo bool) (publicshape.ContentListing, error) {
-	vis, err := s.visibleMatches(ctx, dealerID, ct, upstream.ContentFilter{Q: p.q, Category: p.category, Topic: p.topic, Brand: p.brand}, mapping.Discovery)
+	vis, err := s.visibleMatches(ctx, dealerID, ct, upstream.ContentFilter{Q: p.q, Category: p.category, Topic: p.topic, Brand: p.brand, Summary: true}, mapping.Discovery)
 	if err != nil {
 		return publicshape.ContentListing{}, err
 	}
@@ -254,7 +254,7 @@ func (s *Server) contentSearch(ctx *fasthttp.RequestCtx, rs *reqState) {
 		var g errgroup.Group
 		for i, ct := range upstream.ContentTypes {
 			g.Go(guard(func() error {
-				vis, err := s.visibleMatches(c, pr.dealerID, ct, upstream.ContentFilter{Q: fp.q}, mapping.Discovery)
+				vis, err := s.visibleMatches(c, pr.dealerID, ct, upstream.ContentFilter{Q: fp.q, Summary: true}, mapping.Discovery)
 				if err != nil {
 					return err
 				}

@@ -22,7 +22,8 @@ import (
 // the whole view, fetched at the same time, and of its visible records
 // those the service matched are kept.
 func (s *Server) visibleMatches(ctx context.Context, dealerID int64, ct string, f upstream.ContentFilter, scope mapping.Scope) ([]upstream.ContentRecord, error) {
-	if f == (upstream.ContentFilter{}) {
+	whole := upstream.ContentFilter{Summary: f.Summary} // the whole view, in the same form
+	if f == whole {
 		recs, err := s.backend.Content(ctx, dealerID, ct, f)
 		if err != nil {
 			return nil, err
@@ -32,7 +33,7 @@ func (s *Server) visibleMatches(ctx context.Context, dealerID int64, ct string, 
 	var all, matched []upstream.ContentRecord
 	var g errgroup.Group // no shared cancellation: see contentSearch
 	g.Go(guard(func() (err error) {
-		all, err = s.backend.Content(ctx, dealerID, ct, upstream.ContentFilter{})
+		all, err = s.backend.Content(ctx, dealerID, ct, whole)
 		return err
 	}))
 	g.Go(guard(func() (err error) {

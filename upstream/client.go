@@ -333,7 +333,8 @@ type contentList struct {
 }
 
 // Content returns the dealer's raw view of one content type, narrowed by
-// f: every matching record, unpaginated (see the package documentation).
+// f: every matching record, unpaginated, whole or (f.Summary) in the
+// summary view (see the package documentation).
 func (c *Client) Content(ctx context.Context, dealerID int64, contentType string, f ContentFilter) ([]ContentRecord, error) {
 	if contentType == "" {
 		return nil, notFound(SvcContent)
@@ -347,6 +348,9 @@ func (c *Client) Content(ctx context.Context, dealerID int64, contentType string
 	b = appendParam(b, "category", f.Category)
 	b = appendParam(b, "topic", f.Topic)
 	b = appendParam(b, "brand", f.Brand)
+	if f.Summary {
+		b = appendParam(b, "view", "summary")
+	}
 	if len(b) > n {
 		b[n] = '?'
 	}

@@ -85,8 +85,15 @@
 //
 // # content
 //
-//	GET /content/v1/dealers/{dealer_id}/{type}?q=&category=&topic=&brand=
+//	GET /content/v1/dealers/{dealer_id}/{type}?q=&category=&topic=&brand=&view=
 //	    -> {"items": [ContentRecord...]}   (404: unknown dealer or type)
+//
+// view=summary sends each record as ContentSummary makes it (no transcript,
+// rendered body or payloads; body_text cut after SummaryBodyNonSpace
+// non-space characters: enough for any listing preview, about a third of
+// the bytes); view=full or none sends whole records; any other view is a
+// 400. Filters still match the whole text. The edge's listings, hub and
+// search ask for the summary; a detail asks for whole records.
 //
 // The content service returns the dealer's raw view of one content type:
 // global records, the dealer's own records, its overrides of global records

@@ -1,6 +1,10 @@
 package upstream
 
-import "time"
+import (
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
 
 // Service names, as used for breakers, timeouts and metrics labels.
 const (
@@ -311,6 +315,48 @@ type ContentFilter struct {
 	Category string
 	Topic    string
 	Brand    string
+	// Summary asks for the summary view (view=summary, see
+	// ContentSummary) instead of whole records. It does not narrow.
+	Summary bool
+}
+
+// SummaryBodyNonSpace is how much of body_text the content summary view
+// keeps: the text up to and including its SummaryBodyNonSpace-th character
+// that is not white space (unicode.IsSpace; an invalid UTF-8 byte counts as
+// one character). A preview of at most SummaryBodyNonSpace-1 characters
+// made from the cut text is the same as one made from the whole text.
+const SummaryBodyNonSpace = 256
+
+// ContentSummary is r as a content listing's summary view (view=summary)
+// carries it: without what only a detail shows (the transcript and the
+// rendered body), without the rendering and SEO payloads, and with
+// body_text cut after its first SummaryBodyNonSpace non-space characters.
+// Identifiers, the visibility fields (dealer, override, hidden,
+// provenance), titles, excerpt, metadata and the small internal fields
+// (source and template ids) stay. A news record of the demo corpus is about
+// a third of its full size.
+func ContentSummary(r ContentRecord) ContentRecord {
+	r.BodyText = cutAfterNonSpace(r.BodyText, SummaryBodyNonSpace)
+	r.Transcript = ""
+	r.BodyHTML = ""
+	r.RenderPayload = nil
+	r.SEOPayload = nil
+	return r
+}
+
+// cutAfterNonSpace returns s up to and including its n-th character that
+// is not white space, or all of s when it has fewer.
+func cutAfterNonSpace(s string, n int) string {
+	for i, r := range s {
+		if unicode.IsSpace(r) {
+			continue
+		}
+		if n--; n == 0 {
+			_, w := utf8.DecodeRuneInString(s[i:])
+			return s[:i+w]
+		}
+	}
+	return s
 }
 
 // Opaque is an internal-only structured payload of a record (rendering and

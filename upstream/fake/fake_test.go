@@ -920,3 +920,52 @@ func TestVehicleSummaryView(t *testing.T) {
 		t.Errorf("unknown view: %d", st)
 	}
 }
+
+// TestContentSummaryView: the content summary view has the same records in
+// the same order as the full view, each as upstream.ContentSummary makes
+// it, in far fewer bytes; filters still match the whole text; an unknown
+// view is 400.
+func TestContentSummaryView(t *testing.T) {
+	s := NewServer(Options{})
+	get := func(uri string) (int, []upstream.ContentRecord, []byte) {
+		var ctx fasthttp.RequestCtx
+		ctx.Request.SetRequestURI(uri)
+		s.Handler()(&ctx)
+		var l struct {
+			Items []upstream.ContentRecord `json:"items"`
+		}
+		_ = json.Unmarshal(ctx.Response.Body(), &l)
+		return ctx.Response.StatusCode(), l.Items, append([]byte(nil), ctx.Response.Body()...)
+	}
+	for _, path := range []string{"101/news", "101/faq", "102/videos", "101/guides?q=garanzia", "103/podcasts"} {
+		base := "/content/v1/dealers/" + path
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		st1, full, fb := get(base)
+		st2, sum, sb := get(base + sep + "view=summary")
+		if st1 != 200 || st2 != 200 || len(full) != len(sum) || len(full) == 0 {
+			t.Fatalf("%s: full %d (%d records), summary %d (%d records)", path, st1, len(full), st2, len(sum))
+		}
+		if len(sb)*2 > len(fb) {
+			t.Errorf("%s: summary %d bytes, full %d: not much smaller", path, len(sb), len(fb))
+		}
+		for i := range full {
+			wb, _ := json.Marshal(upstream.ContentSummary(full[i]))
+			gb, _ := json.Marshal(sum[i])
+			if !bytes.Equal(wb, gb) {
+				t.Fatalf("%s record %d: summary %s, want %s", path, i, gb, wb)
+			}
+			if sum[i].BodyHTML != "" || sum[i].RenderPayload != nil || sum[i].SEOPayload != nil || sum[i].Transcript != "" {
+				t.Fatalf("%s record %d: detail-only fields in the summary", path, i)
+			}
+			if sum[i].SourceID == "" && full[i].SourceID != "" {
+				t.Errorf("%s record %d: the summary lost the small internal fields the boundary tests rely on", path, i)
+			}
+		}
+	}
+	if st, _, _ := get("/content/v1/dealers/101/faq?view=nope"); st != 400 {
+		t.Errorf("unknown view: %d", st)
+	}
+}

@@ -345,7 +345,7 @@ func isContentType(ct string) bool {
 	return false
 }
 
-// content: dealers/{id}/{type}?q=&category=&topic=&brand=.
+// content: dealers/{id}/{type}?q=&category=&topic=&brand=&view=.
 func (s *Server) content(ctx *fasthttp.RequestCtx, seg []string) {
 	if len(seg) != 3 || seg[0] != "dealers" {
 		notFound(ctx)
@@ -363,6 +363,14 @@ func (s *Server) content(ctx *fasthttp.RequestCtx, seg []string) {
 		Topic:    string(args.Peek("topic")),
 		Brand:    string(args.Peek("brand")),
 	}
+	switch string(args.Peek("view")) {
+	case "", "full":
+	case "summary":
+		f.Summary = true
+	default:
+		badRequest(ctx, "view must be full or summary")
+		return
+	}
 	key := contentKey{id, seg[2], f}
 	if b, ok := s.contentBodies.Load(key); ok {
 		writeJSON(ctx, b.([]byte))
@@ -371,6 +379,13 @@ func (s *Server) content(ctx *fasthttp.RequestCtx, seg []string) {
 	recs := corpus.Filter(corpus.Records(id, seg[2]), f)
 	if recs == nil {
 		recs = []upstream.ContentRecord{}
+	}
+	if f.Summary {
+		sum := make([]upstream.ContentRecord, len(recs))
+		for i := range recs {
+			sum[i] = upstream.ContentSummary(recs[i])
+		}
+		recs = sum
 	}
 	b, err := json.Marshal(struct {
 		Items []upstream.ContentRecord `json:"items"`
