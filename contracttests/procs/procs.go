@@ -12,6 +12,7 @@ package procs
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -421,6 +422,17 @@ func Get(ctx context.Context, c *http.Client, base, path string, headers ...stri
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return nil, err
+	}
+	if resp.Header.Get("Content-Encoding") == "gzip" && len(body) > 0 {
+		// Asked for by the caller (the client never adds Accept-Encoding):
+		// callers check the JSON, so decode it.
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return nil, fmt.Errorf("gzip body: %w", err)
+		}
+		if body, err = io.ReadAll(zr); err != nil {
+			return nil, fmt.Errorf("gzip body: %w", err)
+		}
 	}
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: body, Elapsed: time.Since(start)}, nil
 }

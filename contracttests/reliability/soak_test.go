@@ -91,6 +91,7 @@ func TestSoakMixedLoad(t *testing.T) {
 
 	var (
 		issued  atomic.Int64
+		gzipped atomic.Int64 // answers sent gzip-coded
 		maxReqs = int64(dur.Seconds() * soakMaxRPS)
 		stats   = make([]*soakStats, soakClients)
 		wg      sync.WaitGroup
@@ -104,13 +105,22 @@ func TestSoakMixedLoad(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			rng := rand.New(rand.NewSource(seed + int64(i)))
-			for time.Now().Before(deadline) && issued.Add(1) <= maxReqs {
+			for n := 0; time.Now().Before(deadline) && issued.Add(1) <= maxReqs; n++ {
 				kind, path, hdr := soakNext(rng, hot)
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				t0 := time.Now()
+				if i%2 == 1 { // half the clients take gzip, as most HTTP client libraries ask for it
+					hdr = append(hdr[:len(hdr):len(hdr)], "Accept-Encoding: gzip")
+				}
 				r, err := procs.Get(ctx, hc, s.edge.Base, path, hdr...)
 				cancel()
 				st.record(kind, path, r, err, time.Since(t0))
+				if err == nil && r.Header.Get("Content-Encoding") == "gzip" {
+					gzipped.Add(1)
+				}
+				if err == nil && n%25 == 0 { // a sample against the OpenAPI document: validating all would load the CPU the edge needs
+					checkGET(t, path, r)
+				}
 			}
 		}()
 	}
@@ -148,8 +158,11 @@ func TestSoakMixedLoad(t *testing.T) {
 		all.merge(st)
 	}
 	total := all.total()
-	t.Logf("%d requests in %v: %.0f requests/s; latency p50 %v p99 %v max %v", total, elapsed.Round(time.Millisecond),
-		float64(total)/elapsed.Seconds(), all.quantile(0.5), all.quantile(0.99), all.quantile(1))
+	t.Logf("%d requests in %v: %.0f requests/s; latency p50 %v p99 %v max %v; %d answers gzip-coded", total, elapsed.Round(time.Millisecond),
+		float64(total)/elapsed.Seconds(), all.quantile(0.5), all.quantile(0.99), all.quantile(1), gzipped.Load())
+	if gzipped.Load() == 0 {
+		t.Error("no answer was gzip-coded although half the clients accept gzip")
+	}
 	for k := range soakKinds {
 		t.Logf("  %-12s %7d  status %s  X-Cache %s", soakKindNames[k], all.n[k], soakCounts(all.status[k]), soakCounts(all.xcache[k]))
 	}
