@@ -159,7 +159,7 @@ func get(args []string) error {
 	o := fs.String("o", "", "write the body to this file")
 	timeout := fs.Duration("timeout", 10*time.Second, "request timeout")
 	gz := fs.Bool("gzip", false, "send Accept-Encoding: gzip and require a gzip-coded answer")
-	wantHit := fs.Bool("want-hit", false, "require X-Cache: HIT or X-Nginx-Cache: HIT")
+	wantCached := fs.Bool("want-cached", false, "require an answer from the cache: X-Cache HIT or STALE (edge), X-Nginx-Cache HIT, STALE or UPDATING (nginx)")
 	_ = fs.Parse(args)
 	var hdr []string
 	if *gz {
@@ -175,8 +175,17 @@ func get(args []string) error {
 	if *gz && h.Get("Content-Encoding") != "gzip" {
 		return fmt.Errorf("GET %s: asked for gzip, got Content-Encoding %q", *u, h.Get("Content-Encoding"))
 	}
-	if *wantHit && h.Get("X-Cache") != "HIT" && h.Get("X-Nginx-Cache") != "HIT" {
-		return fmt.Errorf("GET %s: not a cache hit (X-Cache %q, X-Nginx-Cache %q)", *u, h.Get("X-Cache"), h.Get("X-Nginx-Cache"))
+	if *wantCached {
+		// nginx passes the edge's X-Cache of the time it filled its own
+		// cache through: when X-Nginx-Cache is there, it is the one that
+		// says where this answer came from.
+		status, cached := h.Get("X-Cache"), map[string]bool{"HIT": true, "STALE": true}
+		if ng := h.Get("X-Nginx-Cache"); ng != "" {
+			status, cached = ng, map[string]bool{"HIT": true, "STALE": true, "UPDATING": true}
+		}
+		if !cached[status] {
+			return fmt.Errorf("GET %s: not answered from the cache (X-Cache %q, X-Nginx-Cache %q)", *u, h.Get("X-Cache"), h.Get("X-Nginx-Cache"))
+		}
 	}
 	if *o != "" {
 		if err := os.WriteFile(*o, body, 0o644); err != nil {
