@@ -13,15 +13,8 @@ func acceptsGzip(v []byte) bool {
 	star := false
 	for len(v) > 0 {
 		var item []byte
-		if i := bytes.IndexByte(v, ','); i >= 0 {
-			item, v = v[:i], v[i+1:]
-		} else {
-			item, v = v, nil
-		}
-		coding, params := item, []byte(nil)
-		if i := bytes.IndexByte(item, ';'); i >= 0 {
-			coding, params = item[:i], item[i+1:]
-		}
+		item, v = nextItem(v, ',')
+		coding, params := nextItem(item, ';')
 		coding = bytes.TrimSpace(coding)
 		switch {
 		case bytes.EqualFold(coding, []byte("gzip")), bytes.EqualFold(coding, []byte("x-gzip")):
@@ -39,11 +32,7 @@ func acceptsGzip(v []byte) bool {
 func weightNonZero(params []byte) bool {
 	for len(params) > 0 {
 		var p []byte
-		if i := bytes.IndexByte(params, ';'); i >= 0 {
-			p, params = params[:i], params[i+1:]
-		} else {
-			p, params = params, nil
-		}
+		p, params = nextItem(params, ';')
 		p = bytes.TrimSpace(p)
 		if len(p) < 2 || (p[0] != 'q' && p[0] != 'Q') || p[1] != '=' {
 			continue
@@ -78,4 +67,13 @@ func qvalueNonZero(q []byte) bool {
 		}
 	}
 	return false
+}
+
+// nextItem splits a list at its first sep: the item before it and the rest
+// after it (nil when there is no sep).
+func nextItem(list []byte, sep byte) (item, rest []byte) {
+	if i := bytes.IndexByte(list, sep); i >= 0 {
+		return list[:i], list[i+1:]
+	}
+	return list, nil
 }

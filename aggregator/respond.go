@@ -134,11 +134,7 @@ func etagMatch(inm []byte, etag string) bool {
 	want := trimWeak([]byte(etag))
 	for len(inm) > 0 {
 		var tag []byte
-		if i := bytes.IndexByte(inm, ','); i >= 0 {
-			tag, inm = inm[:i], inm[i+1:]
-		} else {
-			tag, inm = inm, nil
-		}
+		tag, inm = nextItem(inm, ',')
 		if bytes.Equal(trimWeak(bytes.TrimSpace(tag)), want) {
 			return true
 		}
