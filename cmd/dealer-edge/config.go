@@ -298,6 +298,9 @@ func (c *Config) validate() error {
 	if c.Server.MaxHeaderBytes < 1024 {
 		bad("server.max_header_bytes", "must be at least 1024")
 	}
+	if c.Server.GzipMinBytes < 0 {
+		bad("server.gzip_min_bytes", "must not be negative (0 turns compression off)")
+	}
 	if c.Server.MaxRequestBody < 0 {
 		bad("server.max_request_body", "must not be negative")
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/dealer-edge/dealer-edge/aggregator"
 	"io"
 	"os"
 	"path/filepath"
@@ -107,6 +108,7 @@ func TestValidateNamesTheBadField(t *testing.T) {
 		{"max lines", `{"log": {"max_lines_per_sec": -1}}`, "log.max_lines_per_sec"},
 		{"level", `{"log": {"level": "loud"}}`, "log.level"},
 		{"request timeout", `{"server": {"request_timeout": "0s"}}`, "server.request_timeout"},
+		{"gzip min bytes", `{"server": {"gzip_min_bytes": -1}}`, "server.gzip_min_bytes"},
 		{"auth ttl", `{"auth": {"ttl": "0s"}}`, "auth.ttl"},
 		{"secret", `{"auth": {"key_hash_secret": "short"}}`, "auth.key_hash_secret"},
 		{"redis timeout", `{"redis": {"timeout": "0s"}}`, "redis.timeout"},
@@ -228,6 +230,8 @@ func TestRestartOnlyFields(t *testing.T) {
 		{"ttl is live", func(c *Config) { c.Cache.Routes["content_hub"] = Policy{TTL: 1} }, ""},
 		{"plan is live", func(c *Config) { c.RateLimit.Plans["gold"] = Limit{Rate: 1, Burst: 1} }, ""},
 		{"log is live", func(c *Config) { c.Log.AccessSample = 0.5 }, ""},
+		{"compression is live", func(c *Config) { c.Server.GzipMinBytes = 0 }, ""},
+		{"write buffer needs a restart", func(c *Config) { c.Server.WriteBuffer = 8192 }, "server.write_buffer_bytes"},
 		{"listen needs a restart", func(c *Config) { c.Listen = "127.0.0.1:1" }, "listen"},
 		{"redis needs a restart", func(c *Config) { c.Redis.Addrs = []string{"a:1"}; c.Redis.Password = "x" }, "redis.addrs,redis.password"},
 		{"breaker needs a restart", func(c *Config) { c.Upstream.BreakerFailures = 9 }, "upstream.breaker_failures"},
@@ -255,5 +259,24 @@ func TestSentinelNeedsAddresses(t *testing.T) {
 	code := run([]string{"--config", path, "--listen", "127.0.0.1:0", "--admin-listen", "off"}, io.Discard, &stderr, nil)
 	if code != 2 || !strings.Contains(stderr.String(), "redis.master_name") {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestGzipMinBytesReachesSettings: server.gzip_min_bytes defaults to the
+// aggregator's default and a config value (0: off) reaches the settings.
+func TestGzipMinBytesReachesSettings(t *testing.T) {
+	if got, want := defaultConfig().settings().GzipMinBytes, aggregator.DefaultSettings().GzipMinBytes; got != want || got != 1024 {
+		t.Errorf("default gzip_min_bytes %d, aggregator default %d", got, want)
+	}
+	p := filepath.Join(t.TempDir(), "edge.json")
+	if err := os.WriteFile(p, []byte(`{"server": {"gzip_min_bytes": 0}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.settings().GzipMinBytes; got != 0 {
+		t.Errorf("gzip_min_bytes 0 in the file gave %d", got)
 	}
 }
