@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"github.com/dealer-edge/dealer-edge/aggregator"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dealer-edge/dealer-edge/aggregator"
 )
 
 func TestExampleConfigIsTheDefaults(t *testing.T) {
