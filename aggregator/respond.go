@@ -93,7 +93,7 @@ func (s *Server) writeEntry(ctx *fasthttp.RequestCtx, rs *reqState, e *cache.Ent
 	if min := s.settings.Load().GzipMinBytes; min > 0 && len(body) >= min &&
 		acceptsGzip(rs.hdr.acceptEncoding) {
 		if gz, gzTag, ok := e.Gzip(); ok {
-			body, etag = gz, gzTag
+			body, etag, rs.gzip = gz, gzTag, true
 			ctx.Response.Header.SetCanonical(hdrContentEncoding, valGzip)
 		}
 	}

@@ -59,6 +59,8 @@ type RequestInfo struct {
 	DealerID  int64  // 0 before authentication
 	RequestID []byte
 	Duration  time.Duration
+	BodyBytes int  // bytes of the response body as sent
+	Gzip      bool // the body went out gzip-coded
 }
 
 // Options configure a Server. Backend, Cache and KeySecret are required.
@@ -203,6 +205,7 @@ type reqState struct {
 	status      int
 	code        string
 	cache       string
+	gzip        bool // the body is the gzip variant
 	p           *principal
 	raw         rawParams
 	hdr         reqHeaders
@@ -305,6 +308,8 @@ func (s *Server) report(ctx *fasthttp.RequestCtx, rs *reqState) {
 			Cache:     rs.cache,
 			RequestID: rs.reqID,
 			Duration:  s.now().Sub(rs.start),
+			BodyBytes: len(ctx.Response.Body()),
+			Gzip:      rs.gzip,
 		}
 		if rs.p != nil {
 			info.DealerID = rs.p.dealerID

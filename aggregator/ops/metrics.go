@@ -147,6 +147,8 @@ type Metrics struct {
 	reloadFailed   *metrics.Counter
 	lastReloadUnix atomic.Int64
 	purges         *metrics.Counter
+	bodyBytes      [2]*metrics.Counter // identity, gzip
+	gzipResponses  *metrics.Counter
 }
 
 type routeMetrics struct {
@@ -186,6 +188,9 @@ func NewMetrics(o MetricsOptions) *Metrics {
 		return float64(m.lastReloadUnix.Load())
 	})
 	m.purges = m.set.NewCounter("edge_cache_purges_total")
+	m.bodyBytes[0] = m.set.NewCounter(`edge_response_body_bytes_total{encoding="identity"}`)
+	m.bodyBytes[1] = m.set.NewCounter(`edge_response_body_bytes_total{encoding="gzip"}`)
+	m.gzipResponses = m.set.NewCounter("edge_gzip_responses_total")
 	m.lastReloadUnix.Store(time.Now().Unix())
 	m.set.RegisterMetricsWriter(m.writeDynamic)
 	return m
@@ -217,6 +222,17 @@ func (m *Metrics) Request(route string, status int, xcache string, d time.Durati
 	}
 	c.Inc()
 	rm.duration.observe(d)
+}
+
+// Body counts the body bytes of one public response as sent, by content
+// coding, and the gzip-coded responses.
+func (m *Metrics) Body(n int, gzip bool) {
+	if gzip {
+		m.bodyBytes[1].Add(n)
+		m.gzipResponses.Inc()
+		return
+	}
+	m.bodyBytes[0].Add(n)
 }
 
 // UpstreamCall counts one call to an internal service; outcome is one of

@@ -88,9 +88,16 @@ func TestMetricsFamilies(t *testing.T) {
 	m.ConfigReload(nil)
 	m.ConfigReload(errors.New("bad"))
 	m.CachePurge()
+	m.Body(10000, false)
+	m.Body(0, false) // a 304
+	m.Body(1900, true)
+	m.Body(1800, true)
 
 	out := scrape(m)
 	want := []string{
+		`edge_response_body_bytes_total{encoding="identity"} 10000`,
+		`edge_response_body_bytes_total{encoding="gzip"} 3700`,
+		`edge_gzip_responses_total 2`,
 		`edge_requests_total{route="inventory_listing",status="200",cache="hit"} 2`,
 		`edge_requests_total{route="inventory_listing",status="503",cache="none"} 1`,
 		`edge_requests_total{route="other",status="404",cache="none"} 1`,
@@ -166,6 +173,7 @@ func TestHotPathAllocations(t *testing.T) {
 	}{
 		{"request metric", func() { m.Request("inventory_listing", 200, "HIT", time.Millisecond) }},
 		{"upstream metric", func() { m.UpstreamCall("inventory", OutcomeOK, time.Millisecond) }},
+		{"body metric", func() { m.Body(1900, true) }},
 		{"access line sampled out", func() { l.Access(r) }},
 	}
 	for _, c := range cases {

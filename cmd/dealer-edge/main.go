@@ -384,6 +384,7 @@ func start(cfg *Config, f *flags, logger *slog.Logger, logs *ops.Logs, mtr *ops.
 		Logger:           logger,
 		OnRequest: func(ri *aggregator.RequestInfo) {
 			mtr.Request(ri.Route, ri.Status, ri.Cache, ri.Duration)
+			mtr.Body(ri.BodyBytes, ri.Gzip)
 			logs.Access(&ops.Request{
 				Method: ri.Method, Route: ri.Route, Status: ri.Status, Code: ri.Code, Cache: ri.Cache,
 				DealerID: ri.DealerID, RequestID: ri.RequestID, Duration: ri.Duration,

@@ -163,6 +163,9 @@ func TestSoakMixedLoad(t *testing.T) {
 	if gzipped.Load() == 0 {
 		t.Error("no answer was gzip-coded although half the clients accept gzip")
 	}
+	if v, ok := s.edge.Metric("edge_gzip_responses_total"); !ok || int64(v) != gzipped.Load() {
+		t.Errorf("edge_gzip_responses_total %v (found %v), clients saw %d gzip-coded answers", v, ok, gzipped.Load())
+	}
 	for k := range soakKinds {
 		t.Logf("  %-12s %7d  status %s  X-Cache %s", soakKindNames[k], all.n[k], soakCounts(all.status[k]), soakCounts(all.xcache[k]))
 	}
