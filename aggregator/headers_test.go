@@ -43,3 +43,37 @@ func TestReqHeadersRead(t *testing.T) {
 		t.Errorf("empty header: %+v", rh)
 	}
 }
+
+// FuzzReqHeadersMatchPeek: the one-pass reader finds what fasthttp's own
+// lookups find (the first value, the number of values) for any header
+// block fasthttp accepts.
+func FuzzReqHeadersMatchPeek(f *testing.F) {
+	f.Add("X-Api-Key: a\r\nAuthorization: Bearer b\r\nX-Api-Key: c\r\n")
+	f.Add("x-request-id: r\r\ntraceparent: t\r\nIF-NONE-MATCH: \"e\"\r\naccept-encoding: gzip\r\nContent-Length: 0\r\n")
+	f.Add("Accept-Encoding:\r\nX-Api-Key:\r\nAuthorization: \r\n")
+	f.Fuzz(func(t *testing.T, block string) {
+		var h fasthttp.RequestHeader
+		if err := h.Read(bufio.NewReader(strings.NewReader("GET / HTTP/1.1\r\nHost: x\r\n" + block + "\r\n"))); err != nil {
+			return
+		}
+		var rh reqHeaders
+		rh.read(&h)
+		for _, c := range []struct {
+			name string
+			got  []byte
+		}{
+			{"X-Api-Key", rh.apiKey}, {"Authorization", rh.authorization}, {"X-Request-ID", rh.requestID},
+			{"traceparent", rh.traceparent}, {"If-None-Match", rh.ifNoneMatch}, {"Accept-Encoding", rh.acceptEncoding},
+		} {
+			if want := h.Peek(c.name); string(c.got) != string(want) {
+				t.Fatalf("%s: one pass %q, Peek %q", c.name, c.got, want)
+			}
+		}
+		if rh.apiKeys != len(h.PeekAll("X-Api-Key")) || rh.authorizations != len(h.PeekAll("Authorization")) {
+			t.Fatalf("counts %d %d, PeekAll %d %d", rh.apiKeys, rh.authorizations, len(h.PeekAll("X-Api-Key")), len(h.PeekAll("Authorization")))
+		}
+		if rh.contentLength != (len(h.Peek("Content-Length")) > 0) {
+			t.Fatalf("content-length %v, Peek %q", rh.contentLength, h.Peek("Content-Length"))
+		}
+	})
+}
