@@ -94,7 +94,6 @@ func (s *Server) writeEntry(ctx *fasthttp.RequestCtx, rs *reqState, e *cache.Ent
 		acceptsGzip(rs.hdr.acceptEncoding) {
 		if gz, gzTag, ok := e.Gzip(); ok {
 			body, etag, rs.gzip = gz, gzTag, true
-			ctx.Response.Header.SetCanonical(hdrContentEncoding, valGzip)
 		}
 	}
 	s.writeBodyHdr(ctx, rs, body, etag, rs.hdrBuf)
@@ -113,9 +112,16 @@ func (s *Server) writeBodyHdr(ctx *fasthttp.RequestCtx, rs *reqState, body []byt
 	h.SetCanonical(hdrVary, valVary)
 	rs.status = fasthttp.StatusOK
 	if etagMatch(rs.hdr.ifNoneMatch, etag) {
+		// No body, so no Content-Encoding either (RFC 9110 15.4.5: a 304
+		// carries the validators and caching fields, not representation
+		// metadata); the weak ETag already says which coding it validates.
 		ctx.SetStatusCode(fasthttp.StatusNotModified)
 		rs.status = fasthttp.StatusNotModified
+		rs.gzip = false
 		return
+	}
+	if rs.gzip {
+		h.SetCanonical(hdrContentEncoding, valGzip)
 	}
 	h.SetContentType("application/json")
 	ctx.Response.SetBodyRaw(body)

@@ -322,8 +322,16 @@ func TestGzipResponses(t *testing.T) {
 			if ae != "" {
 				h = append(h, "Accept-Encoding: "+ae)
 			}
-			if r := e.get(path, append(h, keyAlpha)...); r.status != 304 || r.wire != 0 {
-				t.Errorf("If-None-Match %s, Accept-Encoding %q: %d with %d bytes", tag, ae, r.status, r.wire)
+			r := e.get(path, append(h, keyAlpha)...)
+			if r.status != 304 || r.wire != 0 || r.header.Get("Content-Encoding") != "" {
+				t.Errorf("If-None-Match %s, Accept-Encoding %q: %d with %d bytes, Content-Encoding %q", tag, ae, r.status, r.wire, r.header.Get("Content-Encoding"))
+			}
+			if want := strong; ae != "" {
+				if want = "W/" + strong; r.header.Get("ETag") != want {
+					t.Errorf("304 for a gzip client: ETag %q, want %q", r.header.Get("ETag"), want)
+				}
+			} else if r.header.Get("ETag") != want {
+				t.Errorf("304 for a plain client: ETag %q, want %q", r.header.Get("ETag"), want)
 			}
 		}
 	}

@@ -173,7 +173,7 @@ func (e *env) do(method, path string, headers ...string) *resp {
 	}
 	r := &resp{status: hr.StatusCode, header: hr.Header, body: body, wire: len(body)}
 	switch ce := hr.Header.Get("Content-Encoding"); {
-	case ce == "" || len(body) == 0: // a 304 may name the coding it validates
+	case ce == "" || len(body) == 0: // nothing to decode
 	case ce == "gzip":
 		zr, err := gzip.NewReader(bytes.NewReader(body))
 		if err != nil {
