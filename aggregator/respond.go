@@ -59,7 +59,7 @@ func (s *Server) serveFresh(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSett
 	if !ok {
 		return false
 	}
-	s.writeEntry(ctx, rs, e, pol, cache.Hit)
+	s.writeEntry(ctx, rs, st, e, pol, cache.Hit)
 	return true
 }
 
@@ -79,18 +79,18 @@ func (s *Server) respond(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSetting
 		s.fail(ctx, rs, err)
 		return
 	}
-	s.writeEntry(ctx, rs, e, pol, res)
+	s.writeEntry(ctx, rs, st, e, pol, res)
 }
 
 // writeEntry writes a cached entry; max-age is its freshness left under the
 // policy in force, which a reload may have shortened since it was stored.
-func (s *Server) writeEntry(ctx *fasthttp.RequestCtx, rs *reqState, e *cache.Entry, pol cache.Policy, res cache.Result) {
+func (s *Server) writeEntry(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSettings, e *cache.Entry, pol cache.Policy, res cache.Result) {
 	rs.cache = res.String()
 	rs.hdrBuf = append(rs.hdrBuf[:0], "private, max-age="...)
 	rs.hdrBuf = strconv.AppendInt(rs.hdrBuf, int64(pol.MaxAge(e, rs.start)), 10)
 	ctx.Response.Header.SetCanonical(hdrXCache, s2b(rs.cache))
 	body, etag := e.Body, e.ETag
-	if min := s.settings.Load().GzipMinBytes; min > 0 && len(body) >= min &&
+	if min := st.GzipMinBytes; min > 0 && len(body) >= min &&
 		acceptsGzip(rs.hdr.acceptEncoding) {
 		if gz, gzTag, ok := e.Gzip(); ok {
 			body, etag, rs.gzip = gz, gzTag, true

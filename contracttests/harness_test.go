@@ -1,8 +1,6 @@
 package contracttests
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"io"
 	"net"
@@ -172,18 +170,8 @@ func (e *env) do(method, path string, headers ...string) *resp {
 		e.t.Fatal(err)
 	}
 	r := &resp{status: hr.StatusCode, header: hr.Header, body: body, wire: len(body)}
-	switch ce := hr.Header.Get("Content-Encoding"); {
-	case ce == "" || len(body) == 0: // nothing to decode
-	case ce == "gzip":
-		zr, err := gzip.NewReader(bytes.NewReader(body))
-		if err != nil {
-			e.t.Fatalf("%s %s: gzip body: %v", method, path, err)
-		}
-		if r.body, err = io.ReadAll(zr); err != nil {
-			e.t.Fatalf("%s %s: gzip body: %v", method, path, err)
-		}
-	default:
-		e.t.Errorf("%s %s: Content-Encoding %q", method, path, ce)
+	if r.body, err = procs.DecodeBody(hr.Header.Get("Content-Encoding"), body); err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
 	}
 	_ = json.Unmarshal(r.body, &r.json)
 	e.check(method, req.URL.Path, r)

@@ -403,6 +403,28 @@ func Client(timeout time.Duration) *http.Client {
 	return &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
 }
 
+// DecodeBody undoes the content coding of a response body: "" (or an
+// empty body, as in a 304) leaves it as it is, "gzip" is decompressed, any
+// other coding is an error.
+func DecodeBody(contentEncoding string, body []byte) ([]byte, error) {
+	switch {
+	case contentEncoding == "" || len(body) == 0:
+		return body, nil
+	case contentEncoding == "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return nil, fmt.Errorf("gzip body: %w", err)
+		}
+		out, err := io.ReadAll(zr)
+		if err != nil {
+			return nil, fmt.Errorf("gzip body: %w", err)
+		}
+		return out, nil
+	default:
+		return nil, fmt.Errorf("unexpected Content-Encoding %q", contentEncoding)
+	}
+}
+
 // Get sends GET base+path with headers ("Name: value") through c.
 func Get(ctx context.Context, c *http.Client, base, path string, headers ...string) (*Response, error) {
 	req, err := http.NewRequestWithContext(ctx, "GET", base+path, nil)
@@ -423,16 +445,10 @@ func Get(ctx context.Context, c *http.Client, base, path string, headers ...stri
 	if err != nil {
 		return nil, err
 	}
-	if resp.Header.Get("Content-Encoding") == "gzip" && len(body) > 0 {
-		// Asked for by the caller (the client never adds Accept-Encoding):
-		// callers check the JSON, so decode it.
-		zr, err := gzip.NewReader(bytes.NewReader(body))
-		if err != nil {
-			return nil, fmt.Errorf("gzip body: %w", err)
-		}
-		if body, err = io.ReadAll(zr); err != nil {
-			return nil, fmt.Errorf("gzip body: %w", err)
-		}
+	// Gzip is asked for by the caller (the client never adds
+	// Accept-Encoding); callers check the JSON, so decode it.
+	if body, err = DecodeBody(resp.Header.Get("Content-Encoding"), body); err != nil {
+		return nil, err
 	}
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: body, Elapsed: time.Since(start)}, nil
 }

@@ -18,26 +18,7 @@ import (
 // dropped without an answer).
 func TestControlEndpoint(t *testing.T) {
 	s := NewServer(Options{})
-	addr, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	base := "http://" + addr
-	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	probe := func(path string) (string, time.Duration) {
-		start := time.Now()
-		resp, err := c.Get(base + path)
-		if err != nil {
-			return "reset", time.Since(start)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode < 500 {
-			return "ok", time.Since(start)
-		}
-		return resp.Status[:3], time.Since(start)
-	}
+	base, c, probe := probed(t, s, func(status int) bool { return status < 500 })
 	const (
 		dealers = "/dealers/v1/dealers/101"
 		catalog = "/catalog/v1/versions/NOPE/equipment" // a 404: healthy
@@ -129,25 +110,9 @@ func post(t *testing.T, c *http.Client, url string) int {
 // to both (the longer latency, either one down).
 func TestContentTypeFaults(t *testing.T) {
 	s := NewServer(Options{})
-	addr, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	base := "http://" + addr
-	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	base, c, probePath := probed(t, s, func(status int) bool { return status == 200 })
 	probe := func(ct string) (string, time.Duration) {
-		start := time.Now()
-		resp, err := c.Get(base + "/content/v1/dealers/101/" + ct + "?q=fiat")
-		if err != nil {
-			return "reset", time.Since(start)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode == 200 {
-			return "ok", time.Since(start)
-		}
-		return resp.Status[:3], time.Since(start)
+		return probePath("/content/v1/dealers/101/" + ct + "?q=fiat")
 	}
 	want := func(step string, states map[string]string) {
 		t.Helper()
@@ -249,5 +214,33 @@ func TestContentTypeFaults(t *testing.T) {
 	s.ResetCalls()
 	if s.Calls("content:videos") != 0 {
 		t.Error("ResetCalls left a content type's counter")
+	}
+}
+
+// probed starts s on loopback for the test and returns its base URL, a
+// client without keep-alive, and a probe of a path: "ok" when healthy
+// accepts the status, "reset" when the connection dropped without an
+// answer, else the status code; with how long the answer took.
+func probed(t *testing.T, s *Server, healthy func(status int) bool) (string, *http.Client, func(path string) (string, time.Duration)) {
+	t.Helper()
+	addr, err := s.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	base := "http://" + addr
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	return base, c, func(path string) (string, time.Duration) {
+		start := time.Now()
+		resp, err := c.Get(base + path)
+		if err != nil {
+			return "reset", time.Since(start)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if healthy(resp.StatusCode) {
+			return "ok", time.Since(start)
+		}
+		return resp.Status[:3], time.Since(start)
 	}
 }
