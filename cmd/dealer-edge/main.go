@@ -37,6 +37,7 @@ import (
 	"github.com/dealer-edge/dealer-edge/aggregator/ops"
 	"github.com/dealer-edge/dealer-edge/cache"
 	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
+	"github.com/dealer-edge/dealer-edge/configs"
 	"github.com/dealer-edge/dealer-edge/publicshape"
 	"github.com/dealer-edge/dealer-edge/upstream"
 	"github.com/dealer-edge/dealer-edge/upstream/fake"
@@ -89,13 +90,13 @@ func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 	if err != nil {
 		return 2
 	}
-	cfg, err := loadConfig(f.config)
+	cfg, err := configs.Load(f.config)
 	if err != nil {
 		fmt.Fprintln(stderr, "dealer-edge:", err)
 		return 2
 	}
 	f.apply(cfg)
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		fmt.Fprintln(stderr, "dealer-edge:", err)
 		return 2
 	}
@@ -123,7 +124,7 @@ func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 		Services:       upstream.Services,
 		ProcessMetrics: true,
 	})
-	logs := ops.NewLogs(stderr, cfg.logOptions(), mtr)
+	logs := ops.NewLogs(stderr, cfg.LogOptions(), mtr)
 	logger := logs.Logger()
 	// go-redis logs pool trouble through a process-wide logger; route it
 	// into the structured, rate-limited event log.
@@ -217,7 +218,7 @@ func connErrorKind(err error) string {
 }
 
 // apply lets the flags override the config file.
-func (f *flags) apply(cfg *Config) {
+func (f *flags) apply(cfg *configs.Config) {
 	if f.listen != "" {
 		cfg.Listen = f.listen
 	}
@@ -244,8 +245,8 @@ func splitList(s string) []string {
 
 // app is a running edge with everything it started.
 type app struct {
-	cfg       *Config // as started (embedded addresses filled in)
-	fileCfg   *Config // as loaded and overridden by flags: what a reload compares with
+	cfg       *configs.Config // as started (embedded addresses filled in)
+	fileCfg   *configs.Config // as loaded and overridden by flags: what a reload compares with
 	flags     *flags
 	log       *slog.Logger
 	logs      *ops.Logs
@@ -265,8 +266,8 @@ type app struct {
 	serveErr  chan error
 }
 
-func start(cfg *Config, f *flags, logger *slog.Logger, logs *ops.Logs, mtr *ops.Metrics, stdout io.Writer) (*app, error) {
-	a := &app{cfg: cfg, fileCfg: cfg.clone(), flags: f, log: logger, logs: logs, metrics: mtr, serveErr: make(chan error, 1)}
+func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, mtr *ops.Metrics, stdout io.Writer) (*app, error) {
+	a := &app{cfg: cfg, fileCfg: cfg.Clone(), flags: f, log: logger, logs: logs, metrics: mtr, serveErr: make(chan error, 1)}
 	ok := false
 	defer func() {
 		if !ok {
@@ -378,7 +379,7 @@ func start(cfg *Config, f *flags, logger *slog.Logger, logs *ops.Logs, mtr *ops.
 		Cache:            a.cache,
 		Limiter:          a.limiter,
 		KeySecret:        []byte(cfg.Auth.KeyHashSecret),
-		Settings:         cfg.settings(),
+		Settings:         cfg.Settings(),
 		ProblemBaseURL:   cfg.Server.ProblemBaseURL,
 		AuthCacheEntries: cfg.Auth.MaxEntries,
 		Logger:           logger,
@@ -517,11 +518,11 @@ func (a *app) pingRedis(ctx context.Context) error {
 func (a *app) reload() error {
 	a.reloadMu.Lock()
 	defer a.reloadMu.Unlock()
-	cfg, err := loadConfig(a.flags.config)
+	cfg, err := configs.Load(a.flags.config)
 	if err == nil {
 		a.flags.apply(cfg)
-		if err = cfg.validate(); err == nil {
-			err = a.api.UpdateSettings(cfg.settings())
+		if err = cfg.Validate(); err == nil {
+			err = a.api.UpdateSettings(cfg.Settings())
 		}
 	}
 	a.metrics.ConfigReload(err)
@@ -529,9 +530,9 @@ func (a *app) reload() error {
 		a.log.Error("config reload rejected; previous config stays in force", "file", a.flags.config, "error", err.Error())
 		return err
 	}
-	a.logs.Update(cfg.logOptions())
+	a.logs.Update(cfg.LogOptions())
 	a.log.Info("config reloaded", "file", a.flags.config)
-	if changed := restartOnly(changedFields(a.fileCfg.flatten(), cfg.flatten())); len(changed) > 0 {
+	if changed := configs.RestartOnly(configs.ChangedFields(a.fileCfg.Flatten(), cfg.Flatten())); len(changed) > 0 {
 		a.log.Warn("config fields changed that take effect only at restart", "fields", strings.Join(changed, ","))
 	}
 	return nil

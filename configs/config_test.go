@@ -1,8 +1,6 @@
-package main
+package configs
 
 import (
-	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,25 +13,25 @@ import (
 )
 
 func TestExampleConfigIsTheDefaults(t *testing.T) {
-	got, err := loadConfig(filepath.Join("..", "..", "configs", "example.json"))
+	got, err := Load("example.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := defaultConfig()
+	want := Default()
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("configs/example.json differs from defaultConfig() in: %s", strings.Join(changedFields(want.flatten(), got.flatten()), ", "))
+		t.Errorf("configs/example.json differs from Default() in: %s", strings.Join(ChangedFields(want.Flatten(), got.Flatten()), ", "))
 	}
 }
 
 func TestDemoConfigLoads(t *testing.T) {
-	c, err := loadConfig(filepath.Join("..", "..", "configs", "demo.json"))
+	c, err := Load("demo.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Cache.Routes["inventory_listing"].TTL.D() >= defaultConfig().Cache.Routes["inventory_listing"].TTL.D() {
+	if c.Cache.Routes["inventory_listing"].TTL.D() >= Default().Cache.Routes["inventory_listing"].TTL.D() {
 		t.Error("demo.json should shorten the inventory TTL")
 	}
-	if len(c.Cache.Routes) != len(defaultConfig().Cache.Routes) {
+	if len(c.Cache.Routes) != len(Default().Cache.Routes) {
 		t.Error("routes not merged over the defaults")
 	}
 }
@@ -41,7 +39,7 @@ func TestDemoConfigLoads(t *testing.T) {
 // TestConfigReadmeDocumentsEveryField checks that configs/README.md names
 // every field of Config (map keys written as <name>).
 func TestConfigReadmeDocumentsEveryField(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "configs", "README.md"))
+	b, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +124,7 @@ func TestValidateNamesTheBadField(t *testing.T) {
 			if err := os.WriteFile(p, []byte(c.json), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := loadConfig(p)
+			_, err := Load(p)
 			if err == nil || !strings.Contains(err.Error(), c.field) {
 				t.Errorf("error %v does not name %s", err, c.field)
 			}
@@ -149,9 +147,9 @@ func TestLockFieldsNamedSeparately(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := defaultConfig()
+			cfg := Default()
 			cfg.Cache.LockTTL, cfg.Cache.LockWait = Duration(c.ttl), Duration(c.wait)
-			err := cfg.validate()
+			err := cfg.Validate()
 			if c.want == nil {
 				if err != nil {
 					t.Fatalf("validate: %v", err)
@@ -178,19 +176,19 @@ func TestLockFieldsNamedSeparately(t *testing.T) {
 // mode (a user name with its password, or a password alone) and take
 // effect only at restart.
 func TestSentinelFields(t *testing.T) {
-	cfg := defaultConfig()
+	cfg := Default()
 	cfg.Redis.Addrs = []string{"10.0.0.1:26379", "10.0.0.2:26379"}
 	cfg.Redis.MasterName = "mymaster"
 	cfg.Redis.SentinelUsername = "edge"
 	cfg.Redis.SentinelPassword = "sentinel-secret"
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		t.Fatalf("validate: %v", err)
 	}
 	cfg.Redis.SentinelUsername = "" // requirepass on the Sentinels: password alone
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		t.Fatalf("validate, password only: %v", err)
 	}
-	got := strings.Join(restartOnly(changedFields(defaultConfig().flatten(), cfg.flatten())), ",")
+	got := strings.Join(RestartOnly(ChangedFields(Default().Flatten(), cfg.Flatten())), ",")
 	if want := "redis.addrs,redis.master_name,redis.sentinel_password"; got != want {
 		t.Errorf("restart-only fields %q, want %q", got, want)
 	}
@@ -212,9 +210,9 @@ func TestAdminTokenRules(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.addr, func(t *testing.T) {
-			cfg := defaultConfig()
+			cfg := Default()
 			cfg.AdminListen, cfg.AdminToken = c.addr, c.token
-			if err := cfg.validate(); (err == nil) != c.ok {
+			if err := cfg.Validate(); (err == nil) != c.ok {
 				t.Errorf("validate: %v, want ok=%v", err, c.ok)
 			}
 		})
@@ -239,45 +237,30 @@ func TestRestartOnlyFields(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a, b := defaultConfig(), defaultConfig()
+			a, b := Default(), Default()
 			c.change(b)
-			if got := strings.Join(restartOnly(changedFields(a.flatten(), b.flatten())), ","); got != c.want {
+			if got := strings.Join(RestartOnly(ChangedFields(a.Flatten(), b.Flatten())), ","); got != c.want {
 				t.Errorf("restart-only fields %q, want %q", got, c.want)
 			}
 		})
 	}
 }
 
-// TestSentinelNeedsAddresses: a master name without Sentinel addresses
-// (from the file or --redis) is refused at start instead of running the
-// embedded Redis as if it were a Sentinel; --redis can bring them.
-func TestSentinelNeedsAddresses(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sentinel.json")
-	if err := os.WriteFile(path, []byte(`{"redis":{"master_name":"mymaster"}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	code := run([]string{"--config", path, "--listen", "127.0.0.1:0", "--admin-listen", "off"}, io.Discard, &stderr, nil)
-	if code != 2 || !strings.Contains(stderr.String(), "redis.master_name") {
-		t.Errorf("exit %d, stderr %q", code, stderr.String())
-	}
-}
-
 // TestGzipMinBytesReachesSettings: server.gzip_min_bytes defaults to the
 // aggregator's default and a config value (0: off) reaches the settings.
 func TestGzipMinBytesReachesSettings(t *testing.T) {
-	if got, want := defaultConfig().settings().GzipMinBytes, aggregator.DefaultSettings().GzipMinBytes; got != want || got != 1024 {
+	if got, want := Default().Settings().GzipMinBytes, aggregator.DefaultSettings().GzipMinBytes; got != want || got != 1024 {
 		t.Errorf("default gzip_min_bytes %d, aggregator default %d", got, want)
 	}
 	p := filepath.Join(t.TempDir(), "edge.json")
 	if err := os.WriteFile(p, []byte(`{"server": {"gzip_min_bytes": 0}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := loadConfig(p)
+	cfg, err := Load(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.settings().GzipMinBytes; got != 0 {
+	if got := cfg.Settings().GzipMinBytes; got != 0 {
 		t.Errorf("gzip_min_bytes 0 in the file gave %d", got)
 	}
 }

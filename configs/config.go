@@ -1,4 +1,4 @@
-package main
+package configs
 
 import (
 	"bytes"
@@ -143,7 +143,7 @@ type Config struct {
 
 // defaultConfig returns the built-in defaults; a config file overrides
 // what it sets.
-func defaultConfig() *Config {
+func Default() *Config {
 	c := &Config{Listen: "127.0.0.1:8080", AdminListen: "127.0.0.1:9091"}
 	c.Server.ReadTimeout = Duration(5 * time.Second)
 	c.Server.WriteTimeout = Duration(10 * time.Second)
@@ -204,10 +204,10 @@ func defaultConfig() *Config {
 
 // loadConfig reads a config file over the defaults. Unknown fields are
 // errors, so a typo cannot silently leave a knob at its default.
-func loadConfig(path string) (*Config, error) {
-	c := defaultConfig()
+func Load(path string) (*Config, error) {
+	c := Default()
 	if path == "" {
-		return c, c.validate()
+		return c, c.Validate()
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -224,7 +224,7 @@ func loadConfig(path string) (*Config, error) {
 		}
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
-	if err := c.validate(); err != nil {
+	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	return c, nil
@@ -271,7 +271,7 @@ func badField(raw any, t reflect.Type, prefix string) string {
 
 // validate checks the config; errors name the bad field as it is spelled
 // in the file.
-func (c *Config) validate() error {
+func (c *Config) Validate() error {
 	var errs []error
 	bad := func(field, msg string) { errs = append(errs, fmt.Errorf("%s: %s", field, msg)) }
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
@@ -376,8 +376,8 @@ func (c *Config) validate() error {
 		policy("cache.routes."+name, p)
 	}
 	for name, p := range c.Cache.ContentTypes {
-		if !slices.Contains(contentTypes, name) {
-			bad("cache.content_types."+name, "unknown content type (known: "+strings.Join(contentTypes, ", ")+")")
+		if !slices.Contains(ContentTypes, name) {
+			bad("cache.content_types."+name, "unknown content type (known: "+strings.Join(ContentTypes, ", ")+")")
 		}
 		policy("cache.content_types."+name, p)
 	}
@@ -419,7 +419,7 @@ func (c *Config) validate() error {
 	if len(errs) == 0 {
 		// The aggregator's own check (its field names) catches anything
 		// the checks above do not cover, the deprecation policy for one.
-		if err := c.settings().Validate(); err != nil {
+		if err := c.Settings().Validate(); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -427,11 +427,11 @@ func (c *Config) validate() error {
 	return errors.Join(errs...)
 }
 
-// contentTypes are the keys of cache.content_types.
-var contentTypes = []string{"faq", "news", "glossary", "guides", "videos", "podcasts"}
+// ContentTypes are the keys of cache.content_types.
+var ContentTypes = []string{"faq", "news", "glossary", "guides", "videos", "podcasts"}
 
 // logOptions maps the log section to the log handler's options.
-func (c *Config) logOptions() ops.LogOptions {
+func (c *Config) LogOptions() ops.LogOptions {
 	var lvl slog.Level
 	_ = lvl.UnmarshalText([]byte(c.Log.Level))
 	return ops.LogOptions{
@@ -443,7 +443,7 @@ func (c *Config) logOptions() ops.LogOptions {
 }
 
 // clone returns a deep copy of c.
-func (c *Config) clone() *Config {
+func (c *Config) Clone() *Config {
 	n := &Config{}
 	b, err := json.Marshal(c)
 	if err == nil {
@@ -456,7 +456,7 @@ func (c *Config) clone() *Config {
 }
 
 // flatten returns every leaf of c as dotted JSON path -> JSON value.
-func (c *Config) flatten() map[string]string {
+func (c *Config) Flatten() map[string]string {
 	b, _ := json.Marshal(c)
 	var v any
 	_ = json.Unmarshal(b, &v)
@@ -481,7 +481,7 @@ func (c *Config) flatten() map[string]string {
 }
 
 // changedFields returns the sorted paths whose values differ in a and b.
-func changedFields(a, b map[string]string) []string {
+func ChangedFields(a, b map[string]string) []string {
 	var out []string
 	for k, v := range a {
 		if w, ok := b[k]; !ok || w != v {
@@ -506,7 +506,7 @@ var reloadable = []string{
 }
 
 // restartOnly keeps the paths that a reload does not install.
-func restartOnly(paths []string) []string {
+func RestartOnly(paths []string) []string {
 	var out []string
 	for _, p := range paths {
 		live := false
@@ -524,7 +524,7 @@ func restartOnly(paths []string) []string {
 }
 
 // settings maps the reloadable part of the config to aggregator settings.
-func (c *Config) settings() *aggregator.Settings {
+func (c *Config) Settings() *aggregator.Settings {
 	s := &aggregator.Settings{
 		Cache:        map[string]cache.Policy{},
 		ContentCache: map[string]cache.Policy{},
