@@ -141,7 +141,7 @@ type Config struct {
 	} `json:"log"`
 }
 
-// defaultConfig returns the built-in defaults; a config file overrides
+// Default returns the built-in defaults; a config file overrides
 // what it sets.
 func Default() *Config {
 	c := &Config{Listen: "127.0.0.1:8080", AdminListen: "127.0.0.1:9091"}
@@ -202,7 +202,7 @@ func Default() *Config {
 	return c
 }
 
-// loadConfig reads a config file over the defaults. Unknown fields are
+// Load reads a config file over the defaults. Unknown fields are
 // errors, so a typo cannot silently leave a knob at its default.
 func Load(path string) (*Config, error) {
 	c := Default()
@@ -269,7 +269,7 @@ func badField(raw any, t reflect.Type, prefix string) string {
 	return ""
 }
 
-// validate checks the config; errors name the bad field as it is spelled
+// Validate checks the config; errors name the bad field as it is spelled
 // in the file.
 func (c *Config) Validate() error {
 	var errs []error
@@ -430,7 +430,7 @@ func (c *Config) Validate() error {
 // ContentTypes are the keys of cache.content_types.
 var ContentTypes = []string{"faq", "news", "glossary", "guides", "videos", "podcasts"}
 
-// logOptions maps the log section to the log handler's options.
+// LogOptions maps the log section to the log handler's options.
 func (c *Config) LogOptions() ops.LogOptions {
 	var lvl slog.Level
 	_ = lvl.UnmarshalText([]byte(c.Log.Level))
@@ -442,7 +442,7 @@ func (c *Config) LogOptions() ops.LogOptions {
 	}
 }
 
-// clone returns a deep copy of c.
+// Clone returns a deep copy of c.
 func (c *Config) Clone() *Config {
 	n := &Config{}
 	b, err := json.Marshal(c)
@@ -455,7 +455,7 @@ func (c *Config) Clone() *Config {
 	return n
 }
 
-// flatten returns every leaf of c as dotted JSON path -> JSON value.
+// Flatten returns every leaf of c as dotted JSON path -> JSON value.
 func (c *Config) Flatten() map[string]string {
 	b, _ := json.Marshal(c)
 	var v any
@@ -480,7 +480,7 @@ func (c *Config) Flatten() map[string]string {
 	return out
 }
 
-// changedFields returns the sorted paths whose values differ in a and b.
+// ChangedFields returns the sorted paths whose values differ in a and b.
 func ChangedFields(a, b map[string]string) []string {
 	var out []string
 	for k, v := range a {
@@ -505,7 +505,7 @@ var reloadable = []string{
 	"deprecation", "log",
 }
 
-// restartOnly keeps the paths that a reload does not install.
+// RestartOnly keeps the paths that a reload does not install.
 func RestartOnly(paths []string) []string {
 	var out []string
 	for _, p := range paths {
@@ -523,7 +523,7 @@ func RestartOnly(paths []string) []string {
 	return out
 }
 
-// settings maps the reloadable part of the config to aggregator settings.
+// Settings maps the reloadable part of the config to aggregator settings.
 func (c *Config) Settings() *aggregator.Settings {
 	s := &aggregator.Settings{
 		Cache:        map[string]cache.Policy{},
