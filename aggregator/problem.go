@@ -100,11 +100,12 @@ func (s *Server) writeProblem(ctx *fasthttp.RequestCtx, rs *reqState, ae *apiErr
 	resp.SetStatusCode(status)
 	resp.Header.SetContentType("application/problem+json")
 	resp.Header.Set("Cache-Control", "no-store")
+	resp.Header.SetCanonical(hdrNosniff, valNosniff)
 	if ae.retryAfter > 0 {
 		resp.Header.Set("Retry-After", strconv.Itoa(ae.retryAfter))
 	}
 	if status == fasthttp.StatusMethodNotAllowed {
-		resp.Header.Set("Allow", "GET")
+		resp.Header.Set("Allow", "GET, HEAD")
 	}
 	resp.SetBody(body)
 	rs.status = status

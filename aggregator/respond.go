@@ -26,8 +26,11 @@ var (
 	hdrRateLimitPolicy = []byte("Ratelimit-Policy")
 	hdrRateLimit       = []byte("Ratelimit")
 	hdrContentEncoding = []byte("Content-Encoding")
+	hdrNosniff         = []byte("X-Content-Type-Options")
+	valNosniff         = []byte("nosniff")
 	valGzip            = []byte("gzip")
 	valVary            = []byte("X-Api-Key, Authorization, Accept-Encoding")
+	valVaryEncoding    = []byte("Accept-Encoding")
 )
 
 // partialError carries a degraded but usable response body (a hub with a

@@ -88,6 +88,13 @@ type Options struct {
 	OnRequest func(*RequestInfo)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// AnonymousLimit, when set, is asked before a request that needs no
+	// key (GET or HEAD /dealer/openapi.json) is served: false answers
+	// 429 rate_limited with Retry-After retryAfter seconds (at least 1).
+	// It is the hook of the per-client-address limit, whose client
+	// address (trusted proxies, PROXY protocol) it resolves from ctx; it
+	// must not block.
+	AnonymousLimit func(ctx *fasthttp.RequestCtx) (ok bool, retryAfter int)
 }
 
 // Server is the public dealer API.
@@ -104,7 +111,8 @@ type Server struct {
 	now         func() time.Time
 	ids         *idGen
 	router      *router.Router
-	openapiETag string
+	openapi     openapiDoc
+	anonLimit   func(*fasthttp.RequestCtx) (ok bool, retryAfter int)
 	states      sync.Pool
 }
 
@@ -158,7 +166,8 @@ func New(opts Options) (*Server, error) {
 	if err := s.UpdateSettings(st); err != nil {
 		return nil, err
 	}
-	s.openapiETag = fmt.Sprintf(`"%x"`, fnv64(publicshape.OpenAPI()))
+	s.openapi = newOpenAPIDoc(publicshape.OpenAPI())
+	s.anonLimit = opts.AnonymousLimit
 	s.states.New = func() any { return &reqState{keyBuf: make([]byte, 0, 256), hdrBuf: make([]byte, 0, 256)} }
 	s.router = s.routes()
 	return s, nil
@@ -232,6 +241,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 
 	rs.hdr.read(&ctx.Request.Header)
 	s.setRequestID(ctx, rs)
+	ctx.Response.Header.SetCanonical(hdrNosniff, valNosniff)
 	if tp := rs.hdr.traceparent; len(tp) > 0 && ValidTraceparent(tp) {
 		rs.traceparent = string(tp)
 	}
@@ -249,9 +259,9 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		ctx.SetConnectionClose()
 		return
 	}
-	if !ctx.IsGet() {
+	if !ctx.IsGet() && !ctx.IsHead() {
 		rs.route = RouteNotFound
-		s.writeProblem(ctx, rs, problemf(codeMethodNotAllowed, "only GET is supported"))
+		s.writeProblem(ctx, rs, problemf(codeMethodNotAllowed, "only GET and HEAD are supported"))
 		return
 	}
 	ctx.SetUserValue(stateKey, rs)
@@ -308,7 +318,7 @@ func (s *Server) report(ctx *fasthttp.RequestCtx, rs *reqState) {
 			Cache:     rs.cache,
 			RequestID: rs.reqID,
 			Duration:  s.now().Sub(rs.start),
-			BodyBytes: len(ctx.Response.Body()),
+			BodyBytes: bodyBytesSent(ctx),
 			Gzip:      rs.gzip,
 		}
 		if rs.p != nil {
@@ -318,12 +328,34 @@ func (s *Server) report(ctx *fasthttp.RequestCtx, rs *reqState) {
 	}
 }
 
+// bodyBytesSent is the length of the response body as it goes out: none
+// for HEAD (fasthttp sends the headers of the body the handler set,
+// Content-Length included, and skips the body).
+func bodyBytesSent(ctx *fasthttp.RequestCtx) int {
+	if ctx.IsHead() {
+		return 0
+	}
+	return len(ctx.Response.Body())
+}
+
+// getHead registers GET and HEAD handlers of a router: HEAD runs the GET
+// handler unchanged (same status, headers, ETag, rate-limit cost, cache
+// use), and fasthttp sends its headers, Content-Length of the body it
+// would have sent included, without the body (RFC 9110 section 9.3.2).
+type getHead struct{ *router.Router }
+
+func (r getHead) GET(path string, h fasthttp.RequestHandler) {
+	r.Router.GET(path, h)
+	r.Router.HEAD(path, h)
+}
+
 func (s *Server) routes() *router.Router {
-	r := router.New()
-	r.RedirectTrailingSlash = false
-	r.RedirectFixedPath = false
-	r.HandleMethodNotAllowed = false
-	r.HandleOPTIONS = false
+	rr := router.New()
+	rr.RedirectTrailingSlash = false
+	rr.RedirectFixedPath = false
+	rr.HandleMethodNotAllowed = false
+	rr.HandleOPTIONS = false
+	r := getHead{rr}
 	r.GET("/dealer/openapi.json", s.openAPI)
 	r.GET("/dealer/content/hub", s.endpoint(RouteContentHub, s.contentHub))
 	r.GET("/dealer/content/search", s.endpoint(RouteContentSearch, s.contentSearch))
@@ -342,13 +374,13 @@ func (s *Server) routes() *router.Router {
 		r.GET("/dealer/content/"+ct+"/listing", s.endpoint(RouteContentListing, s.withPath("content_type", ct, s.contentListing)))
 		r.GET("/dealer/content/"+ct+"/details", s.endpoint(RouteContentDetails, s.withPath("content_type", ct, s.contentDetails)))
 	}
-	r.NotFound = func(ctx *fasthttp.RequestCtx) {
+	rr.NotFound = func(ctx *fasthttp.RequestCtx) {
 		rs := state(ctx)
 		rs.route = RouteNotFound
 		s.writeProblem(ctx, rs, problemf(codeNotFound, "no such endpoint"))
 	}
-	r.PanicHandler = nil // panics reach serve's recover
-	return r
+	rr.PanicHandler = nil // panics reach serve's recover
+	return rr
 }
 
 // withPath serves h for a static route whose path value is known.
@@ -406,20 +438,6 @@ func (s *Server) endpoint(route string, h func(*fasthttp.RequestCtx, *reqState))
 		rs.raw.collect(ctx.QueryArgs())
 		h(ctx, rs)
 	}
-}
-
-func (s *Server) openAPI(ctx *fasthttp.RequestCtx) {
-	rs := state(ctx)
-	rs.route = RouteOpenAPI
-	h := &ctx.Response.Header
-	h.Set("ETag", s.openapiETag)
-	h.Set("Cache-Control", "public, max-age=3600")
-	if etagMatch(rs.hdr.ifNoneMatch, s.openapiETag) {
-		ctx.SetStatusCode(fasthttp.StatusNotModified)
-		return
-	}
-	h.SetContentType("application/json")
-	ctx.Response.SetBodyRaw(publicshape.OpenAPI())
 }
 
 func fnv64(b []byte) uint64 {

@@ -62,12 +62,15 @@ func TestOpenAPIDocument(t *testing.T) {
 			continue
 		}
 		for method := range item {
-			if method != "get" {
-				t.Errorf("%s documents %s; only GET is part of the contract", p, method)
+			if method != "get" && method != "head" {
+				t.Errorf("%s documents %s; only GET (and HEAD, GET without the body) is offered", p, method)
 			}
 		}
 		if _, ok := item["get"]; !ok {
 			t.Errorf("%s has no GET", p)
+		}
+		if _, ok := item["head"]; !ok {
+			t.Errorf("%s has no HEAD", p)
 		}
 	}
 	if len(paths) != len(wantPaths) {
@@ -222,6 +225,43 @@ func TestOpenAPIResponses(t *testing.T) {
 	}
 	if len(codes) != len(Problems()) {
 		t.Errorf("Problem schema lists %d codes, ProblemFor knows %d", len(codes), len(Problems()))
+	}
+}
+
+// TestOpenAPIHeadMirrorsGet: every path documents HEAD as its GET without
+// the body: the same parameters and security, every GET status with the
+// same header fields, and no content.
+func TestOpenAPIHeadMirrorsGet(t *testing.T) {
+	doc := loadDoc(t)
+	for path, item := range at(t, doc, "paths").(map[string]any) {
+		get := at(t, item, "get").(map[string]any)
+		head, ok := item.(map[string]any)["head"].(map[string]any)
+		if !ok {
+			t.Errorf("%s: no head operation", path)
+			continue
+		}
+		if !reflect.DeepEqual(get["parameters"], head["parameters"]) || !reflect.DeepEqual(get["security"], head["security"]) {
+			t.Errorf("%s: HEAD parameters or security differ from GET", path)
+		}
+		gr := at(t, get, "responses").(map[string]any)
+		hr := at(t, head, "responses").(map[string]any)
+		if len(gr) != len(hr) {
+			t.Errorf("%s: GET documents %d statuses, HEAD %d", path, len(gr), len(hr))
+		}
+		for code, r := range gr {
+			h, ok := hr[code]
+			if !ok {
+				t.Errorf("%s: HEAD has no %s", path, code)
+				continue
+			}
+			hm := resolve(t, doc, h)
+			if _, has := hm["content"]; has {
+				t.Errorf("%s HEAD %s documents a body", path, code)
+			}
+			if !reflect.DeepEqual(resolve(t, doc, r)["headers"], hm["headers"]) {
+				t.Errorf("%s HEAD %s: header fields differ from GET", path, code)
+			}
+		}
 	}
 }
 

@@ -167,7 +167,13 @@ func checkAnswer(r rawResult, sentKeys ...string) []string {
 			bad = append(bad, "body echoes the API key")
 		}
 	}
-	if resp.StatusCode >= 400 && resp.Request != nil && resp.Request.Method == "HEAD" {
+	if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		bad = append(bad, fmt.Sprintf("%d without X-Content-Type-Options: nosniff", resp.StatusCode))
+	}
+	if resp.Request != nil && resp.Request.Method == "HEAD" {
+		if len(r.body) > 0 {
+			bad = append(bad, fmt.Sprintf("HEAD answered with a body of %d bytes", len(r.body)))
+		}
 		return bad // no body to check
 	}
 	ct := resp.Header.Get("Content-Type")
@@ -197,7 +203,7 @@ func checkAnswer(r rawResult, sentKeys ...string) []string {
 		if p.RequestID != rid {
 			bad = append(bad, fmt.Sprintf("problem request_id %q, header %q", p.RequestID, rid))
 		}
-		if resp.StatusCode == 405 && resp.Header.Get("Allow") != "GET" {
+		if resp.StatusCode == 405 && resp.Header.Get("Allow") != "GET, HEAD" {
 			bad = append(bad, fmt.Sprintf("405 with Allow %q", resp.Header.Get("Allow")))
 		}
 	}
@@ -248,6 +254,15 @@ func noKey(target string, extra ...string) string {
 
 func method(m, target string, extra ...string) string {
 	return m + " " + target + " HTTP/1.1\r\nHost: edge.test\r\nX-Api-Key: " + hostileKey + "\r\n" + strings.Join(extra, "") + "Connection: close\r\n\r\n"
+}
+
+// headLikeGet: a HEAD answer announces the body GET would send
+// (Content-Length, Content-Type, ETag) and the rate-limit state.
+func headLikeGet(resp *http.Response, _ []byte) error {
+	if resp.ContentLength <= 0 || resp.Header.Get("Content-Type") != "application/json" || resp.Header.Get("ETag") == "" || resp.Header.Get("RateLimit") == "" {
+		return fmt.Errorf("HEAD: Content-Length %d, Content-Type %q, ETag %q, RateLimit %q", resp.ContentLength, resp.Header.Get("Content-Type"), resp.Header.Get("ETag"), resp.Header.Get("RateLimit"))
+	}
+	return nil
 }
 
 func echoesRequestID(want string) func(*http.Response, []byte) error {
@@ -388,7 +403,8 @@ func hostileCases() []hostileCase {
 		cs = append(cs, hostileCase{name: m + " /dealer/REWIND/listing", req: method(m, "/dealer/REWIND/listing", "Content-Length: 0\r\n"), want: 405, code: "method_not_allowed"})
 	}
 	cs = append(cs,
-		hostileCase{name: "HEAD /dealer/REWIND/listing", req: method("HEAD", "/dealer/REWIND/listing"), method: "HEAD", want: 405},
+		hostileCase{name: "HEAD /dealer/REWIND/listing", req: method("HEAD", "/dealer/REWIND/listing"), method: "HEAD", want: 200, check: headLikeGet},
+		hostileCase{name: "HEAD without a key", req: "HEAD /dealer/REWIND/listing HTTP/1.1\r\nHost: edge.test\r\nConnection: close\r\n\r\n", method: "HEAD", want: 401},
 		hostileCase{name: "OPTIONS *", req: method("OPTIONS", "*"), want: 405, code: "method_not_allowed"},
 		hostileCase{name: "CONNECT authority-form", req: "CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\nConnection: close\r\n\r\n", want: 405, code: "method_not_allowed", closeOK: true},
 		hostileCase{name: "POST with a body over max_request_body", req: method("POST", "/dealer/REWIND/listing", fmt.Sprintf("Content-Length: %d\r\n", 2*hostileMaxBody)) + pad(2*hostileMaxBody), want: 413, also: []int{405}, closeOK: true},

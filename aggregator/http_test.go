@@ -1,0 +1,312 @@
+package aggregator
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
+	"github.com/dealer-edge/dealer-edge/publicshape"
+)
+
+// serveLoopback serves s on a loopback port with a real fasthttp.Server
+// (HEAD framing, Content-Length and the error handler are the server's,
+// not the handler's) and returns its base URL.
+func serveLoopback(t *testing.T, s *Server) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &fasthttp.Server{Handler: s.Handler(), ErrorHandler: s.ErrorHandler, MaxRequestBodySize: 1024}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	return "http://" + ln.Addr().String()
+}
+
+type httpAnswer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// rawDo sends one request without transparent decompression, so the
+// coding and Content-Length on the wire are what the test sees.
+func rawDo(t *testing.T, method, url string, hdr ...string) httpAnswer {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	if req.Header.Get("Accept-Encoding") == "" {
+		req.Header.Set("Accept-Encoding", "identity")
+	}
+	resp, err := (&http.Client{Transport: &http.Transport{DisableCompression: true}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return httpAnswer{resp.StatusCode, resp.Header, body}
+}
+
+// slowLimitSettings: a budget that does not refill during a test, so the
+// RateLimit remaining count moves only by what requests spend.
+func slowLimitSettings() *Settings {
+	st := DefaultSettings()
+	st.Limits = map[string]ratelimit.Limit{}
+	st.DefaultLimit = ratelimit.Limit{Rate: 0.01, Burst: 1000}
+	return st
+}
+
+func remainingOf(t *testing.T, h http.Header) int {
+	t.Helper()
+	v := h.Get("RateLimit")
+	i := strings.Index(v, ";r=")
+	if i < 0 {
+		t.Fatalf("RateLimit %q", v)
+	}
+	var r int
+	if _, err := fmt.Sscanf(v[i+3:], "%d", &r); err != nil {
+		t.Fatalf("RateLimit %q: %v", v, err)
+	}
+	return r
+}
+
+// TestHeadAnsweredLikeGet: HEAD on every public route (and on the error
+// answers) gets GET's status and header fields, Content-Length included,
+// without a body, and spends the same rate-limit budget.
+func TestHeadAnsweredLikeGet(t *testing.T) {
+	s := newBenchServer(t, true)
+	if err := s.UpdateSettings(slowLimitSettings()); err != nil {
+		t.Fatal(err)
+	}
+	base := serveLoopback(t, s)
+	key := []string{"X-Api-Key", "demo-key-alpha"}
+	first := func(path, field string) string {
+		a := rawDo(t, "GET", base+path, key...)
+		var l struct {
+			Items []map[string]any `json:"items"`
+		}
+		if err := json.Unmarshal(a.body, &l); err != nil || len(l.Items) == 0 {
+			t.Fatalf("%s: %d %v %.200s", path, a.status, err, a.body)
+		}
+		switch v := l.Items[0][field].(type) {
+		case string:
+			return v
+		case float64:
+			return fmt.Sprint(int64(v))
+		}
+		t.Fatalf("%s: no %s in %v", path, field, l.Items[0])
+		return ""
+	}
+	idAuto := first("/dealer/REWIND/listing", "id_auto")
+	idOfferta := first("/dealer/NLT/listing", "id_offerta")
+	slug := first("/dealer/content/faq/listing", "slug")
+	cases := []struct {
+		name, path string
+		hdr        []string
+		status     int
+	}{
+		{"inventory listing", "/dealer/REWIND/listing?page_size=3", key, 200},
+		{"inventory listing gzip", "/dealer/REWIND/listing", append([]string{"Accept-Encoding", "gzip"}, key...), 200},
+		{"inventory details", "/dealer/REWIND/details?id_auto=" + idAuto, key, 200},
+		{"offer details", "/dealer/NLT/details?id_offerta=" + idOfferta, key, 200},
+		{"content hub", "/dealer/content/hub", key, 200},
+		{"content search", "/dealer/content/search?q=auto", key, 200},
+		{"content listing deprecated", "/dealer/content/guides/listing", key, 200},
+		{"content details", "/dealer/content/faq/details?slug=" + slug, key, 200},
+		{"openapi", "/dealer/openapi.json", nil, 200},
+		{"openapi gzip", "/dealer/openapi.json", []string{"Accept-Encoding", "gzip"}, 200},
+		{"validation error", "/dealer/content/search?q=a", key, 422},
+		{"unknown service", "/dealer/rewind/listing", key, 400},
+		{"no key", "/dealer/REWIND/listing", nil, 401},
+		{"no route", "/nowhere", nil, 404},
+	}
+	// Headers that differ between any two requests.
+	volatile := map[string]bool{"Date": true, "X-Request-Id": true, "Ratelimit": true, "X-Cache": true}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			get := rawDo(t, "GET", base+c.path, c.hdr...) // warms the cache: both are hits below
+			get = rawDo(t, "GET", base+c.path, c.hdr...)
+			head := rawDo(t, "HEAD", base+c.path, c.hdr...)
+			if get.status != c.status || head.status != c.status {
+				t.Fatalf("GET %d, HEAD %d, want %d", get.status, head.status, c.status)
+			}
+			if len(head.body) != 0 {
+				t.Errorf("HEAD sent a body of %d bytes", len(head.body))
+			}
+			if cl := head.header.Get("Content-Length"); cl != fmt.Sprint(len(get.body)) {
+				t.Errorf("HEAD Content-Length %q, GET body %d bytes", cl, len(get.body))
+			}
+			for k := range get.header {
+				if !volatile[k] && get.header.Get(k) != head.header.Get(k) {
+					t.Errorf("%s: GET %q, HEAD %q", k, get.header.Get(k), head.header.Get(k))
+				}
+			}
+			for k := range head.header {
+				if _, ok := get.header[k]; !ok {
+					t.Errorf("HEAD has %s, GET has not", k)
+				}
+			}
+			if get.header.Get("RateLimit") != "" {
+				g, h := remainingOf(t, get.header), remainingOf(t, head.header)
+				if g-h != 1 {
+					t.Errorf("RateLimit remaining: GET %d, HEAD %d: HEAD must spend what GET spends", g, h)
+				}
+			}
+		})
+	}
+	// Conditional HEAD: 304 like GET.
+	a := rawDo(t, "GET", base+"/dealer/content/hub", key...)
+	h := rawDo(t, "HEAD", base+"/dealer/content/hub", append([]string{"If-None-Match", a.header.Get("ETag")}, key...)...)
+	if h.status != 304 || h.header.Get("ETag") != a.header.Get("ETag") {
+		t.Errorf("conditional HEAD: %d ETag %q, want 304 %q", h.status, h.header.Get("ETag"), a.header.Get("ETag"))
+	}
+}
+
+// TestMethodNotAllowedListsHead: other methods are 405 with Allow naming
+// both methods the API answers.
+func TestMethodNotAllowedListsHead(t *testing.T) {
+	s := newBenchServer(t, true)
+	base := serveLoopback(t, s)
+	for _, m := range []string{"POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"} {
+		a := rawDo(t, m, base+"/dealer/REWIND/listing", "X-Api-Key", "demo-key-alpha")
+		if a.status != 405 || a.header.Get("Allow") != "GET, HEAD" {
+			t.Errorf("%s: %d Allow %q, want 405 %q", m, a.status, a.header.Get("Allow"), "GET, HEAD")
+		}
+	}
+}
+
+// TestNosniffOnEveryAnswer: X-Content-Type-Options: nosniff on successes,
+// 304s, every kind of problem and the answers to unparsable requests.
+func TestNosniffOnEveryAnswer(t *testing.T) {
+	s := newBenchServer(t, true)
+	st := DefaultSettings()
+	st.Limits = map[string]ratelimit.Limit{}
+	st.DefaultLimit = ratelimit.Limit{Rate: 0.01, Burst: 1}
+	if err := s.UpdateSettings(st); err != nil {
+		t.Fatal(err)
+	}
+	base := serveLoopback(t, s)
+	ok := rawDo(t, "GET", base+"/dealer/REWIND/listing", "X-Api-Key", "demo-key-alpha")
+	cases := []struct {
+		name, method, path string
+		hdr                []string
+		status             int
+	}{
+		{"200 openapi", "GET", "/dealer/openapi.json", nil, 200},
+		{"304 openapi", "GET", "/dealer/openapi.json", []string{"If-None-Match", "*"}, 304},
+		{"429 after the budget", "GET", "/dealer/REWIND/listing", []string{"X-Api-Key", "demo-key-alpha"}, 429},
+		{"401", "GET", "/dealer/REWIND/listing", nil, 401},
+		{"404", "GET", "/x", nil, 404},
+		{"405", "DELETE", "/dealer/REWIND/listing", nil, 405},
+		{"400 invalid service", "GET", "/dealer/x/listing", []string{"X-Api-Key", "demo-key-beta"}, 400},
+	}
+	if ok.status != 200 || ok.header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("200 listing: %d nosniff %q", ok.status, ok.header.Get("X-Content-Type-Options"))
+	}
+	for _, c := range cases {
+		a := rawDo(t, c.method, base+c.path, c.hdr...)
+		if a.status != c.status || a.header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: %d X-Content-Type-Options %q, want %d nosniff", c.name, a.status, a.header.Get("X-Content-Type-Options"), c.status)
+		}
+	}
+	// Malformed HTTP, answered by the error handler.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("GET /dealer/REWIND/listing HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n" + strings.Repeat("a", 5000))); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 413 || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("error handler: %d nosniff %q", resp.StatusCode, resp.Header.Get("X-Content-Type-Options"))
+	}
+}
+
+// TestOpenAPICompressedAndValidated: the document goes out gzip-coded to
+// clients that accept it (made once), with an ETag that answers 304 in
+// either coding, Cache-Control and Vary.
+func TestOpenAPICompressedAndValidated(t *testing.T) {
+	s := newBenchServer(t, true)
+	base := serveLoopback(t, s)
+	doc := publicshape.OpenAPI()
+	plain := rawDo(t, "GET", base+"/dealer/openapi.json")
+	gz := rawDo(t, "GET", base+"/dealer/openapi.json", "Accept-Encoding", "gzip, deflate, br")
+	if plain.status != 200 || !bytes.Equal(plain.body, doc) || plain.header.Get("Content-Encoding") != "" {
+		t.Fatalf("plain: %d, %d bytes, coding %q", plain.status, len(plain.body), plain.header.Get("Content-Encoding"))
+	}
+	if gz.status != 200 || gz.header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("gzip: %d coding %q", gz.status, gz.header.Get("Content-Encoding"))
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	un, err := io.ReadAll(zr)
+	if err != nil || !bytes.Equal(un, doc) {
+		t.Fatalf("gzip body does not decode to the document: %v", err)
+	}
+	if len(gz.body)*4 > len(doc) {
+		t.Errorf("gzip body %d bytes for a %d-byte document", len(gz.body), len(doc))
+	}
+	for _, a := range []httpAnswer{plain, gz} {
+		if a.header.Get("ETag") == "" || !strings.Contains(a.header.Get("Cache-Control"), "max-age=") || !strings.Contains(a.header.Get("Vary"), "Accept-Encoding") {
+			t.Errorf("ETag %q Cache-Control %q Vary %q", a.header.Get("ETag"), a.header.Get("Cache-Control"), a.header.Get("Vary"))
+		}
+	}
+	if gz.header.Get("ETag") != "W/"+plain.header.Get("ETag") {
+		t.Errorf("gzip ETag %q, plain %q: want the weak form of the same tag", gz.header.Get("ETag"), plain.header.Get("ETag"))
+	}
+	for _, tag := range []string{plain.header.Get("ETag"), gz.header.Get("ETag")} {
+		for _, ae := range []string{"identity", "gzip"} {
+			a := rawDo(t, "GET", base+"/dealer/openapi.json", "If-None-Match", tag, "Accept-Encoding", ae)
+			if a.status != 304 || len(a.body) != 0 || a.header.Get("Content-Encoding") != "" {
+				t.Errorf("If-None-Match %s, Accept-Encoding %s: %d, %d bytes, coding %q", tag, ae, a.status, len(a.body), a.header.Get("Content-Encoding"))
+			}
+		}
+	}
+	if a := rawDo(t, "GET", base+"/dealer/openapi.json", "If-None-Match", `"other"`); a.status != 200 {
+		t.Errorf("other tag: %d", a.status)
+	}
+}
+
+// TestOpenAPIAnonymousLimitHook: the per-client-address limit decides
+// before the document is served; a refusal is 429 with Retry-After.
+func TestOpenAPIAnonymousLimitHook(t *testing.T) {
+	s := newBenchServer(t, true)
+	calls := 0
+	s.anonLimit = func(ctx *fasthttp.RequestCtx) (bool, int) {
+		calls++
+		return calls <= 1, 7
+	}
+	base := serveLoopback(t, s)
+	if a := rawDo(t, "GET", base+"/dealer/openapi.json"); a.status != 200 {
+		t.Fatalf("first: %d", a.status)
+	}
+	a := rawDo(t, "GET", base+"/dealer/openapi.json")
+	if a.status != 429 || a.header.Get("Retry-After") != "7" || !strings.Contains(string(a.body), `"rate_limited"`) {
+		t.Errorf("refused: %d Retry-After %q %s", a.status, a.header.Get("Retry-After"), a.body)
+	}
+}
