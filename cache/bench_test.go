@@ -1,11 +1,20 @@
 package cache
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dealer-edge/dealer-edge/cache/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // BenchmarkGetL1Hit measures the hit path: a fresh entry in L1. Target: 0
@@ -58,4 +67,111 @@ func BenchmarkGetL2Hit(b *testing.B) {
 			b.Fatalf("%v %v", res, err)
 		}
 	}
+}
+
+// BenchmarkGetL2HitRedis measures an L2 hit against a real redis-server (L1
+// off) with 64 concurrent callers, one round trip per call against the
+// auto-pipeliner. Besides ns/op it reports the CPU of this process and of
+// redis-server per hit (µs, from getrusage and /proc/<pid>/stat: on a shared
+// machine CPU per hit says more than wall time) and the Redis commands per
+// round trip the client made (a hook counts both).
+func BenchmarkGetL2HitRedis(b *testing.B) {
+	for _, mode := range []struct {
+		name string
+		off  bool
+	}{{"pipeline=off", true}, {"pipeline=on", false}} {
+		b.Run(mode.name, func(b *testing.B) {
+			srv := redistest.Start(b)
+			rc := newClient(b, srv.Addr)
+			trips := &tripCounter{}
+			rc.AddHook(trips)
+			c := newCache(b, Options{Redis: rc, L1MaxBytes: -1, NoAutoPipeline: mode.off, RedisTimeout: 200 * time.Millisecond})
+			pol := Policy{TTL: time.Hour}
+			body := bytes.Repeat([]byte(`{"id":12345,"make":"fiat","model":"500"},`), 250) // ~10 KB, a listing page
+			fill := func(context.Context) ([]byte, error) { return body, nil }
+			const nkeys = 4096
+			keys := make([][]byte, nkeys)
+			for i := range keys {
+				keys[i] = fmt.Appendf(nil, "/v1/vehicles?make=fiat&page=%d&per_page=20", i)
+				mustGet(b, c, int64(i%8), string(keys[i]), pol, fill)
+			}
+			ctx := context.Background()
+			var seed atomic.Int64
+			b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
+			b.ReportAllocs()
+			trips.reset()
+			cpu0, rcpu0 := selfCPU(), procCPU(srv.PID())
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				i := int(seed.Add(7919))
+				for pb.Next() {
+					i++
+					k := i % nkeys
+					_, res, err := c.Get(ctx, int64(k%8), keys[k], pol, fill)
+					if res != Hit || err != nil {
+						b.Errorf("%v %v", res, err)
+						return
+					}
+				}
+			})
+			b.StopTimer()
+			n := float64(b.N)
+			b.ReportMetric(float64(selfCPU()-cpu0)/n/1e3, "edge-µs/op")
+			b.ReportMetric(float64(procCPU(srv.PID())-rcpu0)/n/1e3, "redis-µs/op")
+			if rt := trips.trips.Load(); rt > 0 {
+				b.ReportMetric(float64(trips.cmds.Load())/float64(rt), "cmds/roundtrip")
+			}
+		})
+	}
+}
+
+// tripCounter is a go-redis hook counting round trips (a command or a
+// pipeline) and the commands they carried.
+type tripCounter struct{ trips, cmds atomic.Int64 }
+
+func (t *tripCounter) reset() { t.trips.Store(0); t.cmds.Store(0) }
+
+func (t *tripCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (t *tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		t.trips.Add(1)
+		t.cmds.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (t *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		t.trips.Add(1)
+		t.cmds.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
+}
+
+// selfCPU is this process's user+system CPU time in nanoseconds.
+func selfCPU() int64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// procCPU is the user+system CPU time of process pid in nanoseconds, from
+// /proc/<pid>/stat (fields 14 and 15, in clock ticks of 1/100 s).
+func procCPU(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		s = s[i+1:]
+	}
+	f := strings.Fields(s)
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return (ut + st) * int64(10*time.Millisecond)
 }

@@ -85,11 +85,20 @@ type Options struct {
 	// the purge subscription is not confirmed healthy; it bounds how late a
 	// purge from another instance is seen then. Default 2s.
 	GenerationPoll time.Duration
+	// NoAutoPipeline sends each entry read and write on a connection of its
+	// own, one round trip per call. By default they go through the client's
+	// auto-pipeliner (go-redis AsyncAutoPipeline): the commands of all
+	// concurrent requests that wait to be sent share one write and one read,
+	// so the system calls per request fall as concurrency rises. The
+	// RedisTimeout budget, skipping a Redis marked down and the background
+	// probe work the same either way.
+	NoAutoPipeline bool
 }
 
 // Cache is a two-level response cache. It is safe for concurrent use.
 type Cache struct {
 	rdb            redis.UniversalClient
+	ap             *redis.AutoPipeliner // nil: one round trip per call
 	prefix         string
 	channel        string
 	now            func() time.Time
@@ -185,6 +194,15 @@ func New(opts Options) (*Cache, error) {
 	c.gens.m = make(map[int64]*genState)
 	if opts.L1MaxBytes > 0 {
 		c.l1 = newL1(opts.L1MaxBytes)
+	}
+	if c.rdb != nil && !opts.NoAutoPipeline {
+		ap, err := c.rdb.AsyncAutoPipelineWithOptions(autoPipelineOptions())
+		if err != nil {
+			// A client type without an auto-pipeliner (redis.Ring).
+			c.log.Warn("cache: redis auto-pipelining unavailable, one round trip per call", "err", err)
+		} else {
+			c.ap = ap
+		}
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if c.rdb != nil {
@@ -295,12 +313,19 @@ func flightKey(dealer int64, key string) string {
 // miss runs (or joins) the one flight of the key and waits for it or for ctx.
 func (c *Cache) miss(ctx context.Context, dealer int64, key []byte, pol Policy, fill FillFunc, fallback *Entry) (*Entry, Result, error) {
 	skey := string(key)
+	var probe l2Probe
+	if c.rdb != nil {
+		if o, ok := c.probeL2(ctx, dealer, skey, pol, fill, &probe); ok {
+			c.count(o.res)
+			return o.e, o.res, nil
+		}
+	}
 	led := false
 	ch := c.flights.DoChan(flightKey(dealer, skey), func() (any, error) {
 		led = true
 		fctx, cancel := c.flightContext(ctx)
 		defer cancel()
-		return c.load(fctx, dealer, skey, pol, fill, fallback, false)
+		return c.load(fctx, dealer, skey, pol, fill, fallback, false, probe)
 	})
 	if c.testHookJoin != nil {
 		c.testHookJoin()
@@ -358,7 +383,50 @@ var errRefreshElsewhere = errors.New("cache: another instance is refreshing")
 // L2, then take the cross-instance lock or wait for its holder, then fill and
 // store. In refresh mode only a fresh entry ends the search, and a lock held
 // elsewhere ends the refresh.
-func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, fill FillFunc, fallback *Entry, refresh bool) (outcome, error) {
+// l2Probe is what a caller's own L2 lookup, made before it joined a flight,
+// found: nothing servable (e is nil, or an entry only within its
+// stale-if-error window) under generation gen.
+type l2Probe struct {
+	done bool
+	gen  uint64
+	e    *Entry
+}
+
+// probeL2 looks the key up in L2 before any flight: an L2 hit is one
+// (auto-pipelined) GET, with no flight, goroutine or channel of its own,
+// and concurrent lookups of one key are cheap since they share round trips.
+// It reports true with the outcome when the entry can be served (fresh, or
+// stale within stale-while-revalidate, which starts one refresh); otherwise
+// it records in p what it found, so that the flight does not ask again.
+func (c *Cache) probeL2(ctx context.Context, dealer int64, key string, pol Policy, fill FillFunc, p *l2Probe) (outcome, bool) {
+	gen, cur := c.generation(ctx, dealer)
+	if !cur.verified.Load() || !c.redisUp.Load() {
+		return outcome{}, false
+	}
+	e := c.l2Get(ctx, c.entryKey(dealer, gen, key))
+	p.done, p.gen = true, gen
+	if e == nil {
+		return outcome{}, false
+	}
+	st := pol.state(e, c.now())
+	if st != stateExpired {
+		c.l1put(dealer, key, gen, cur, e)
+	}
+	switch st {
+	case stateFresh:
+		c.st.l2Hits.Add(1)
+		return outcome{e, Hit}, true
+	case stateStale:
+		c.st.l2Hits.Add(1)
+		c.refresh(ctx, dealer, key, pol, fill)
+		return outcome{e, Stale}, true
+	case stateError:
+		p.e = e
+	}
+	return outcome{}, false
+}
+
+func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, fill FillFunc, fallback *Entry, refresh bool, probe l2Probe) (outcome, error) {
 	gen, cur := c.generation(ctx, dealer)
 	now := c.now()
 	if c.l1 != nil {
@@ -382,7 +450,13 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 	// would be guesses, and could find entries a purge has retired.
 	if c.rdb != nil && cur.verified.Load() {
 		rkey = c.entryKey(dealer, gen, key)
-		if e := c.l2Get(ctx, rkey); e != nil {
+		var e *Entry
+		if probe.done && probe.gen == gen {
+			e = probe.e // looked up just before the flight
+		} else {
+			e = c.l2Get(ctx, rkey)
+		}
+		if e != nil {
 			st := pol.state(e, now)
 			if st != stateExpired {
 				c.l1put(dealer, key, gen, cur, e)
@@ -472,7 +546,7 @@ func (c *Cache) refresh(ctx context.Context, dealer int64, key string, pol Polic
 			cancel()
 			c.refreshing.Delete(fk)
 		}()
-		if _, err := c.load(rctx, dealer, key, pol, fill, nil, true); err != nil && !errors.Is(err, errRefreshElsewhere) {
+		if _, err := c.load(rctx, dealer, key, pol, fill, nil, true, l2Probe{}); err != nil && !errors.Is(err, errRefreshElsewhere) {
 			c.st.refreshErrors.Add(1)
 			c.log.Debug("cache: background refresh failed", "dealer", dealer, "err", err)
 		}

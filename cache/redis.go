@@ -93,6 +93,22 @@ func (c *Cache) keyWith(kind byte, dealer int64, gen uint64, key string) string 
 
 var errRedisDown = errors.New("cache: redis marked down")
 
+// maxQueuedCommands bounds the commands the auto-pipeliner holds (queued or
+// in flight): while Redis is slow, commands beyond it fail at once (a miss)
+// instead of growing a queue. At 50ms per batch it is far above what a
+// healthy Redis ever holds.
+const maxQueuedCommands = 8192
+
+// autoPipelineOptions are those of go-redis's deferred face: one ordered
+// batch in flight at a time (while it runs, the next batch fills: at 64
+// concurrent requests a batch carries tens of commands) and no coalescing
+// wait, so a lone request is sent at once.
+func autoPipelineOptions() *redis.AutoPipelineOptions {
+	o := redis.DefaultAutoPipelineOptions()
+	o.MaxQueuedCommands = maxQueuedCommands
+	return o
+}
+
 // redisDo runs f under the hard RedisTimeout budget: f runs in its own
 // goroutine and the caller stops waiting when the budget is spent, whatever
 // the client's own timeouts. While Redis is marked down it returns at once.
@@ -115,6 +131,38 @@ func (c *Cache) redisCall(parent context.Context, budget time.Duration, f func(c
 	case <-ctx.Done():
 		err = fmt.Errorf("cache: redis call exceeded %v: %w", budget, ctx.Err())
 	}
+	return c.redisResult(parent, err, health)
+}
+
+// redisCmd runs one command of the hot path (entry GET and SET, lock SET NX)
+// under the RedisTimeout budget. With the auto-pipeliner the command joins
+// the commands of every other request waiting to be written, and the caller
+// waits for its batch's replies or for the budget, whichever comes first: a
+// command abandoned by its caller still runs in its batch (its result is
+// dropped), and a dead or stalled Redis costs each caller at most the budget,
+// then marks Redis down so that no further command is queued. Without the
+// auto-pipeliner it is redisDo.
+func (c *Cache) redisCmd(ctx context.Context, cmd redis.Cmder) error {
+	if !c.redisUp.Load() {
+		return errRedisDown
+	}
+	if c.ap == nil {
+		return c.redisCall(ctx, c.redisTimeout, func(ctx context.Context) error {
+			return c.rdb.Process(ctx, cmd)
+		}, true)
+	}
+	bctx, cancel := context.WithTimeout(ctx, c.redisTimeout)
+	err := c.ap.Submit(bctx, cmd).WaitContext(bctx)
+	cancel()
+	if err != nil && bctx.Err() != nil && !errors.Is(err, redis.Nil) {
+		err = fmt.Errorf("cache: redis call exceeded %v: %w", c.redisTimeout, bctx.Err())
+	}
+	return c.redisResult(ctx, err, true)
+}
+
+// redisResult counts a failed call and marks Redis down when the failure
+// says it is unreachable.
+func (c *Cache) redisResult(parent context.Context, err error, health bool) error {
 	if err == nil || errors.Is(err, redis.Nil) {
 		return err
 	}
@@ -132,6 +180,9 @@ func (c *Cache) redisCall(parent context.Context, budget time.Duration, f func(c
 // unreachable tells errors that mean Redis cannot serve (network, timeout,
 // a node loading or a cluster down) from errors it replied with.
 func unreachable(err error) bool {
+	if errors.Is(err, redis.ErrAutoPipelineQueueFull) {
+		return false // Redis is slow, not gone: this call is a miss
+	}
 	var re redis.Error
 	if errors.As(err, &re) {
 		msg := re.Error()
@@ -463,18 +514,15 @@ func (c *Cache) flushPending(ctx context.Context) {
 
 // l2Get reads and decodes an entry; any failure is a miss.
 func (c *Cache) l2Get(ctx context.Context, rkey string) *Entry {
-	var b []byte
-	err := c.redisDo(ctx, func(ctx context.Context) error {
-		v, err := c.rdb.Get(ctx, rkey).Bytes()
-		b = v
-		return err
-	})
+	cmd := redis.NewStringCmd(ctx, "get", rkey)
+	err := c.redisCmd(ctx, cmd)
 	if err != nil {
 		if errors.Is(err, redis.Nil) {
 			c.st.l2Misses.Add(1)
 		}
 		return nil
 	}
+	b, _ := cmd.Bytes()
 	e, err := decodeEntry(b)
 	if err != nil {
 		c.st.l2Errors.Add(1)
@@ -490,24 +538,21 @@ func (c *Cache) l2Set(ctx context.Context, rkey string, e *Entry) {
 		return
 	}
 	buf := encodeEntry(e)
-	_ = c.redisDo(ctx, func(ctx context.Context) error {
-		return c.rdb.Set(ctx, rkey, buf, ttl).Err()
-	})
+	_ = c.redisCmd(ctx, redis.NewStatusCmd(ctx, "set", rkey, buf, "px", ttl.Milliseconds()))
 }
 
 // lock tries to take the cross-instance fill lock of a key.
 func (c *Cache) lock(ctx context.Context, lkey string) (string, bool, error) {
 	token := strconv.FormatUint(rand.Uint64(), 36)
-	var got bool
-	err := c.redisDo(ctx, func(ctx context.Context) error {
-		ok, err := c.rdb.SetNX(ctx, lkey, token, c.lockTTL).Result()
-		got = ok
-		return err
-	})
+	cmd := redis.NewStatusCmd(ctx, "set", lkey, token, "px", c.lockTTL.Milliseconds(), "nx")
+	err := c.redisCmd(ctx, cmd)
+	if errors.Is(err, redis.Nil) {
+		return token, false, nil // held elsewhere
+	}
 	if err != nil {
 		return "", false, err
 	}
-	return token, got, nil
+	return token, true, nil
 }
 
 var unlockScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`)

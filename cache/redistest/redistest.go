@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -122,9 +123,37 @@ func (s *Server) Stop() {
 	if s.cmd == nil {
 		return
 	}
+	_ = s.cmd.Process.Signal(syscall.SIGCONT) // a paused process dies as well
 	_ = s.cmd.Process.Kill()
 	_, _ = s.cmd.Process.Wait()
 	s.cmd = nil
+}
+
+// PID returns the process id of the running server, 0 when it is stopped
+// (for reading its CPU time from /proc/<pid>/stat in benchmarks).
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+// Pause stops the server with SIGSTOP: connections stay open and nothing
+// answers, as with a Redis stalled by a long command or a frozen VM. Resume
+// undoes it; a paused server is resumed before it is stopped.
+func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
+
+// Resume continues a server stopped by Pause.
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		_ = s.cmd.Process.Signal(sig)
+	}
 }
 
 // Restart starts the server again on the same port after Stop. The data is
