@@ -117,6 +117,9 @@ type Config struct {
 		ContentTypes map[string]Policy `json:"content_types"`
 		LockTTL      Duration          `json:"lock_ttl"`
 		LockWait     Duration          `json:"lock_wait"`
+		// AutoPipeline sends the entry reads and writes of concurrent
+		// requests to Redis in shared round trips (see cache.Options).
+		AutoPipeline bool `json:"redis_auto_pipeline"`
 	} `json:"cache"`
 
 	RateLimit struct {
@@ -185,6 +188,7 @@ func Default() *Config {
 	c.Cache.ContentTypes = map[string]Policy{}
 	c.Cache.LockTTL = Duration(2 * time.Second)
 	c.Cache.LockWait = Duration(250 * time.Millisecond)
+	c.Cache.AutoPipeline = true
 	c.RateLimit.FailMode = "local"
 	c.RateLimit.Default = Limit{def.DefaultLimit.Rate, def.DefaultLimit.Burst}
 	c.RateLimit.Plans = map[string]Limit{}

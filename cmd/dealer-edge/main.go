@@ -356,6 +356,9 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		ServeStaleOn: aggregator.ServeStaleOn,
 		LockTTL:      cfg.Cache.LockTTL.D(),
 		LockWait:     cfg.Cache.LockWait.D(),
+		// The limiter's Redis calls are rare (leases); only the cache's
+		// per-request calls ride the auto-pipeliner.
+		NoAutoPipeline: !cfg.Cache.AutoPipeline,
 	})
 	if err != nil {
 		return nil, err
