@@ -458,7 +458,7 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 	}
 	switch sc := resp.StatusCode(); {
 	case sc == fasthttp.StatusOK:
-		if err := json.Unmarshal(resp.Body(), out, decodeOptions); err != nil {
+		if err := decodeBody(resp.Body(), out); err != nil {
 			return unavailable(s.name, fmt.Sprintf("decode body: %v", err))
 		}
 		return nil
@@ -467,6 +467,16 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 	default:
 		return unavailable(s.name, "status "+strconv.Itoa(sc))
 	}
+}
+
+// decodeBody decodes a 200 body into out, the way every call does: field by
+// field for the answers of the miss path (decode.go), by reflection for the
+// others.
+func decodeBody(body []byte, out any) error {
+	if ok, err := decodeFields(body, out); ok {
+		return err
+	}
+	return json.Unmarshal(body, out, decodeOptions)
 }
 
 // decodeOptions configure the decoding of every 200 body: internal-only

@@ -1,0 +1,16 @@
+package upstream
+
+import "github.com/go-json-experiment/json"
+
+// DecodeBody is decodeBody, for the benchmarks of package upstream_test.
+var DecodeBody = decodeBody
+
+// ContentList is the body type of the content endpoint, for tests.
+type ContentList = contentList
+
+// DecodeFields is the field-by-field decoder alone; ok is false for a type
+// it does not decode.
+var DecodeFields = decodeFields
+
+// DecodeReflect is the reflection decoder alone (decodeOptions).
+func DecodeReflect(body []byte, out any) error { return json.Unmarshal(body, out, decodeOptions) }
