@@ -1,7 +1,7 @@
 package mapping
 
 import (
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/dealer-edge/dealer-edge/publicshape"
@@ -53,8 +53,10 @@ func Visible(dealerID int64, contentType string, recs []upstream.ContentRecord, 
 			overridden[r.OverrideOf] = true
 		}
 	}
-	out := make([]upstream.ContentRecord, 0, len(recs))
-	for _, r := range recs {
+	// Sorted as indices, not as records: a record is a large struct.
+	idx := make([]int32, 0, len(recs))
+	for i := range recs {
+		r := &recs[i]
 		if r.DealerID != 0 && r.DealerID != dealerID {
 			continue
 		}
@@ -67,24 +69,41 @@ func Visible(dealerID int64, contentType string, recs []upstream.ContentRecord, 
 		if r.DealerID == 0 && overridden[r.ID] {
 			continue // replaced by the dealer's override
 		}
-		if r.OverrideOf != 0 {
-			if hiddenGlobal[r.OverrideOf] {
-				continue
-			}
-			r.ID = r.OverrideOf
+		if r.OverrideOf != 0 && hiddenGlobal[r.OverrideOf] {
+			continue
 		}
 		if scope == Discovery && contentType == upstream.ContentNews && r.SourceProvider != EditorialProvider {
 			continue
 		}
-		out = append(out, r)
+		idx = append(idx, int32(i))
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if !out[i].UpdatedAt.Equal(out[j].UpdatedAt) {
-			return out[i].UpdatedAt.After(out[j].UpdatedAt)
+	slices.SortStableFunc(idx, func(a, b int32) int {
+		ra, rb := &recs[a], &recs[b]
+		if c := rb.UpdatedAt.Compare(ra.UpdatedAt); c != 0 {
+			return c // most recently updated first
 		}
-		return out[i].Slug < out[j].Slug
+		return strings.Compare(ra.Slug, rb.Slug)
 	})
+	out := make([]upstream.ContentRecord, len(idx))
+	for i, j := range idx {
+		out[i] = recs[j]
+		if o := out[i].OverrideOf; o != 0 {
+			out[i].ID = o // an override keeps the global record's public id
+		}
+	}
 	return out
+}
+
+// Match reports whether a visible record passes a listing's category,
+// topic and brand filters (an empty filter passes everything): the
+// record's own field equals the value, compared case-insensitively
+// (strings.EqualFold), which is how the content service filters
+// (upstream's package documentation). Edge listings filter the cached
+// visible view with it instead of asking the service again.
+func Match(r *upstream.ContentRecord, category, topic, brand string) bool {
+	return (category == "" || strings.EqualFold(r.Category, category)) &&
+		(topic == "" || strings.EqualFold(r.Topic, topic)) &&
+		(brand == "" || strings.EqualFold(r.Brand, brand))
 }
 
 // Ranked reorders visible search matches of one type by relevance: records
