@@ -1,0 +1,225 @@
+package listener
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrTooManyConns is the first Read's error on a connection over the
+// per-address limit: the server closes it.
+var ErrTooManyConns = errors.New("listener: too many connections from this client address")
+
+// LimitOptions configure Limit.
+type LimitOptions struct {
+	// MaxConnsPerIP caps the open connections of one client address (an
+	// IPv6 client by its /64); 0 means no cap. The address is the
+	// connection's RemoteAddr: the client's when the PROXY protocol layer
+	// is below, else the TCP peer (behind a load balancer without the
+	// PROXY protocol, the balancer's).
+	MaxConnsPerIP int
+	// BusyConns is the number of open connections from which the edge is
+	// under pressure; 0 means never.
+	BusyConns int
+	// BusyIdleTimeout, when the edge is under pressure, caps every read
+	// deadline the server sets (the keep-alive idle timeout among them) to
+	// this long from now, so idle connections are closed sooner.
+	BusyIdleTimeout time.Duration
+	// OnReject, when set, is called with "per_ip" for every connection
+	// refused by MaxConnsPerIP.
+	OnReject func(reason string)
+	// RejectResponse, when set, is written to a refused connection before
+	// it is closed (a plain HTTP answer; leave it nil under TLS).
+	RejectResponse []byte
+}
+
+// LimitListener counts open connections, in total and per client
+// address. The per-address check runs on a connection's first Read, in
+// the goroutine serving it, because with the PROXY protocol the client's
+// address is known only once its header is read: the accept loop never
+// waits on a client.
+type LimitListener struct {
+	net.Listener
+	o     LimitOptions
+	open  atomic.Int64
+	mu    sync.Mutex
+	perIP map[netip.Addr]int
+	// conns are the open connections, for the sweep that shortens the
+	// deadlines of idle ones when pressure begins (only kept when
+	// BusyConns is set).
+	connsMu   sync.Mutex
+	conns     map[*limitConn]struct{}
+	lastSweep time.Time
+}
+
+// Limit wraps ln.
+func Limit(ln net.Listener, o LimitOptions) *LimitListener {
+	return &LimitListener{Listener: ln, o: o, perIP: map[netip.Addr]int{}, conns: map[*limitConn]struct{}{}}
+}
+
+// Open returns the number of open connections.
+func (l *LimitListener) Open() int64 { return l.open.Load() }
+
+// Busy reports whether the open connections reach LimitOptions.BusyConns.
+func (l *LimitListener) Busy() bool {
+	return l.o.BusyConns > 0 && l.open.Load() >= int64(l.o.BusyConns)
+}
+
+// Accept returns the next connection, counted until it is closed.
+func (l *LimitListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.open.Add(1)
+	lc := &limitConn{Conn: c, l: l}
+	if l.o.BusyConns > 0 && l.o.BusyIdleTimeout > 0 {
+		l.connsMu.Lock()
+		l.conns[lc] = struct{}{}
+		if l.Busy() && time.Since(l.lastSweep) >= l.o.BusyIdleTimeout/2 {
+			// Connections that went idle before the pressure began
+			// still wait out the long idle timeout: cut it short.
+			l.lastSweep = time.Now()
+			limit := l.lastSweep.Add(l.o.BusyIdleTimeout)
+			for oc := range l.conns {
+				if d := oc.deadline.Load(); d != 0 && d > limit.UnixNano() {
+					_ = oc.Conn.SetReadDeadline(limit)
+				}
+			}
+		}
+		l.connsMu.Unlock()
+	}
+	return lc, nil
+}
+
+// clientKey is the address a client is counted under: an IPv4 address,
+// or an IPv6 address's /64.
+func clientKey(a net.Addr) (netip.Addr, bool) {
+	var ip netip.Addr
+	switch v := a.(type) {
+	case *net.TCPAddr:
+		ip, _ = netip.AddrFromSlice(v.IP)
+	default:
+		ap, err := netip.ParseAddrPort(a.String())
+		if err != nil {
+			return netip.Addr{}, false
+		}
+		ip = ap.Addr()
+	}
+	ip = ip.Unmap()
+	if !ip.IsValid() {
+		return netip.Addr{}, false
+	}
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		ip = p.Addr()
+	}
+	return ip, true
+}
+
+// register counts one connection of key; it reports false (and counts
+// nothing) when that passes the cap.
+func (l *LimitListener) register(key netip.Addr) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := l.perIP[key]
+	if l.o.MaxConnsPerIP > 0 && n >= l.o.MaxConnsPerIP {
+		return false
+	}
+	l.perIP[key] = n + 1
+	return true
+}
+
+func (l *LimitListener) unregister(key netip.Addr) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := l.perIP[key]; n <= 1 {
+		delete(l.perIP, key)
+	} else {
+		l.perIP[key] = n - 1
+	}
+}
+
+// limitConn is a counted connection.
+type limitConn struct {
+	net.Conn
+	l          *LimitListener
+	checked    bool // only the serving goroutine reads
+	registered bool
+	key        netip.Addr
+	rejected   bool
+	closeOnce  sync.Once
+	deadline   atomic.Int64 // the read deadline the server asked for, Unix ns; 0: none
+}
+
+func (c *limitConn) Read(b []byte) (int, error) {
+	if !c.checked {
+		c.checked = true
+		if c.l.o.MaxConnsPerIP > 0 {
+			// RemoteAddr reads the PROXY header when that layer is below.
+			if key, ok := clientKey(c.Conn.RemoteAddr()); ok {
+				if !c.l.register(key) {
+					c.rejected = true
+					if r := c.l.o.RejectResponse; r != nil {
+						_ = c.Conn.SetWriteDeadline(time.Now().Add(time.Second))
+						_, _ = c.Conn.Write(r)
+					}
+					if c.l.o.OnReject != nil {
+						c.l.o.OnReject("per_ip")
+					}
+				} else {
+					c.key, c.registered = key, true
+				}
+			}
+		}
+	}
+	if c.rejected {
+		return 0, ErrTooManyConns
+	}
+	return c.Conn.Read(b)
+}
+
+// SetReadDeadline caps the deadline under pressure.
+func (c *limitConn) SetReadDeadline(t time.Time) error {
+	return c.Conn.SetReadDeadline(c.cap(t))
+}
+
+// SetDeadline caps the read side under pressure.
+func (c *limitConn) SetDeadline(t time.Time) error {
+	if err := c.Conn.SetWriteDeadline(t); err != nil {
+		return err
+	}
+	return c.Conn.SetReadDeadline(c.cap(t))
+}
+
+func (c *limitConn) cap(t time.Time) time.Time {
+	if t.IsZero() {
+		c.deadline.Store(0)
+	} else {
+		c.deadline.Store(t.UnixNano())
+	}
+	if d := c.l.o.BusyIdleTimeout; d > 0 && c.l.Busy() {
+		if limit := time.Now().Add(d); !t.IsZero() && t.After(limit) {
+			return limit
+		}
+	}
+	return t
+}
+
+func (c *limitConn) Close() error {
+	c.closeOnce.Do(func() {
+		c.l.open.Add(-1)
+		if c.l.o.BusyConns > 0 && c.l.o.BusyIdleTimeout > 0 {
+			c.l.connsMu.Lock()
+			delete(c.l.conns, c)
+			c.l.connsMu.Unlock()
+		}
+		if c.registered {
+			c.l.unregister(c.key)
+		}
+	})
+	return c.Conn.Close()
+}

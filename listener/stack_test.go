@@ -1,0 +1,229 @@
+package listener
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	proxyproto "github.com/pires/go-proxyproto"
+	"github.com/valyala/fasthttp"
+)
+
+// serve runs a fasthttp server over a stack built with o on a loopback
+// port; the handler answers the client address it sees.
+func serve(t *testing.T, o Options) (addr string, s *Stack) {
+	t.Helper()
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = New(tcp, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &fasthttp.Server{
+		Handler:     func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString(ctx.RemoteAddr().String()) },
+		ReadTimeout: 5 * time.Second,
+		IdleTimeout: 5 * time.Second,
+		Logger:      quiet{},
+	}
+	done := make(chan struct{})
+	go func() { _ = srv.Serve(s); close(done) }()
+	t.Cleanup(func() { _ = srv.Shutdown(); <-done })
+	return tcp.Addr().String(), s
+}
+
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
+
+// ask sends one GET over c after prefix (a PROXY header or nothing) and
+// returns the answer's status and body, or the error.
+func ask(c net.Conn, prefix []byte) (int, string, error) {
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write(append(prefix, "GET / HTTP/1.1\r\nHost: edge\r\n\r\n"...)); err != nil {
+		return 0, "", err
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+func header(t *testing.T, version byte, src string) []byte {
+	t.Helper()
+	ap := netip.MustParseAddrPort(src)
+	dst := netip.MustParseAddrPort("192.0.2.1:443")
+	tp := proxyproto.TCPv4
+	if ap.Addr().Is6() {
+		tp = proxyproto.TCPv6
+		dst = netip.MustParseAddrPort("[2001:db8::1]:443")
+	}
+	h := proxyproto.HeaderProxyFromAddrs(version, net.TCPAddrFromAddrPort(ap), net.TCPAddrFromAddrPort(dst))
+	h.TransportProtocol = tp
+	b, err := h.Format()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestProxyProtocol(t *testing.T) {
+	type exp struct {
+		served bool
+		client string // the address the handler saw; "peer" for the TCP peer
+	}
+	for _, tc := range []struct {
+		name   string
+		from   []string
+		prefix func(t *testing.T) []byte
+		want   exp
+	}{
+		{"v1 required", nil, func(t *testing.T) []byte { return header(t, 1, "203.0.113.7:40000") }, exp{true, "203.0.113.7:40000"}},
+		{"v2 required", nil, func(t *testing.T) []byte { return header(t, 2, "203.0.113.8:40001") }, exp{true, "203.0.113.8:40001"}},
+		{"v2 ipv6", nil, func(t *testing.T) []byte { return header(t, 2, "[2001:db8::7]:40002") }, exp{true, "[2001:db8::7]:40002"}},
+		{"v1 text by hand", nil, func(*testing.T) []byte { return []byte("PROXY TCP4 198.51.100.9 192.0.2.1 5555 443\r\n") }, exp{true, "198.51.100.9:5555"}},
+		{"missing header refused", nil, func(*testing.T) []byte { return nil }, exp{false, ""}},
+		{"broken header refused", nil, func(*testing.T) []byte { return []byte("PROXY TCP4 not-an-ip 192.0.2.1 1 2\r\n") }, exp{false, ""}},
+		{"listed source must send it", []string{"127.0.0.0/8"}, func(*testing.T) []byte { return nil }, exp{false, ""}},
+		{"listed source sends v2", []string{"127.0.0.1"}, func(t *testing.T) []byte { return header(t, 2, "203.0.113.9:1") }, exp{true, "203.0.113.9:1"}},
+		{"unlisted source served as itself", []string{"10.0.0.0/8"}, func(*testing.T) []byte { return nil }, exp{true, "peer"}},
+		{"unlisted source may not claim an address", []string{"10.0.0.0/8"}, func(t *testing.T) []byte { return header(t, 1, "203.0.113.10:1") }, exp{false, ""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, _ := serve(t, Options{Proxy: &ProxyOptions{From: tc.from, HeaderTimeout: time.Second}})
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			status, body, err := ask(c, tc.prefix(t))
+			if !tc.want.served {
+				if err == nil {
+					t.Fatalf("served (%d %q), want the connection refused", status, body)
+				}
+				return
+			}
+			if err != nil || status != 200 {
+				t.Fatalf("status %d, err %v", status, err)
+			}
+			want := tc.want.client
+			if want == "peer" {
+				want = c.LocalAddr().String()
+			}
+			if body != want {
+				t.Fatalf("client address %q, want %q", body, want)
+			}
+		})
+	}
+}
+
+func TestProxyRejectsBadSources(t *testing.T) {
+	tcp, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer tcp.Close()
+	if _, err := New(tcp, Options{Proxy: &ProxyOptions{From: []string{"10.0.0.0/33"}}}); err == nil {
+		t.Fatal("bad CIDR accepted")
+	}
+}
+
+func TestMaxConnsPerIP(t *testing.T) {
+	var rejected int
+	addr, s := serve(t, Options{
+		Proxy: &ProxyOptions{},
+		Limits: LimitOptions{MaxConnsPerIP: 2, OnReject: func(string) { rejected++ },
+			RejectResponse: []byte("HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")},
+	})
+	dial := func(src string) (net.Conn, int, error) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _, err := ask(c, header(t, 2, src))
+		return c, st, err
+	}
+	// Two connections of one client (kept open), a third refused; another
+	// client (by its PROXY address, same TCP peer) is not affected.
+	a, st, err := dial("203.0.113.1:1")
+	if err != nil || st != 200 {
+		t.Fatalf("first: %d %v", st, err)
+	}
+	defer a.Close()
+	b, st, err := dial("203.0.113.1:2")
+	if err != nil || st != 200 {
+		t.Fatalf("second: %d %v", st, err)
+	}
+	c, st, _ := dial("203.0.113.1:3")
+	c.Close()
+	if st != 429 {
+		t.Fatalf("third connection of one client: %d, want 429", st)
+	}
+	d, st, err := dial("203.0.113.2:1")
+	if err != nil || st != 200 {
+		t.Fatalf("other client: %d %v", st, err)
+	}
+	d.Close()
+	// IPv6 clients count by /64.
+	e, st, _ := dial("[2001:db8:0:1::1]:1")
+	defer e.Close()
+	f, st2, _ := dial("[2001:db8:0:1::2]:1")
+	defer f.Close()
+	g, st3, _ := dial("[2001:db8:0:1:ffff::3]:1")
+	g.Close()
+	if st != 200 || st2 != 200 || st3 != 429 {
+		t.Fatalf("one /64: %d %d %d, want 200 200 429", st, st2, st3)
+	}
+	// A closed connection frees its slot.
+	b.Close()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		h, st, _ := dial("203.0.113.1:4")
+		h.Close()
+		if st == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("slot not freed after close")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if rejected < 2 {
+		t.Fatalf("OnReject called %d times", rejected)
+	}
+	if s.Limits.Open() < 2 {
+		t.Fatalf("Open() = %d with at least two connections open", s.Limits.Open())
+	}
+}
+
+func TestBusyIdleTimeout(t *testing.T) {
+	// Busy from 2 open connections: an idle keep-alive connection is
+	// closed after the busy idle timeout (200 ms), not the server's 5 s.
+	addr, _ := serve(t, Options{Limits: LimitOptions{BusyConns: 2, BusyIdleTimeout: 200 * time.Millisecond}})
+	var conns []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if st, _, err := ask(c, nil); err != nil || st != 200 {
+			t.Fatalf("%d %v", st, err)
+		}
+		conns = append(conns, c)
+	}
+	start := time.Now()
+	_ = conns[0].SetReadDeadline(time.Now().Add(4 * time.Second))
+	if _, err := conns[0].Read(make([]byte, 1)); err != io.EOF && !strings.Contains(err.Error(), "reset") {
+		t.Fatalf("idle connection: %v, want closed by the server", err)
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Fatalf("closed after %s, want about the busy idle timeout", el)
+	}
+}

@@ -1,0 +1,180 @@
+package listener
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Certificate is the public listener's TLS certificate, read from a
+// certificate file (PEM, leaf first, then intermediates) and a key file.
+// Reload reads them again and swaps the certificate atomically: a
+// handshake uses whichever certificate is installed when it starts, and
+// connections already open are not touched.
+type Certificate struct {
+	certFile, keyFile string
+	cur               atomic.Pointer[tls.Certificate]
+	mu                sync.Mutex // serialises Reload
+	sum               [sha256.Size]byte
+}
+
+// LoadCertificate reads the pair; the error says which file is wrong.
+func LoadCertificate(certFile, keyFile string) (*Certificate, error) {
+	c := &Certificate{certFile: certFile, keyFile: keyFile}
+	if _, err := c.Reload(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Reload reads the files again. It installs the pair when it is valid
+// and differs from the one in force, and reports whether it did; on an
+// error (a missing file, a key that does not match, a certificate that
+// has expired) the certificate in force stays.
+func (c *Certificate) Reload() (changed bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	certPEM, err := os.ReadFile(c.certFile)
+	if err != nil {
+		return false, fmt.Errorf("tls.cert_file: %w", err)
+	}
+	keyPEM, err := os.ReadFile(c.keyFile)
+	if err != nil {
+		return false, fmt.Errorf("tls.key_file: %w", err)
+	}
+	h := sha256.New()
+	h.Write(certPEM)
+	h.Write([]byte{0})
+	h.Write(keyPEM)
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	if c.cur.Load() != nil && bytes.Equal(sum[:], c.sum[:]) {
+		return false, nil
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return false, fmt.Errorf("tls.cert_file and tls.key_file: %w", err)
+	}
+	leaf := pair.Leaf
+	if leaf == nil {
+		if leaf, err = x509.ParseCertificate(pair.Certificate[0]); err != nil {
+			return false, fmt.Errorf("tls.cert_file: %w", err)
+		}
+		pair.Leaf = leaf
+	}
+	if time.Now().After(leaf.NotAfter) {
+		return false, fmt.Errorf("tls.cert_file: the certificate expired at %s", leaf.NotAfter.UTC().Format(time.RFC3339))
+	}
+	c.cur.Store(&pair)
+	c.sum = sum
+	return true, nil
+}
+
+// NotAfter is the expiry of the certificate in force.
+func (c *Certificate) NotAfter() time.Time { return c.cur.Load().Leaf.NotAfter }
+
+// Files returns the certificate and key file paths.
+func (c *Certificate) Files() (certFile, keyFile string) { return c.certFile, c.keyFile }
+
+// get is tls.Config.GetCertificate.
+func (c *Certificate) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	if p := c.cur.Load(); p != nil {
+		return p, nil
+	}
+	return nil, errors.New("listener: no certificate")
+}
+
+// ServerConfig is the TLS configuration of the public listener: TLS 1.2
+// and 1.3 only; under 1.2 only ECDHE key exchange with AEAD ciphers (Go's
+// 1.3 suites are not configurable and all modern); ALPN offers http/1.1
+// only (HTTP/2 and HTTP/3 are the load balancer's job); the certificate
+// comes from c at each handshake.
+func ServerConfig(c *Certificate) *tls.Config {
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		CipherSuites: []uint16{
+			tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+			tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+			tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+			tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+			tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+			tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+		},
+		NextProtos:     []string{"http/1.1"},
+		GetCertificate: c.get,
+	}
+}
+
+// TLS wraps ln: every accepted connection speaks TLS with cfg (the
+// handshake runs on the connection's first Read, in its own goroutine).
+func TLS(ln net.Listener, cfg *tls.Config) net.Listener { return tls.NewListener(ln, cfg) }
+
+// WatchOptions configure Certificate.Watch.
+type WatchOptions struct {
+	// Interval between checks of the files; default 5 s.
+	Interval time.Duration
+	// OnReload is called after each reload attempt caused by a change of
+	// the files: changed says a new pair was installed, err why not.
+	OnReload func(changed bool, err error)
+}
+
+// Watch checks the files every interval until stop is closed, and reloads
+// when either file's identity (device, inode, size, modification time,
+// after symlinks) changes: an overwrite, a rename over it, or the
+// symlink swap a Kubernetes Secret volume makes. A pair caught half
+// written fails its reload and is tried again at the next check, until it
+// is whole.
+func (c *Certificate) Watch(stop <-chan struct{}, o WatchOptions) {
+	if o.Interval <= 0 {
+		o.Interval = 5 * time.Second
+	}
+	last := c.stamp()
+	pending := false
+	t := time.NewTicker(o.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		now := c.stamp()
+		if now == last && !pending {
+			continue
+		}
+		last = now
+		changed, err := c.Reload()
+		pending = err != nil
+		if o.OnReload != nil && (changed || err != nil) {
+			o.OnReload(changed, err)
+		}
+	}
+}
+
+type fileStamp struct {
+	ok       bool
+	size     int64
+	mod      time.Time
+	dev, ino uint64
+}
+
+func (c *Certificate) stamp() [2]fileStamp {
+	var out [2]fileStamp
+	for i, p := range []string{c.certFile, c.keyFile} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		out[i] = fileStamp{ok: true, size: fi.Size(), mod: fi.ModTime()}
+		out[i].dev, out[i].ino = fileID(fi)
+	}
+	return out
+}

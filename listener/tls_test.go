@@ -1,0 +1,298 @@
+package listener
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// testCA signs leaf certificates for 127.0.0.1.
+type testCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	pool *x509.CertPool
+}
+
+func newCA(t *testing.T) *testCA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return &testCA{cert: cert, key: key, pool: pool}
+}
+
+// leaf returns the PEM certificate and key of a server certificate for
+// 127.0.0.1 with the given serial number, valid until notAfter.
+func (ca *testCA) leaf(t *testing.T, serial int64, notAfter time.Time) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl := &x509.Certificate{
+		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "edge"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: notAfter,
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
+}
+
+// writePair writes a pair as a Kubernetes Secret volume does: the files
+// are symlinks through "..data", itself a symlink to a timestamped
+// directory, swapped with one rename.
+func writePair(t *testing.T, dir string, gen int, certPEM, keyPEM []byte) (certFile, keyFile string) {
+	t.Helper()
+	d := filepath.Join(dir, fmt.Sprintf("..gen%d", gen))
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d, "tls.crt"), certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d, "tls.key"), keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, "..data_tmp")
+	_ = os.Remove(tmp)
+	if err := os.Symlink(filepath.Base(d), tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	for _, n := range []string{"tls.crt", "tls.key"} {
+		if _, err := os.Lstat(filepath.Join(dir, n)); err != nil {
+			if err := os.Symlink(filepath.Join("..data", n), filepath.Join(dir, n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return certFile, keyFile
+}
+
+func tlsClient(ca *testCA, keepAlive bool, serials *sync.Map) *http.Client {
+	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		DisableKeepAlives: !keepAlive,
+		TLSClientConfig: &tls.Config{RootCAs: ca.pool, VerifyConnection: func(cs tls.ConnectionState) error {
+			if serials != nil {
+				serials.Store(cs.PeerCertificates[0].SerialNumber.Int64(), true)
+			}
+			if cs.NegotiatedProtocol != "" && cs.NegotiatedProtocol != "http/1.1" {
+				return fmt.Errorf("ALPN %q", cs.NegotiatedProtocol)
+			}
+			return nil
+		}},
+		ForceAttemptHTTP2: true, // offers h2: the server must still pick http/1.1
+	}}
+}
+
+func TestTLSSettings(t *testing.T) {
+	ca := newCA(t)
+	dir := t.TempDir()
+	cp, kp := ca.leaf(t, 10, time.Now().Add(time.Hour))
+	cf, kf := writePair(t, dir, 1, cp, kp)
+	cert, err := LoadCertificate(cf, kf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := serve(t, Options{TLS: ServerConfig(cert)})
+	for _, tc := range []struct {
+		name    string
+		cfg     *tls.Config
+		wantErr bool
+		wantVer uint16
+	}{
+		{"tls1.3", &tls.Config{}, false, tls.VersionTLS13},
+		{"tls1.2", &tls.Config{MaxVersion: tls.VersionTLS12}, false, tls.VersionTLS12},
+		{"tls1.1 refused", &tls.Config{MinVersion: tls.VersionTLS10, MaxVersion: tls.VersionTLS11}, true, 0},
+		{"tls1.2 CBC only refused", &tls.Config{MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA, tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA}}, true, 0},
+		{"h2 and http/1.1 offered: http/1.1", &tls.Config{NextProtos: []string{"h2", "http/1.1"}}, false, tls.VersionTLS13},
+		{"h2 only offered: refused", &tls.Config{NextProtos: []string{"h2"}}, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg.Clone()
+			cfg.RootCAs = ca.pool
+			c, err := tls.Dial("tcp", addr, cfg)
+			if tc.wantErr {
+				if err == nil {
+					c.Close()
+					t.Fatal("handshake succeeded")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			cs := c.ConnectionState()
+			if cs.Version != tc.wantVer {
+				t.Fatalf("version %x, want %x", cs.Version, tc.wantVer)
+			}
+			if len(cfg.NextProtos) > 0 && cs.NegotiatedProtocol != "http/1.1" {
+				t.Fatalf("ALPN %q", cs.NegotiatedProtocol)
+			}
+		})
+	}
+}
+
+func TestCertificateReloadErrorsKeepTheOldPair(t *testing.T) {
+	ca := newCA(t)
+	dir := t.TempDir()
+	cp, kp := ca.leaf(t, 1, time.Now().Add(time.Hour))
+	cf, kf := writePair(t, dir, 1, cp, kp)
+	cert, err := LoadCertificate(cf, kf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, otherKey := ca.leaf(t, 2, time.Now().Add(time.Hour))
+	expired, expiredKey := ca.leaf(t, 3, time.Now().Add(-time.Minute))
+	for _, tc := range []struct {
+		name      string
+		cert, key []byte
+	}{
+		{"key of another certificate", cp, otherKey},
+		{"expired", expired, expiredKey},
+		{"not PEM", []byte("hello"), kp},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			writePair(t, dir, 2, tc.cert, tc.key)
+			if changed, err := cert.Reload(); err == nil || changed {
+				t.Fatalf("Reload: %v %v, want an error", changed, err)
+			}
+			if got := cert.cur.Load().Leaf.SerialNumber.Int64(); got != 1 {
+				t.Fatalf("serial %d in force, want 1", got)
+			}
+		})
+	}
+	if _, err := LoadCertificate(filepath.Join(dir, "missing"), kf); err == nil {
+		t.Fatal("missing file accepted")
+	}
+}
+
+// TestCertificateRotationUnderLoad rotates the certificate five times,
+// Kubernetes-style, while clients send requests over new and kept-alive
+// connections: no request fails, and new handshakes present the new
+// certificate.
+func TestCertificateRotationUnderLoad(t *testing.T) {
+	ca := newCA(t)
+	dir := t.TempDir()
+	cp, kp := ca.leaf(t, 100, time.Now().Add(time.Hour))
+	cf, kf := writePair(t, dir, 0, cp, kp)
+	cert, err := LoadCertificate(cf, kf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var reloads atomic.Int64
+	watchDone := make(chan struct{})
+	go func() {
+		cert.Watch(stop, WatchOptions{Interval: 20 * time.Millisecond, OnReload: func(changed bool, err error) {
+			if changed {
+				reloads.Add(1)
+			}
+		}})
+		close(watchDone)
+	}()
+	defer func() { close(stop); <-watchDone }()
+	addr, _ := serve(t, Options{TLS: ServerConfig(cert)})
+	url := "https://" + addr + "/"
+
+	var serials sync.Map
+	var ok, failed atomic.Int64
+	var firstErr atomic.Value
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := tlsClient(ca, i%2 == 0, &serials)
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				resp, err := c.Get(url)
+				if err == nil {
+					_, err = io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if err == nil && resp.StatusCode != 200 {
+						err = fmt.Errorf("status %d", resp.StatusCode)
+					}
+				}
+				if err != nil {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err)
+					continue
+				}
+				ok.Add(1)
+			}
+		}()
+	}
+	for gen := 1; gen <= 5; gen++ {
+		time.Sleep(150 * time.Millisecond)
+		cp, kp := ca.leaf(t, int64(100+gen), time.Now().Add(time.Hour))
+		writePair(t, dir, gen, cp, kp)
+		deadline := time.Now().Add(3 * time.Second)
+		for cert.cur.Load().Leaf.SerialNumber.Int64() != int64(100+gen) {
+			if time.Now().After(deadline) {
+				t.Fatalf("generation %d not picked up by Watch", gen)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	time.Sleep(150 * time.Millisecond)
+	close(done)
+	wg.Wait()
+	if n := failed.Load(); n > 0 {
+		t.Fatalf("%d of %d requests failed during rotation; first: %v", n, n+ok.Load(), firstErr.Load())
+	}
+	if reloads.Load() != 5 {
+		t.Errorf("%d reloads, want 5", reloads.Load())
+	}
+	for s := int64(100); s <= 105; s++ {
+		if _, seen := serials.Load(s); !seen {
+			t.Errorf("certificate %d never presented", s)
+		}
+	}
+	t.Logf("%d requests, 0 failed, over 6 certificates", ok.Load())
+}
