@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"reflect"
 	"slices"
@@ -80,7 +81,21 @@ type Config struct {
 		MaxConnsPerIP  int      `json:"max_conns_per_ip"`
 		ReduceMemory   bool     `json:"reduce_memory"`
 		GzipMinBytes   int      `json:"gzip_min_bytes"`
+		// IdleTimeoutBusy replaces IdleTimeout (and caps every read
+		// deadline) while half of the concurrency or more is in use.
+		IdleTimeoutBusy Duration `json:"idle_timeout_busy"`
+		// ProxyProtocol makes the public listener read a PROXY protocol
+		// (v1 or v2) header on each connection: from every source when
+		// ProxyProtocolFrom is empty, else from those CIDRs only.
+		ProxyProtocol     bool     `json:"proxy_protocol"`
+		ProxyProtocolFrom []string `json:"proxy_protocol_from"`
 	} `json:"server"`
+
+	// TLS turns TLS on at the public listener when both files are set.
+	TLS struct {
+		CertFile string `json:"cert_file"`
+		KeyFile  string `json:"key_file"`
+	} `json:"tls"`
 
 	Upstream struct {
 		BaseURL         string              `json:"base_url"`
@@ -101,6 +116,9 @@ type Config struct {
 		DB               int      `json:"db"`
 		Timeout          Duration `json:"timeout"`
 		PoolSize         int      `json:"pool_size"`
+		// EmbeddedMaxBytes caps the embedded in-process Redis (used when
+		// Addrs is empty).
+		EmbeddedMaxBytes int64 `json:"embedded_max_bytes"`
 	} `json:"redis"`
 
 	Auth struct {
@@ -140,7 +158,9 @@ type Config struct {
 		Level          string  `json:"level"` // debug, info, warn, error
 		AccessLog      bool    `json:"access_log"`
 		AccessSample   float64 `json:"access_sample"`     // fraction of successful requests logged
-		MaxLinesPerSec int     `json:"max_lines_per_sec"` // cap of log lines per second
+		MaxLinesPerSec int     `json:"max_lines_per_sec"` // cap of access lines per second
+		// MaxEventLinesPerSec caps event lines, in a budget of their own.
+		MaxEventLinesPerSec int `json:"max_event_lines_per_sec"`
 	} `json:"log"`
 }
 
@@ -154,7 +174,10 @@ func Default() *Config {
 	c.Server.MaxHeaderBytes = 8 << 10
 	c.Server.WriteBuffer = 16 << 10
 	c.Server.MaxRequestBody = 1024
-	c.Server.Concurrency = 256 * 1024
+	c.Server.Concurrency = 0 // derived from the file-descriptor limit at start
+	c.Server.MaxConnsPerIP = 1024
+	c.Server.IdleTimeoutBusy = Duration(5 * time.Second)
+	c.Server.ProxyProtocolFrom = []string{}
 	c.Server.ShutdownGrace = Duration(15 * time.Second)
 	c.Server.ProblemBaseURL = publicshape.DefaultProblemBase
 	def := aggregator.DefaultSettings()
@@ -175,6 +198,7 @@ func Default() *Config {
 	c.Upstream.BreakerHalfOpen = upstream.DefaultBreakerHalfOpen
 	c.Redis.Addrs = []string{}
 	c.Redis.Timeout = Duration(50 * time.Millisecond)
+	c.Redis.EmbeddedMaxBytes = 64 << 20
 	c.Auth.KeyHashSecret = "dealer-edge-dev-secret-change-me"
 	c.Auth.TTL = Duration(def.AuthTTL)
 	c.Auth.Stale = Duration(def.AuthStale)
@@ -203,6 +227,7 @@ func Default() *Config {
 	c.Log.AccessLog = true
 	c.Log.AccessSample = 1
 	c.Log.MaxLinesPerSec = 200
+	c.Log.MaxEventLinesPerSec = 100
 	return c
 }
 
@@ -316,6 +341,28 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.ShutdownGrace < 0 {
 		bad("server.shutdown_grace", "must not be negative")
+	}
+	if c.Server.IdleTimeoutBusy < 0 {
+		bad("server.idle_timeout_busy", "must not be negative (0 keeps server.idle_timeout under pressure)")
+	}
+	for _, p := range c.Server.ProxyProtocolFrom {
+		if _, err := netip.ParsePrefix(p); err != nil {
+			if _, err := netip.ParseAddr(p); err != nil {
+				bad("server.proxy_protocol_from", fmt.Sprintf("%q is not a CIDR (10.0.0.0/8) or an address", p))
+			}
+		}
+	}
+	if len(c.Server.ProxyProtocolFrom) > 0 && !c.Server.ProxyProtocol {
+		bad("server.proxy_protocol_from", "is only used with server.proxy_protocol: true")
+	}
+	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
+		bad("tls", "cert_file and key_file are set together (both for TLS, neither for plain HTTP)")
+	}
+	if c.Redis.EmbeddedMaxBytes < 1<<20 {
+		bad("redis.embedded_max_bytes", "must be at least 1048576")
+	}
+	if c.Log.MaxEventLinesPerSec < 0 {
+		bad("log.max_event_lines_per_sec", "must not be negative (0 means no cap)")
 	}
 	for svc, d := range c.Upstream.Timeouts {
 		switch {
@@ -439,10 +486,11 @@ func (c *Config) LogOptions() ops.LogOptions {
 	var lvl slog.Level
 	_ = lvl.UnmarshalText([]byte(c.Log.Level))
 	return ops.LogOptions{
-		Level:          lvl,
-		AccessLog:      c.Log.AccessLog,
-		AccessSample:   c.Log.AccessSample,
-		MaxLinesPerSec: c.Log.MaxLinesPerSec,
+		Level:               lvl,
+		AccessLog:           c.Log.AccessLog,
+		AccessSample:        c.Log.AccessSample,
+		MaxLinesPerSec:      c.Log.MaxLinesPerSec,
+		MaxEventLinesPerSec: c.Log.MaxEventLinesPerSec,
 	}
 }
 

@@ -36,23 +36,30 @@ type LogOptions struct {
 	// are logged; 4xx and 5xx requests are always logged (within
 	// MaxLinesPerSec).
 	AccessSample float64
-	// MaxLinesPerSec caps access and event lines together, as a token
-	// bucket holding one second's worth; 0 means no cap. Dropped lines are
-	// counted (edge_log_lines_dropped_total) and the next line written is
+	// MaxLinesPerSec caps access lines, as a token bucket holding one
+	// second's worth; 0 means no cap. Dropped lines are counted
+	// (edge_log_lines_dropped_total) and the next line written is
 	// preceded by a "log lines dropped" warning with their number.
 	MaxLinesPerSec int
+	// MaxEventLinesPerSec caps event lines the same way, in a budget of
+	// their own, so that no flood of access lines can hide a state change
+	// (a breaker opening, the limiter falling back). Dropped event lines
+	// are counted in edge_log_lines_dropped_total and
+	// edge_log_event_lines_dropped_total.
+	MaxEventLinesPerSec int
 }
 
 // Logs writes the edge's structured JSON logs: event logs through Logger
-// and access lines through Access, both behind one line-rate limit.
+// and access lines through Access, each behind its own line-rate limit.
 type Logs struct {
-	out     slog.Handler // JSON to the writer; Handle does not check levels
-	level   slog.LevelVar
-	access  atomic.Bool
-	sample  atomic.Uint64 // math.Float64bits of AccessSample
-	bucket  lineBucket
-	metrics *Metrics
-	event   *slog.Logger
+	out         slog.Handler // JSON to the writer; Handle does not check levels
+	level       slog.LevelVar
+	access      atomic.Bool
+	sample      atomic.Uint64 // math.Float64bits of AccessSample
+	bucket      lineBucket    // access lines
+	eventBucket lineBucket    // event lines
+	metrics     *Metrics
+	event       *slog.Logger
 }
 
 // NewLogs returns logs written as JSON lines to w. m, when not nil,
@@ -71,6 +78,7 @@ func (l *Logs) Update(o LogOptions) {
 	l.access.Store(o.AccessLog)
 	l.sample.Store(math.Float64bits(min(max(o.AccessSample, 0), 1)))
 	l.bucket.setRate(o.MaxLinesPerSec)
+	l.eventBucket.setRate(o.MaxEventLinesPerSec)
 }
 
 // Logger returns the event logger (JSON, rate-limited).
@@ -90,7 +98,7 @@ func (l *Logs) Access(r *Request) {
 		}
 	}
 	now := time.Now()
-	if !l.admit(now) {
+	if !l.admit(&l.bucket, now, false) {
 		return
 	}
 	lvl := slog.LevelInfo
@@ -139,25 +147,33 @@ func methodString(b []byte) string {
 	return string(b)
 }
 
-// admit takes a line from the rate limit; when lines were dropped before
-// this one, it first writes how many.
-func (l *Logs) admit(now time.Time) bool {
-	ok, dropped := l.bucket.take(now)
+// admit takes a line from bucket (the access or the event budget); when
+// lines of that kind were dropped before this one, it first writes how
+// many.
+func (l *Logs) admit(b *lineBucket, now time.Time, event bool) bool {
+	ok, dropped := b.take(now)
 	if !ok {
 		if l.metrics != nil {
 			l.metrics.LogLineDropped()
+			if event {
+				l.metrics.LogEventLineDropped()
+			}
 		}
 		return false
 	}
 	if dropped > 0 {
 		rec := slog.NewRecord(now, slog.LevelWarn, "log lines dropped", 0)
-		rec.AddAttrs(slog.Uint64("dropped", dropped), slog.String("reason", "log.max_lines_per_sec"))
+		if event {
+			rec.AddAttrs(slog.Uint64("dropped", dropped), slog.String("kind", "event"), slog.String("reason", "log.max_event_lines_per_sec"))
+		} else {
+			rec.AddAttrs(slog.Uint64("dropped", dropped), slog.String("kind", "access"), slog.String("reason", "log.max_lines_per_sec"))
+		}
 		_ = l.out.Handle(context.Background(), rec)
 	}
 	return true
 }
 
-// limitedHandler puts event logs behind the line-rate limit.
+// limitedHandler puts event logs behind their line-rate limit.
 type limitedHandler struct {
 	logs *Logs
 	next slog.Handler
@@ -168,7 +184,7 @@ func (h *limitedHandler) Enabled(ctx context.Context, lvl slog.Level) bool {
 }
 
 func (h *limitedHandler) Handle(ctx context.Context, r slog.Record) error {
-	if !h.logs.admit(r.Time) {
+	if !h.logs.admit(&h.logs.eventBucket, r.Time, true) {
 		return nil
 	}
 	return h.next.Handle(ctx, r)

@@ -102,34 +102,81 @@ func TestAccessLineFields(t *testing.T) {
 func TestLineRateLimit(t *testing.T) {
 	var buf syncBuffer
 	m := NewMetrics(MetricsOptions{})
-	l := NewLogs(&buf, LogOptions{AccessLog: true, AccessSample: 1, MaxLinesPerSec: 10}, m)
+	l := NewLogs(&buf, LogOptions{AccessLog: true, AccessSample: 1, MaxLinesPerSec: 10, MaxEventLinesPerSec: 10}, m)
 	for range 200 {
 		l.Access(&Request{Method: []byte("GET"), Route: "x", Status: 500, RequestID: []byte("r")})
 		l.Logger().Error("upstream failure", "service", "inventory")
 	}
 	got := len(buf.lines(t))
-	// The bucket holds 10 lines and refills at 10/s: a tight loop gets
-	// through about 10.
-	if got < 10 || got > 13 {
-		t.Fatalf("%d lines written from a flood of 400 with a cap of 10/s", got)
+	// Each bucket holds 10 lines and refills at 10/s: a tight loop gets
+	// through about 10 of each.
+	if got < 20 || got > 26 {
+		t.Fatalf("%d lines written from a flood of 2 x 200 with caps of 10/s each", got)
 	}
 	if d := metricValue(t, scrape(m), "edge_log_lines_dropped_total"); d != float64(400-got) {
 		t.Errorf("edge_log_lines_dropped_total = %v, want %d", d, 400-got)
+	}
+	if d := metricValue(t, scrape(m), "edge_log_event_lines_dropped_total"); d < 180 || d > 190 {
+		t.Errorf("edge_log_event_lines_dropped_total = %v, want about 190", d)
 	}
 
 	// Once the bucket refills, the next line is preceded by a note of
 	// how many were dropped.
 	ok, dropped := l.bucket.take(time.Now().Add(2 * time.Second))
-	if !ok || dropped < 380 {
+	if !ok || dropped < 180 {
 		t.Fatalf("after refill: ok=%v dropped=%d", ok, dropped)
 	}
-	l.bucket.dropped = 5
-	time.Sleep(150 * time.Millisecond) // refill at least one token
+	l.eventBucket.dropped = 5
+	time.Sleep(250 * time.Millisecond) // refill at least two tokens
 	l.Logger().Warn("after the flood")
 	lines := buf.lines(t)
 	last2 := lines[len(lines)-2:]
-	if last2[0]["msg"] != "log lines dropped" || last2[0]["dropped"] != 5.0 || last2[1]["msg"] != "after the flood" {
+	if last2[0]["msg"] != "log lines dropped" || last2[0]["dropped"] != 5.0 || last2[0]["kind"] != "event" || last2[1]["msg"] != "after the flood" {
 		t.Errorf("last lines: %v", last2)
+	}
+}
+
+// TestAccessFloodNeverHidesEvents: access lines far over their budget
+// (a 401 flood) leave the event budget untouched: every state change is
+// written, and the access lines stay within their cap.
+func TestAccessFloodNeverHidesEvents(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		access, event, want int // caps and the event lines expected
+	}{
+		{"default caps", 200, 100, 20},
+		{"tiny access cap", 1, 100, 20},
+		{"no event cap", 5, 0, 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf syncBuffer
+			m := NewMetrics(MetricsOptions{})
+			l := NewLogs(&buf, LogOptions{AccessLog: true, AccessSample: 1, MaxLinesPerSec: tc.access, MaxEventLinesPerSec: tc.event}, m)
+			for i := range 20_000 {
+				l.Access(&Request{Method: []byte("GET"), Route: "x", Status: 401, Code: "invalid_api_key", RequestID: []byte("r")})
+				if i%1000 == 0 {
+					l.Logger().Warn("breaker state change", "service", "dealers", "from", "closed", "to", "open", "n", i)
+				}
+			}
+			events, access := 0, 0
+			for _, line := range buf.lines(t) {
+				switch line["msg"] {
+				case "breaker state change":
+					events++
+				case "access":
+					access++
+				}
+			}
+			if events != tc.want {
+				t.Errorf("%d breaker lines written, want all %d", events, tc.want)
+			}
+			if access > max(tc.access, 2)+tc.access {
+				t.Errorf("%d access lines written with a cap of %d/s", access, tc.access)
+			}
+			if d := metricValue(t, scrape(m), "edge_log_event_lines_dropped_total"); d != 0 {
+				t.Errorf("edge_log_event_lines_dropped_total = %v", d)
+			}
+		})
 	}
 }
 

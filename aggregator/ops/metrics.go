@@ -142,13 +142,17 @@ type Metrics struct {
 	sources  atomic.Pointer[Sources]
 	process  bool
 
-	logDropped     *metrics.Counter
-	reloadOK       *metrics.Counter
-	reloadFailed   *metrics.Counter
-	lastReloadUnix atomic.Int64
-	purges         *metrics.Counter
-	bodyBytes      [2]*metrics.Counter // identity, gzip
-	gzipResponses  *metrics.Counter
+	logDropped   *metrics.Counter
+	eventDropped *metrics.Counter
+	// listenerOnce and embeddedOnce register the gauges of
+	// listener_metrics.go.
+	listenerOnce, embeddedOnce sync.Once
+	reloadOK                   *metrics.Counter
+	reloadFailed               *metrics.Counter
+	lastReloadUnix             atomic.Int64
+	purges                     *metrics.Counter
+	bodyBytes                  [2]*metrics.Counter // identity, gzip
+	gzipResponses              *metrics.Counter
 }
 
 type routeMetrics struct {
@@ -182,6 +186,7 @@ func NewMetrics(o MetricsOptions) *Metrics {
 	}
 	m.services.Store(&svcs)
 	m.logDropped = m.set.NewCounter("edge_log_lines_dropped_total")
+	m.eventDropped = m.set.NewCounter("edge_log_event_lines_dropped_total")
 	m.reloadOK = m.set.NewCounter(`edge_config_reloads_total{result="ok"}`)
 	m.reloadFailed = m.set.NewCounter(`edge_config_reloads_total{result="error"}`)
 	m.set.NewGauge("edge_config_last_reload_success_timestamp_seconds", func() float64 {
@@ -263,6 +268,10 @@ func (m *Metrics) BreakerChange(service, from, to string) {
 
 // LogLineDropped counts a log line dropped by the log rate limit.
 func (m *Metrics) LogLineDropped() { m.logDropped.Inc() }
+
+// LogEventLineDropped counts an event line dropped by its own rate limit
+// (the line is counted by LogLineDropped too).
+func (m *Metrics) LogEventLineDropped() { m.eventDropped.Inc() }
 
 // ConfigReload counts a config reload attempt and its result.
 func (m *Metrics) ConfigReload(err error) {

@@ -38,6 +38,7 @@ import (
 	"github.com/dealer-edge/dealer-edge/cache"
 	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
 	"github.com/dealer-edge/dealer-edge/configs"
+	"github.com/dealer-edge/dealer-edge/listener"
 	"github.com/dealer-edge/dealer-edge/publicshape"
 	"github.com/dealer-edge/dealer-edge/upstream"
 	"github.com/dealer-edge/dealer-edge/upstream/fake"
@@ -138,12 +139,29 @@ func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 		h.ready <- app
 	}
 	var sig os.Signal
-	for sig = range sigs {
-		if sig == syscall.SIGHUP {
-			_ = app.reload()
-			continue
+	status := 0
+wait:
+	for {
+		select {
+		case sig = <-sigs:
+			if sig == syscall.SIGHUP {
+				_ = app.reload()
+				continue
+			}
+			break wait
+		case le := <-app.serveErr:
+			// A listener that stopped for good: not ready from now on,
+			// and a non-zero exit so that an orchestrator restarts the
+			// edge instead of keeping a process whose port is dead.
+			app.ready.Store(false)
+			msg := "none"
+			if le.err != nil {
+				msg = le.err.Error()
+			}
+			logger.Error("listener stopped; shutting down to be restarted", "listener", le.name, "error", msg)
+			sig, status = syscall.SIGTERM, 1
+			break wait
 		}
-		break
 	}
 	logger.Info("shutting down", "signal", sig.String(), "grace", cfg.Server.ShutdownGrace.D().String())
 	// A second SIGINT/SIGTERM ends the grace period at once.
@@ -167,8 +185,8 @@ func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 		logger.Error("shutdown: in-flight requests did not finish within the grace period", "error", err.Error())
 		return 1
 	}
-	logger.Info("stopped")
-	return 0
+	logger.Info("stopped", "status", status)
+	return status
 }
 
 // redisLogger writes go-redis' internal messages as warnings.
@@ -255,7 +273,10 @@ type app struct {
 	adminAddr string // "" when the admin listener is off
 	srv       *fasthttp.Server
 	adminSrv  *fasthttp.Server
-	ready     atomic.Bool // /readyz: listeners up, not shutting down
+	ready     atomic.Bool // /readyz: listeners up, not shutting down (see isReady)
+	public    *listener.Stack
+	cert      *listener.Certificate // nil without TLS
+	stopping  atomic.Bool           // shutdown began: a listener ending is expected
 	reloadMu  sync.Mutex
 	api       *aggregator.Server
 	up        *upstream.Client
@@ -263,11 +284,17 @@ type app struct {
 	cache     *cache.Cache
 	limiter   *ratelimit.Limiter
 	closers   []func()
-	serveErr  chan error
+	serveErr  chan listenerErr
+}
+
+// listenerErr is a listener's Serve that returned.
+type listenerErr struct {
+	name string
+	err  error
 }
 
 func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, mtr *ops.Metrics, stdout io.Writer) (*app, error) {
-	a := &app{cfg: cfg, fileCfg: cfg.Clone(), flags: f, log: logger, logs: logs, metrics: mtr, serveErr: make(chan error, 1)}
+	a := &app{cfg: cfg, fileCfg: cfg.Clone(), flags: f, log: logger, logs: logs, metrics: mtr, serveErr: make(chan listenerErr, 2)}
 	ok := false
 	defer func() {
 		if !ok {
@@ -399,6 +426,13 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		return nil, err
 	}
 
+	// Connections beyond the cap are answered 503 by the server; the cap
+	// stays below the file-descriptor limit (logged) so that a flood
+	// meets that answer rather than a process out of descriptors.
+	fds := fdLimit()
+	conc, concNote := concurrency(cfg, fds, len(upstream.Services))
+	logger.Info("connection limits", "fd_limit", fds, "concurrency", conc, "concurrency_source", concNote,
+		"max_conns_per_ip", cfg.Server.MaxConnsPerIP, "proxy_protocol", cfg.Server.ProxyProtocol, "tls", cfg.TLS.CertFile != "")
 	a.srv = &fasthttp.Server{
 		Handler:               a.api.Handler(),
 		ErrorHandler:          a.api.ErrorHandler,
@@ -409,8 +443,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		ReadBufferSize:        cfg.Server.MaxHeaderBytes,
 		WriteBufferSize:       cfg.Server.WriteBuffer,
 		MaxRequestBodySize:    cfg.Server.MaxRequestBody,
-		Concurrency:           cfg.Server.Concurrency,
-		MaxConnsPerIP:         cfg.Server.MaxConnsPerIP,
+		Concurrency:           conc,
 		ReduceMemoryUsage:     cfg.Server.ReduceMemory,
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
@@ -424,21 +457,27 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		Breakers: up.BreakerStates,
 		Redis:    a.pingRedis,
 	})
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
+	if err := a.listenPublic(cfg, conc); err != nil {
+		return nil, err
 	}
+	mtr.SetListenerSource(func() ops.ListenerStats {
+		return ops.ListenerStats{Accepting: a.public.Retry.Accepting(), Open: a.public.Limits.Open(), Concurrency: conc, FDLimit: fds}
+	})
 	if cfg.AdminListen != "off" {
 		if err := a.startAdmin(); err != nil {
-			_ = ln.Close()
+			_ = a.public.Close()
 			return nil, err
 		}
 	}
-	a.addr = ln.Addr().String()
-	go func() { a.serveErr <- a.srv.Serve(ln) }()
+	go a.serve("public", a.srv, a.public)
+	a.watchCertificate()
 	a.ready.Store(true)
 
-	fmt.Fprintf(stdout, "dealer-edge listening on http://%s\n", a.addr)
+	scheme := "http"
+	if a.cert != nil {
+		scheme = "https"
+	}
+	fmt.Fprintf(stdout, "dealer-edge listening on %s://%s\n", scheme, a.addr)
 	if a.adminAddr != "" {
 		fmt.Fprintf(stdout, "dealer-edge admin on http://%s\n", a.adminAddr)
 	}
@@ -478,7 +517,7 @@ func (a *app) startAdmin() error {
 	adm, err := ops.NewAdmin(ops.AdminOptions{
 		Token:    a.cfg.AdminToken,
 		Metrics:  a.metrics,
-		Ready:    a.ready.Load,
+		Ready:    a.isReady,
 		Redis:    a.pingRedis,
 		Breakers: a.up.BreakerStates,
 		Purge:    a.cache.PurgeDealer,
@@ -501,13 +540,33 @@ func (a *app) startAdmin() error {
 		Logger:                httpLogger{a.log},
 		SecureErrorLogMessage: true,
 	}
-	ln, err := net.Listen("tcp", a.cfg.AdminListen)
+	tcp, err := net.Listen("tcp", a.cfg.AdminListen)
 	if err != nil {
 		return fmt.Errorf("admin listen %s: %w", a.cfg.AdminListen, err)
 	}
-	a.adminAddr = ln.Addr().String()
-	go func() { _ = a.adminSrv.Serve(ln) }()
+	a.adminAddr = tcp.Addr().String()
+	ln := listener.Retry(tcp, listener.RetryOptions{Name: "admin", Logger: a.log, OnError: func(kind string) { a.metrics.AcceptError("admin", kind) }})
+	go a.serve("admin", a.adminSrv, ln)
 	return nil
+}
+
+// serve runs srv on ln; when Serve returns before shutdown began, the
+// listener is dead for good and run ends the process.
+func (a *app) serve(name string, srv *fasthttp.Server, ln net.Listener) {
+	err := srv.Serve(ln)
+	if a.stopping.Load() {
+		return
+	}
+	if err == nil {
+		err = errListenerStopped
+	}
+	a.serveErr <- listenerErr{name, err}
+}
+
+// isReady is /readyz's readiness: started, not shutting down, and the
+// public listener accepting (not out of file descriptors).
+func (a *app) isReady() bool {
+	return a.ready.Load() && (a.public == nil || a.public.Retry.Accepting())
 }
 
 // pingRedis reports whether Redis answers now.
@@ -538,6 +597,10 @@ func (a *app) reload() error {
 	if changed := configs.RestartOnly(configs.ChangedFields(a.fileCfg.Flatten(), cfg.Flatten())); len(changed) > 0 {
 		a.log.Warn("config fields changed that take effect only at restart", "fields", strings.Join(changed, ","))
 	}
+	// The TLS files are read again too (their paths are fixed at start).
+	if err := a.reloadCertificate(); err != nil {
+		return fmt.Errorf("config reloaded, but the TLS certificate was not (the one in force stays): %w", err)
+	}
 	return nil
 }
 
@@ -546,6 +609,7 @@ func (a *app) reload() error {
 // and embedded services. It returns ctx's error when the grace period ran
 // out first.
 func (a *app) shutdown(ctx context.Context) error {
+	a.stopping.Store(true)
 	a.ready.Store(false)
 	err := a.srv.ShutdownWithContext(ctx)
 	if a.adminSrv != nil {

@@ -326,11 +326,31 @@ type Edge struct {
 // "--redis", addr).
 func StartEdge(t TB, config map[string]any, args ...string) *Edge {
 	t.Helper()
+	return StartEdgeWith(t, EdgeOptions{}, config, args...)
+}
+
+// EdgeOptions change how StartEdgeWith runs dealer-edge.
+type EdgeOptions struct {
+	// NoFile, when not 0, is the process's limit of open files (soft and
+	// hard RLIMIT_NOFILE), set by a shell's ulimit before it executes the
+	// edge.
+	NoFile int
+}
+
+// StartEdgeWith is StartEdge with options.
+func StartEdgeWith(t TB, o EdgeOptions, config map[string]any, args ...string) *Edge {
+	t.Helper()
 	bin, _ := Binaries(t)
 	path := filepath.Join(t.TempDir(), "edge.json")
 	e := &Edge{ConfigPath: path}
 	e.WriteConfig(config)
 	all := append([]string{"--config", path, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"}, args...)
+	if o.NoFile > 0 {
+		// The shell lowers the limit and replaces itself with the edge
+		// (same pid); Go keeps a hard limit it cannot raise.
+		all = append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, o.NoFile), bin}, all...)
+		bin = "/bin/sh"
+	}
 	e.Proc = newProc(t, "dealer-edge", bin, all)
 	e.t = t
 	got := e.start("dealer-edge listening on ", "dealer-edge admin on ")

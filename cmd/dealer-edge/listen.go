@@ -1,0 +1,149 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+	"time"
+
+	"github.com/dealer-edge/dealer-edge/configs"
+	"github.com/dealer-edge/dealer-edge/listener"
+)
+
+// maxConcurrency is fasthttp's own default and the most the edge derives.
+const maxConcurrency = 256 * 1024
+
+// fdLimit returns the soft limit of open files of the process (Go raises
+// it to the hard limit at start), or 0 when it cannot be read.
+func fdLimit() uint64 {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur >= 1<<62 {
+		return 0
+	}
+	return rl.Cur
+}
+
+// fdReserve is how many file descriptors the edge keeps for everything
+// but public connections: the upstream pools (one per service), the
+// Redis pool, the admin listener's connections and some for files, the
+// listeners themselves and the embedded services.
+func fdReserve(cfg *configs.Config, services int) uint64 {
+	redisPool := cfg.Redis.PoolSize
+	if redisPool == 0 {
+		redisPool = 10 * 4 // go-redis: 10 per GOMAXPROCS; a few cores
+	}
+	return uint64(services*cfg.Upstream.MaxConnsPerHost + redisPool + adminConcurrency + 64)
+}
+
+// concurrency returns the public listener's connection cap: the
+// configured one, or, when 0, the file-descriptor limit minus what the
+// edge needs besides (at least half the limit), so that a flood of
+// connections is answered 503 by the server before the process runs out
+// of descriptors. The note says how it was found.
+func concurrency(cfg *configs.Config, limit uint64, services int) (n int, note string) {
+	if cfg.Server.Concurrency > 0 {
+		n = cfg.Server.Concurrency
+		if limit > 0 && uint64(n) > limit {
+			return n, "configured above the file-descriptor limit: a flood can exhaust descriptors (accept is then retried, /readyz is 503 meanwhile)"
+		}
+		return n, "configured"
+	}
+	if limit == 0 {
+		return maxConcurrency, "no file-descriptor limit"
+	}
+	reserve := fdReserve(cfg, services)
+	free := limit / 2
+	if limit > reserve && limit-reserve > free {
+		free = limit - reserve
+	}
+	return int(min(free, maxConcurrency)), fmt.Sprintf("derived: file-descriptor limit %d minus %d kept for upstream, Redis and admin connections (at least half the limit)", limit, reserve)
+}
+
+// adminConcurrency caps the admin listener's connections.
+const adminConcurrency = 64
+
+// listenPublic binds the public listener and builds its layers: accept
+// retry, PROXY protocol, limits, TLS.
+func (a *app) listenPublic(cfg *configs.Config, conc int) error {
+	tcp, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", cfg.Listen, err)
+	}
+	o := listener.Options{
+		Retry: listener.RetryOptions{Name: "public", Logger: a.log, OnError: func(kind string) { a.metrics.AcceptError("public", kind) }},
+		Limits: listener.LimitOptions{
+			MaxConnsPerIP:   cfg.Server.MaxConnsPerIP,
+			BusyConns:       conc / 2,
+			BusyIdleTimeout: cfg.Server.IdleTimeoutBusy.D(),
+			OnReject:        func(reason string) { a.metrics.ConnRejected(reason) },
+		},
+	}
+	if cfg.Server.ProxyProtocol {
+		o.Proxy = &listener.ProxyOptions{From: cfg.Server.ProxyProtocolFrom, HeaderTimeout: cfg.Server.ReadTimeout.D()}
+	}
+	if cfg.TLS.CertFile != "" {
+		cert, err := listener.LoadCertificate(cfg.TLS.CertFile, cfg.TLS.KeyFile)
+		if err != nil {
+			_ = tcp.Close()
+			return err
+		}
+		a.cert = cert
+		a.metrics.CertLoaded(cert.NotAfter())
+		o.TLS = listener.ServerConfig(cert)
+	} else {
+		o.Limits.RejectResponse = tooManyConns
+	}
+	st, err := listener.New(tcp, o)
+	if err != nil {
+		_ = tcp.Close()
+		return err
+	}
+	a.public = st
+	a.addr = tcp.Addr().String()
+	return nil
+}
+
+// tooManyConns answers a plain-HTTP connection over server.max_conns_per_ip.
+var tooManyConns = []byte("HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Type: application/problem+json\r\nContent-Length: 120\r\n\r\n" +
+	`{"type":"about:blank","title":"Too Many Requests","status":429,"detail":"too many connections from this client address"}`)
+
+// watchCertificate re-reads the TLS files when they change (a Secret
+// volume's symlink swap, a renewal that rewrites them), as a reload does.
+func (a *app) watchCertificate() {
+	if a.cert == nil {
+		return
+	}
+	stop := make(chan struct{})
+	a.closers = append(a.closers, func() { close(stop) })
+	go a.cert.Watch(stop, listener.WatchOptions{Interval: certWatchInterval, OnReload: a.certReloaded})
+}
+
+// certWatchInterval is how often the TLS files are checked for a change.
+var certWatchInterval = 2 * time.Second
+
+// reloadCertificate re-reads the TLS files (SIGHUP, POST /admin/reload).
+func (a *app) reloadCertificate() error {
+	if a.cert == nil {
+		return nil
+	}
+	changed, err := a.cert.Reload()
+	a.certReloaded(changed, err)
+	return err
+}
+
+func (a *app) certReloaded(changed bool, err error) {
+	a.metrics.CertReload(err)
+	certFile, _ := a.cert.Files()
+	switch {
+	case err != nil:
+		a.log.Error("TLS certificate reload rejected; the certificate in force stays", "file", certFile, "error", err.Error())
+	case changed:
+		a.metrics.CertLoaded(a.cert.NotAfter())
+		a.log.Info("TLS certificate reloaded", "file", certFile, "not_after", a.cert.NotAfter().UTC().Format(time.RFC3339))
+	}
+}
+
+// errListenerStopped is returned by Serve's callers for a listener that
+// ended while the edge was not shutting down.
+var errListenerStopped = errors.New("listener stopped")
