@@ -66,6 +66,13 @@ type Config struct {
 	Listen      string `json:"listen"`
 	AdminListen string `json:"admin_listen"`
 	AdminToken  string `json:"admin_token"`
+	// AdminTokenFile names a file holding the admin token (a mounted
+	// Kubernetes Secret, a systemd credential); see ReadSecrets.
+	AdminTokenFile string `json:"admin_token_file"`
+	// WatchInterval is how often the config file and the files it names
+	// are checked for changes (a changed one reloads, as SIGHUP); 0
+	// turns the watch off.
+	WatchInterval Duration `json:"watch_interval"`
 
 	Server struct {
 		ReadTimeout    Duration `json:"read_timeout"`
@@ -111,22 +118,28 @@ type Config struct {
 		MasterName       string   `json:"master_name"`
 		SentinelUsername string   `json:"sentinel_username"`
 		SentinelPassword string   `json:"sentinel_password"`
-		Username         string   `json:"username"`
-		Password         string   `json:"password"`
-		DB               int      `json:"db"`
-		Timeout          Duration `json:"timeout"`
-		PoolSize         int      `json:"pool_size"`
+		// SentinelPasswordFile names a file holding SentinelPassword.
+		SentinelPasswordFile string `json:"sentinel_password_file"`
+		Username             string `json:"username"`
+		Password             string `json:"password"`
+		// PasswordFile names a file holding Password.
+		PasswordFile string   `json:"password_file"`
+		DB           int      `json:"db"`
+		Timeout      Duration `json:"timeout"`
+		PoolSize     int      `json:"pool_size"`
 		// EmbeddedMaxBytes caps the embedded in-process Redis (used when
 		// Addrs is empty).
 		EmbeddedMaxBytes int64 `json:"embedded_max_bytes"`
 	} `json:"redis"`
 
 	Auth struct {
-		KeyHashSecret string   `json:"key_hash_secret"`
-		TTL           Duration `json:"ttl"`
-		Stale         Duration `json:"stale"`
-		NegativeTTL   Duration `json:"negative_ttl"`
-		MaxEntries    int      `json:"max_entries"`
+		KeyHashSecret string `json:"key_hash_secret"`
+		// KeyHashSecretFile names a file holding KeyHashSecret.
+		KeyHashSecretFile string   `json:"key_hash_secret_file"`
+		TTL               Duration `json:"ttl"`
+		Stale             Duration `json:"stale"`
+		NegativeTTL       Duration `json:"negative_ttl"`
+		MaxEntries        int      `json:"max_entries"`
 	} `json:"auth"`
 
 	Cache struct {
@@ -167,7 +180,7 @@ type Config struct {
 // Default returns the built-in defaults; a config file overrides
 // what it sets.
 func Default() *Config {
-	c := &Config{Listen: "127.0.0.1:8080", AdminListen: "127.0.0.1:9091"}
+	c := &Config{Listen: "127.0.0.1:8080", AdminListen: "127.0.0.1:9091", WatchInterval: Duration(2 * time.Second)}
 	c.Server.ReadTimeout = Duration(5 * time.Second)
 	c.Server.WriteTimeout = Duration(10 * time.Second)
 	c.Server.IdleTimeout = Duration(60 * time.Second)
@@ -253,6 +266,9 @@ func Load(path string) (*Config, error) {
 		}
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
+	if err := c.ReadSecrets(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -320,6 +336,9 @@ func (c *Config) Validate() error {
 		if d <= 0 {
 			bad("server."+name, "must be positive")
 		}
+	}
+	if c.WatchInterval < 0 {
+		bad("watch_interval", "must not be negative (0 turns the watch off)")
 	}
 	if c.Server.WriteBuffer < 4096 || c.Server.WriteBuffer > 1<<20 {
 		bad("server.write_buffer_bytes", "must be between 4096 and 1048576")
