@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -127,6 +128,14 @@ type MetricsOptions struct {
 	Services []string
 	// ProcessMetrics adds the go_* and process_* metrics of the process.
 	ProcessMetrics bool
+	// Build, when its Version is set, is exposed as the constant gauge
+	// edge_build_info{version,commit,goversion} 1.
+	Build BuildInfo
+}
+
+// BuildInfo is the identity of the running binary.
+type BuildInfo struct {
+	Version, Commit, GoVersion string
 }
 
 // Metrics are the edge's Prometheus metrics, held in one *metrics.Set (no
@@ -196,6 +205,10 @@ func NewMetrics(o MetricsOptions) *Metrics {
 	m.bodyBytes[0] = m.set.NewCounter(`edge_response_body_bytes_total{encoding="identity"}`)
 	m.bodyBytes[1] = m.set.NewCounter(`edge_response_body_bytes_total{encoding="gzip"}`)
 	m.gzipResponses = m.set.NewCounter("edge_gzip_responses_total")
+	if b := o.Build; b.Version != "" {
+		m.set.NewGauge(fmt.Sprintf(`edge_build_info{version="%s",commit="%s",goversion="%s"}`,
+			labelValue(b.Version), labelValue(b.Commit), labelValue(b.GoVersion)), func() float64 { return 1 })
+	}
 	m.lastReloadUnix.Store(time.Now().Unix())
 	m.set.RegisterMetricsWriter(m.writeDynamic)
 	return m
@@ -428,4 +441,10 @@ func (m *Metrics) writeDynamic(w io.Writer) {
 	if m.process {
 		metrics.WriteProcessMetrics(w)
 	}
+}
+
+// labelValue escapes a label value for the exposition format (backslash,
+// double quote, line feed).
+func labelValue(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
 }

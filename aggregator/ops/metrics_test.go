@@ -197,3 +197,33 @@ func BenchmarkRequestMetrics(b *testing.B) {
 		}
 	})
 }
+
+// TestBuildInfo: the build identity is one constant series, label values
+// escaped; without a version there is none.
+func TestBuildInfo(t *testing.T) {
+	cases := []struct {
+		name   string
+		build  BuildInfo
+		series string // "" for none
+	}{
+		{"release", BuildInfo{Version: "v1.4.0", Commit: "0123abc", GoVersion: "go1.26.8"},
+			`edge_build_info{version="v1.4.0",commit="0123abc",goversion="go1.26.8"}`},
+		{"escaped", BuildInfo{Version: `v1"x\`, Commit: "a\nb", GoVersion: "go1.26.8"},
+			`edge_build_info{version="v1\"x\\",commit="a\nb",goversion="go1.26.8"}`},
+		{"none", BuildInfo{}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := scrape(NewMetrics(MetricsOptions{Build: c.build}))
+			if c.series == "" {
+				if strings.Contains(out, "edge_build_info") {
+					t.Errorf("build info without a version:\n%s", out)
+				}
+				return
+			}
+			if v := metricValue(t, out, c.series); v != 1 {
+				t.Errorf("%s = %v", c.series, v)
+			}
+		})
+	}
+}

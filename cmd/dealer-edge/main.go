@@ -4,6 +4,8 @@
 //	dealer-edge --demo                      # everything embedded: fake services, in-process Redis
 //	dealer-edge --upstream http://127.0.0.1:9090
 //	dealer-edge --config configs/example.json [--listen ADDR] [--admin-listen ADDR] [--redis A,B,C] [--upstream URL]
+//	dealer-edge --check-config FILE          # validate as start-up does: exit 0, or 2 with the error
+//	dealer-edge --version
 //
 // Flags override the config file; without --config the built-in defaults
 // apply. An empty Redis address list starts an embedded in-process Redis
@@ -57,6 +59,8 @@ type flags struct {
 	redis       string
 	upstream    string
 	redisSet    bool
+	checkConfig string
+	version     bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -69,8 +73,21 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.adminListen, "admin-listen", "", "admin listen address for metrics, health, purge, reload (default 127.0.0.1:9091; \"off\" disables)")
 	fs.StringVar(&f.redis, "redis", "", "Redis addresses, comma-separated (one: single node; several: cluster; with redis.master_name in the config: the Sentinel addresses); empty: embedded in-process Redis")
 	fs.StringVar(&f.upstream, "upstream", "", "base URL of the internal services, e.g. http://127.0.0.1:9090")
+	fs.StringVar(&f.checkConfig, "check-config", "", "validate this config file exactly as start-up and reload do (the other flags apply), print the result and exit: 0 valid, 2 invalid")
+	fs.BoolVar(&f.version, "version", false, "print the version, commit, build time and Go version, and exit")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "dealer-edge: unexpected argument %q\n", fs.Arg(0))
+		return nil, errors.New("unexpected argument")
+	}
+	if f.checkConfig != "" {
+		if f.config != "" && f.config != f.checkConfig {
+			fmt.Fprintln(stderr, "dealer-edge: --check-config names the file to check; drop --config")
+			return nil, errors.New("both --config and --check-config")
+		}
+		f.config = f.checkConfig
 	}
 	fs.Visit(func(fl *flag.Flag) {
 		if fl.Name == "redis" {
@@ -84,6 +101,26 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 type hooks struct {
 	ready   chan<- *app    // receives the app once both listeners serve
 	signals chan os.Signal // replaces the process' signals
+	getenv  func(string) string
+}
+
+// load reads the config file named by the flags, fills secrets from their
+// files, lets the flags override it and validates the result: what start,
+// every reload and --check-config do.
+func (f *flags) load() (*configs.Config, error) {
+	cfg, err := configs.Load(f.config)
+	if err != nil {
+		return nil, err
+	}
+	f.apply(cfg)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	// Checked once the flags are in: --redis may bring the addresses.
+	if cfg.Redis.MasterName != "" && len(cfg.Redis.Addrs) == 0 {
+		return nil, errors.New("redis.master_name needs the Sentinel addresses in redis.addrs (or --redis); the embedded Redis is no Sentinel")
+	}
+	return cfg, nil
 }
 
 func run(args []string, stdout, stderr io.Writer, h *hooks) int {
@@ -91,21 +128,29 @@ func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 	if err != nil {
 		return 2
 	}
-	cfg, err := configs.Load(f.config)
+	id := identity()
+	if f.version {
+		fmt.Fprintln(stdout, id)
+		return 0
+	}
+	cfg, err := f.load()
+	if f.checkConfig != "" {
+		if err != nil {
+			fmt.Fprintln(stderr, "dealer-edge: config invalid:", err)
+			return 2
+		}
+		fmt.Fprintf(stdout, "dealer-edge: config %s is valid\n", f.checkConfig)
+		return 0
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "dealer-edge:", err)
 		return 2
 	}
-	f.apply(cfg)
-	if err := cfg.Validate(); err != nil {
-		fmt.Fprintln(stderr, "dealer-edge:", err)
-		return 2
+	getenv := os.Getenv
+	if h != nil && h.getenv != nil {
+		getenv = h.getenv
 	}
-	// Checked once the flags are in: --redis may bring the addresses.
-	if cfg.Redis.MasterName != "" && len(cfg.Redis.Addrs) == 0 {
-		fmt.Fprintln(stderr, "dealer-edge: redis.master_name needs the Sentinel addresses in redis.addrs (or --redis); the embedded Redis is no Sentinel")
-		return 2
-	}
+	sd := newNotifier(getenv)
 
 	// Signals are caught before anything starts, so a SIGTERM during
 	// startup is a clean shutdown too.
@@ -124,16 +169,28 @@ func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 		Routes:         append(slices.Clone(aggregator.CacheRoutes), aggregator.RouteOpenAPI, aggregator.RouteNotFound),
 		Services:       upstream.Services,
 		ProcessMetrics: true,
+		Build:          ops.BuildInfo{Version: id.Version, Commit: id.Commit, GoVersion: id.GoVersion},
 	})
 	logs := ops.NewLogs(stderr, cfg.LogOptions(), mtr)
 	logger := logs.Logger()
 	// go-redis logs pool trouble through a process-wide logger; route it
 	// into the structured, rate-limited event log.
 	redis.SetLogger(redisLogger{logger})
+	logger.Info("starting", "version", id.Version, "commit", id.Commit, "build_time", id.BuildTime, "go_version", id.GoVersion)
 	app, err := start(cfg, f, logger, logs, mtr, stdout)
 	if err != nil {
 		fmt.Fprintln(stderr, "dealer-edge:", err)
 		return 1
+	}
+	var watch *fileWatch
+	if cfg.WatchInterval > 0 && f.config != "" {
+		watch = startWatch(cfg.WatchInterval.D(), app.watchedFiles, func() {
+			app.log.Info("config file changed; reloading", "file", f.config)
+			_ = app.reload()
+		})
+	}
+	if err := sd.notify("READY=1", "STATUS=serving on "+app.addr); err != nil {
+		logger.Warn("sd_notify failed", "error", err.Error())
 	}
 	if h != nil && h.ready != nil {
 		h.ready <- app
@@ -164,6 +221,10 @@ wait:
 		}
 	}
 	logger.Info("shutting down", "signal", sig.String(), "grace", cfg.Server.ShutdownGrace.D().String())
+	_ = sd.notify("STOPPING=1", "STATUS=draining")
+	if watch != nil {
+		watch.close()
+	}
 	// A second SIGINT/SIGTERM ends the grace period at once.
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownGrace.D())
 	defer cancel()
@@ -278,13 +339,20 @@ type app struct {
 	cert      *listener.Certificate // nil without TLS
 	stopping  atomic.Bool           // shutdown began: a listener ending is expected
 	reloadMu  sync.Mutex
-	api       *aggregator.Server
-	up        *upstream.Client
-	rdb       redis.UniversalClient
-	cache     *cache.Cache
-	limiter   *ratelimit.Limiter
-	closers   []func()
-	serveErr  chan listenerErr
+	loaded    atomic.Pointer[configs.Config] // the last config that loaded and validated
+	// reloadHooks run on every reload with the new, validated config,
+	// before its settings are installed; each either applies its part in
+	// full or returns an error and changes nothing, and an error rejects
+	// the reload (counted and logged like a validation error). For parts
+	// wired outside the aggregator.
+	reloadHooks []func(*configs.Config) error
+	api         *aggregator.Server
+	up          *upstream.Client
+	rdb         redis.UniversalClient
+	cache       *cache.Cache
+	limiter     *ratelimit.Limiter
+	closers     []func()
+	serveErr    chan listenerErr
 }
 
 // listenerErr is a listener's Serve that returned.
@@ -295,6 +363,7 @@ type listenerErr struct {
 
 func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, mtr *ops.Metrics, stdout io.Writer) (*app, error) {
 	a := &app{cfg: cfg, fileCfg: cfg.Clone(), flags: f, log: logger, logs: logs, metrics: mtr, serveErr: make(chan listenerErr, 2)}
+	a.loaded.Store(a.fileCfg)
 	ok := false
 	defer func() {
 		if !ok {
@@ -580,18 +649,22 @@ func (a *app) pingRedis(ctx context.Context) error {
 func (a *app) reload() error {
 	a.reloadMu.Lock()
 	defer a.reloadMu.Unlock()
-	cfg, err := configs.Load(a.flags.config)
-	if err == nil {
-		a.flags.apply(cfg)
-		if err = cfg.Validate(); err == nil {
-			err = a.api.UpdateSettings(cfg.Settings())
+	cfg, err := a.flags.load()
+	for _, hook := range a.reloadHooks {
+		if err != nil {
+			break
 		}
+		err = hook(cfg)
+	}
+	if err == nil {
+		err = a.api.UpdateSettings(cfg.Settings())
 	}
 	a.metrics.ConfigReload(err)
 	if err != nil {
 		a.log.Error("config reload rejected; previous config stays in force", "file", a.flags.config, "error", err.Error())
 		return err
 	}
+	a.loaded.Store(cfg)
 	a.logs.Update(cfg.LogOptions())
 	a.log.Info("config reloaded", "file", a.flags.config)
 	if changed := configs.RestartOnly(configs.ChangedFields(a.fileCfg.Flatten(), cfg.Flatten())); len(changed) > 0 {
@@ -602,6 +675,12 @@ func (a *app) reload() error {
 		return fmt.Errorf("config reloaded, but the TLS certificate was not (the one in force stays): %w", err)
 	}
 	return nil
+}
+
+// watchedFiles are the files whose change reloads: the config file and
+// the files the last good config names.
+func (a *app) watchedFiles() []string {
+	return a.loaded.Load().WatchedFiles(a.flags.config)
 }
 
 // shutdown marks the edge not ready, stops accepting, lets in-flight

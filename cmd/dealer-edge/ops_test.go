@@ -272,7 +272,7 @@ func burstOf(t *testing.T, r reply) int {
 	return n
 }
 
-const reloadBase = `{"cache": {"routes": {"inventory_listing": {"ttl": "%s"}}}, "rate_limit": {"plans": {"limited": {"rate": %d, "burst": %d}}}}`
+const reloadBase = `{"watch_interval": "0s", "cache": {"routes": {"inventory_listing": {"ttl": "%s"}}}, "rate_limit": {"plans": {"limited": {"rate": %d, "burst": %d}}}}`
 
 func TestReloadChangesTTLAndLimit(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "edge.json")
