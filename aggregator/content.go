@@ -85,27 +85,29 @@ func (s *Server) contentListing(ctx *fasthttp.RequestCtx, rs *reqState) {
 	})
 }
 
-// listing builds one content listing page. Filters go to the content
-// service; visibility, order and pagination are applied here.
+// listing builds one content listing page, cut from the dealer's visible
+// view of the type (see views.go): visibility, order, filters and
+// pagination are applied here; a text query is matched by the service.
 func (s *Server) listing(ctx context.Context, st *liveSettings, dealerID int64, ct string, p params, echo bool) (publicshape.ContentListing, error) {
-	vis, err := s.visibleMatches(ctx, dealerID, ct, upstream.ContentFilter{Q: p.q, Category: p.category, Topic: p.topic, Brand: p.brand, Summary: true}, mapping.Discovery)
+	vis, err := s.listingSelection(ctx, st, dealerID, ct, &p)
 	if err != nil {
 		return publicshape.ContentListing{}, err
 	}
+	n := vis.len()
 	l := publicshape.ContentListing{
 		ContentType: ct,
 		Page:        p.page,
 		PageSize:    p.pageSize,
-		Total:       len(vis),
-		Items:       []publicshape.ContentItem{},
+		Total:       n,
 		Deprecation: deprecationFields(st, ct),
 	}
 	from := int64(p.page-1) * int64(p.pageSize)
-	to := min(from+int64(p.pageSize), int64(len(vis)))
+	to := min(from+int64(p.pageSize), int64(n))
+	l.Items = make([]publicshape.ContentItem, 0, max(to-from, 0))
 	for i := from; i < to; i++ {
-		l.Items = append(l.Items, mapping.ContentItem(vis[i], ct, mapping.ListingForm))
+		l.Items = append(l.Items, mapping.ContentItem(*vis.at(int(i)), ct, mapping.ListingForm))
 	}
-	l.HasNext = to < int64(len(vis))
+	l.HasNext = to < int64(n)
 	if echo {
 		l.Q = p.q
 		filters := map[string]string{}
@@ -245,7 +247,7 @@ func (s *Server) contentSearch(ctx *fasthttp.RequestCtx, rs *reqState) {
 	s.respond(ctx, rs, st, "", rs.keyBuf, func(c context.Context) ([]byte, error) {
 		c, cancel := fillCtx(c, st, reqID, tp)
 		defer cancel()
-		matches := make([][]upstream.ContentRecord, len(upstream.ContentTypes))
+		matches := make([][]*upstream.ContentRecord, len(upstream.ContentTypes))
 		// Not errgroup.WithContext: cancelling the other types at the first
 		// failure would leave their calls out of the content breaker's
 		// accounting (cancellations are excluded), so one failing type
@@ -254,11 +256,15 @@ func (s *Server) contentSearch(ctx *fasthttp.RequestCtx, rs *reqState) {
 		var g errgroup.Group
 		for i, ct := range upstream.ContentTypes {
 			g.Go(guard(func() error {
-				vis, err := s.visibleMatches(c, pr.dealerID, ct, upstream.ContentFilter{Q: fp.q, Summary: true}, mapping.Discovery)
+				vis, err := s.listingSelection(c, st, pr.dealerID, ct, &params{q: fp.q})
 				if err != nil {
 					return err
 				}
-				matches[i] = mapping.Ranked(vis, fp.q)
+				ptrs := make([]*upstream.ContentRecord, vis.len())
+				for j := range ptrs {
+					ptrs[j] = vis.at(j)
+				}
+				matches[i] = mapping.Ranked(ptrs, fp.q)
 				return nil
 			}))
 		}
@@ -273,7 +279,7 @@ func (s *Server) contentSearch(ctx *fasthttp.RequestCtx, rs *reqState) {
 		for rank := 0; rank < fp.pageSize; rank++ {
 			for i, ct := range upstream.ContentTypes {
 				if rank < len(matches[i]) {
-					res.Items = append(res.Items, mapping.ContentItem(matches[i][rank], ct, mapping.SearchForm))
+					res.Items = append(res.Items, mapping.ContentItem(*matches[i][rank], ct, mapping.SearchForm))
 				}
 			}
 		}

@@ -114,6 +114,7 @@ type Server struct {
 	openapi     openapiDoc
 	anonLimit   func(*fasthttp.RequestCtx) (ok bool, retryAfter int)
 	states      sync.Pool
+	views       viewMemo // decoded content views (views.go)
 }
 
 // liveSettings is an installed Settings with the values derived from it.

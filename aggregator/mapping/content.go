@@ -108,8 +108,8 @@ func Match(r *upstream.ContentRecord, category, topic, brand string) bool {
 
 // Ranked reorders visible search matches of one type by relevance: records
 // whose title contains every word of q first, then the rest, each group in
-// the public order Visible produced.
-func Ranked(recs []upstream.ContentRecord, q string) []upstream.ContentRecord {
+// the order given (the public order). It moves pointers, not records.
+func Ranked(recs []*upstream.ContentRecord, q string) []*upstream.ContentRecord {
 	words := strings.Fields(strings.ToLower(q))
 	titleHit := func(r *upstream.ContentRecord) bool {
 		t := strings.ToLower(r.Title)
@@ -120,18 +120,16 @@ func Ranked(recs []upstream.ContentRecord, q string) []upstream.ContentRecord {
 		}
 		return true
 	}
-	out := make([]upstream.ContentRecord, 0, len(recs))
-	for i := range recs {
-		if titleHit(&recs[i]) {
-			out = append(out, recs[i])
+	out := make([]*upstream.ContentRecord, 0, len(recs))
+	var rest []*upstream.ContentRecord
+	for _, r := range recs {
+		if titleHit(r) {
+			out = append(out, r)
+		} else {
+			rest = append(rest, r)
 		}
 	}
-	for i := range recs {
-		if !titleHit(&recs[i]) {
-			out = append(out, recs[i])
-		}
-	}
-	return out
+	return append(out, rest...)
 }
 
 // ContentForm says which body field a content item carries.

@@ -201,7 +201,15 @@ func TestRanked(t *testing.T) {
 		{Slug: "b", Title: "Noleggio a lungo termine"},
 		{Slug: "c", Title: "Altro", BodyText: "NOLEGGIO"},
 	}
-	if s := slugs(Ranked(recs, "noleggio")); s != "b,a,c" {
+	var ptrs []*upstream.ContentRecord
+	for i := range recs {
+		ptrs = append(ptrs, &recs[i])
+	}
+	var got []upstream.ContentRecord
+	for _, r := range Ranked(ptrs, "noleggio") {
+		got = append(got, *r)
+	}
+	if s := slugs(got); s != "b,a,c" {
 		t.Errorf("ranked = %s", s)
 	}
 }

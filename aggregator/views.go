@@ -1,0 +1,215 @@
+package aggregator
+
+import (
+	"context"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/dealer-edge/dealer-edge/aggregator/mapping"
+	"github.com/dealer-edge/dealer-edge/cache"
+	"github.com/dealer-edge/dealer-edge/upstream"
+)
+
+// Cached visible views.
+//
+// A dealer's visible view of one content type (mapping.Visible in
+// Discovery scope over the content service's summary view: overrides
+// applied, hidden and non-editorial records dropped, in the public order)
+// is an intermediate cache entry of its own: same cache (L1 and Redis),
+// key per dealer and type, coalesced, purged with the dealer, fresh for
+// the content listing policy of the type (cache.routes.content_listing and
+// its cache.content_types override). Every page of a listing, every hub
+// section and every category/topic/brand listing is cut from it while it
+// is fresh, without another call; a text query (listings with q, search)
+// still goes to the content service, which alone matches text, and the
+// view supplies the visibility. Details read whole records by slug and do
+// not use views.
+
+// viewKeyPrefix starts the cache key of a view: no route is called so,
+// so it cannot meet a response key. The "v1" is the view's cache form
+// (mapping.AppendView); a new form takes a new prefix.
+const viewKeyPrefix = "content_view\x00v1\x00"
+
+// viewMemoBytes bounds the decoded views kept in process (their cache
+// form's size, counted twice for the records that point into it).
+const viewMemoBytes = 8 << 20
+
+// viewMemo keeps the decoded form of recently used views, so that a hub or
+// listing built from a fresh view does not decode it again: an entry is
+// used only while the cache returns the very entry it was decoded from
+// (entries are immutable; a refill, a purge or an eviction makes a new
+// one).
+type viewMemo struct {
+	mu    sync.Mutex
+	m     map[viewMemoKey]viewMemoEntry
+	bytes int
+}
+
+type viewMemoKey struct {
+	dealer int64
+	ct     string
+}
+
+type viewMemoEntry struct {
+	e    *cache.Entry
+	recs []upstream.ContentRecord
+}
+
+// get returns the decoded records of e, decoding and remembering them when
+// they are not known yet.
+func (vm *viewMemo) get(dealer int64, ct string, e *cache.Entry) ([]upstream.ContentRecord, error) {
+	k := viewMemoKey{dealer, ct}
+	vm.mu.Lock()
+	if m, ok := vm.m[k]; ok && m.e == e {
+		vm.mu.Unlock()
+		return m.recs, nil
+	}
+	vm.mu.Unlock()
+	recs, err := mapping.DecodeView(e.Body)
+	if err != nil {
+		return nil, err
+	}
+	size := 2 * len(e.Body)
+	if size > viewMemoBytes/8 {
+		return recs, nil
+	}
+	vm.mu.Lock()
+	defer vm.mu.Unlock()
+	if vm.m == nil {
+		vm.m = map[viewMemoKey]viewMemoEntry{}
+	}
+	if old, ok := vm.m[k]; ok {
+		vm.bytes -= 2 * len(old.e.Body)
+		delete(vm.m, k)
+	}
+	for kk, old := range vm.m { // map order: a random victim
+		if vm.bytes+size <= viewMemoBytes {
+			break
+		}
+		vm.bytes -= 2 * len(old.e.Body)
+		delete(vm.m, kk)
+	}
+	vm.m[k] = viewMemoEntry{e, recs}
+	vm.bytes += size
+	return recs, nil
+}
+
+// visibleView returns the dealer's visible records of one content type,
+// in the public order, from the cache while the view is fresh (stale
+// views are served and refreshed like responses). The records are shared:
+// callers must not modify them.
+func (s *Server) visibleView(ctx context.Context, st *liveSettings, dealerID int64, ct string) ([]upstream.ContentRecord, error) {
+	build := func(c context.Context) ([]upstream.ContentRecord, error) {
+		recs, err := s.backend.Content(c, dealerID, ct, upstream.ContentFilter{Summary: true})
+		if err != nil {
+			return nil, err
+		}
+		return mapping.Visible(dealerID, ct, recs, mapping.Discovery), nil
+	}
+	pol := st.policy(RouteContentListing, ct)
+	if pol.TTL <= 0 {
+		return build(ctx) // views are not cached for this type
+	}
+	key := make([]byte, 0, len(viewKeyPrefix)+len(ct))
+	key = append(append(key, viewKeyPrefix...), ct...)
+	e, _, err := s.cache.Get(ctx, dealerID, key, pol, func(c context.Context) ([]byte, error) {
+		vis, err := build(c)
+		if err != nil {
+			return nil, err
+		}
+		return mapping.AppendView(nil, vis), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	recs, err := s.views.get(dealerID, ct, e)
+	if err != nil {
+		// A view the edge cannot read (a damaged Redis value): build it
+		// from the service instead of failing the request.
+		s.log.Warn("content view unreadable; read from the content service", "dealer_id", dealerID, "content_type", ct, "err", err)
+		return build(ctx)
+	}
+	return recs, nil
+}
+
+// viewSelection is the part of a view a listing shows: the records whose
+// indices are in sel, or every record when all is set.
+type viewSelection struct {
+	view []upstream.ContentRecord
+	sel  []int32
+	all  bool
+}
+
+func (v viewSelection) len() int {
+	if v.all {
+		return len(v.view)
+	}
+	return len(v.sel)
+}
+
+func (v viewSelection) at(i int) *upstream.ContentRecord {
+	if v.all {
+		return &v.view[i]
+	}
+	return &v.view[v.sel[i]]
+}
+
+// listingSelection returns the visible records of a listing (filters and
+// text query of p) in the public order. Without q it is cut from the view.
+// With q the content service matches the text (with the filters), at the
+// same time as the view is read, and of the view's records those it
+// matched are kept. The visibility rules relate records to each other (an
+// override replaces a global record and keeps its id and slug; a hidden
+// global record hides the dealer's override of it) while the service
+// matches every record on its own text, so its answer alone could bring a
+// replaced global answer back; the view cannot. A record is its dealer id
+// and slug: slugs are unique within a type, and an override shares its
+// slug only with the global record it replaces, which the view no longer
+// has.
+func (s *Server) listingSelection(ctx context.Context, st *liveSettings, dealerID int64, ct string, p *params) (viewSelection, error) {
+	if p.q == "" {
+		view, err := s.visibleView(ctx, st, dealerID, ct)
+		if err != nil {
+			return viewSelection{}, err
+		}
+		if p.category == "" && p.topic == "" && p.brand == "" {
+			return viewSelection{view: view, all: true}, nil
+		}
+		out := viewSelection{view: view, sel: []int32{}}
+		for i := range view {
+			if mapping.Match(&view[i], p.category, p.topic, p.brand) {
+				out.sel = append(out.sel, int32(i))
+			}
+		}
+		return out, nil
+	}
+	var view, matched []upstream.ContentRecord
+	var g errgroup.Group // no shared cancellation: see contentSearch
+	g.Go(guard(func() (err error) {
+		view, err = s.visibleView(ctx, st, dealerID, ct)
+		return err
+	}))
+	g.Go(guard(func() (err error) {
+		matched, err = s.backend.Content(ctx, dealerID, ct, upstream.ContentFilter{Q: p.q, Category: p.category, Topic: p.topic, Brand: p.brand, Summary: true})
+		return err
+	}))
+	if err := g.Wait(); err != nil {
+		return viewSelection{}, err
+	}
+	type recKey struct {
+		dealerID int64
+		slug     string
+	}
+	hit := make(map[recKey]bool, len(matched))
+	for i := range matched {
+		hit[recKey{matched[i].DealerID, matched[i].Slug}] = true
+	}
+	out := viewSelection{view: view, sel: []int32{}}
+	for i := range view {
+		if hit[recKey{view[i].DealerID, view[i].Slug}] {
+			out.sel = append(out.sel, int32(i))
+		}
+	}
+	return out, nil
+}
