@@ -96,9 +96,12 @@ func (vm *viewMemo) get(dealer int64, ct string, e *cache.Entry) ([]upstream.Con
 }
 
 // visibleView returns the dealer's visible records of one content type,
-// in the public order, from the cache while the view is fresh (stale
-// views are served and refreshed like responses). The records are shared:
-// callers must not modify them.
+// in the public order, from the cache while the view is fresh. A view is
+// used fresh only (its entry has no stale windows): a response made from
+// it is cached for its own TTL, so a stale view would make stale data look
+// fresh; the responses keep their own stale-while-revalidate and
+// stale-if-error windows, as before. The records are shared: callers must
+// not modify them.
 func (s *Server) visibleView(ctx context.Context, st *liveSettings, dealerID int64, ct string) ([]upstream.ContentRecord, error) {
 	build := func(c context.Context) ([]upstream.ContentRecord, error) {
 		recs, err := s.backend.Content(c, dealerID, ct, upstream.ContentFilter{Summary: true})
@@ -107,7 +110,7 @@ func (s *Server) visibleView(ctx context.Context, st *liveSettings, dealerID int
 		}
 		return mapping.Visible(dealerID, ct, recs, mapping.Discovery), nil
 	}
-	pol := st.policy(RouteContentListing, ct)
+	pol := cache.Policy{TTL: st.policy(RouteContentListing, ct).TTL}
 	if pol.TTL <= 0 {
 		return build(ctx) // views are not cached for this type
 	}

@@ -219,7 +219,13 @@ func TestHubDegradesBlackBox(t *testing.T) {
 
 	t.Run("stale complete hub preferred", func(t *testing.T) {
 		const ttl, sie = 100 * time.Millisecond, 1500 * time.Millisecond
-		e := startEnv(t, envOptions{settings: shortPolicy("content_hub", ttl, sie)})
+		// Content listings uncached: no content view is cached either, so a
+		// hub refill reads every section from the service (with fresh views
+		// it would be made without calling the failing one).
+		e := startEnv(t, envOptions{settings: func(s *aggregatorSettings) {
+			shortPolicy("content_hub", ttl, sie)(s)
+			delete(s.Cache, "content_listing")
+		}})
 		const path = "/dealer/content/hub?page_size=2"
 		warm := e.get(path, keyAlpha)
 		filled := time.Now()
@@ -255,10 +261,13 @@ func TestHubDegradesBlackBox(t *testing.T) {
 // answers after about L (sequential fetches would take 6L), and with one
 // type at 3L after about 3L (not 8L). A type slower than the content
 // service's timeout costs the hub that timeout and the section, never the
-// whole request budget. The hub is not cached here, so every request goes
-// upstream.
+// whole request budget. Neither the hub nor the content listings (so no
+// content view) are cached here, so every request goes upstream.
 func TestHubLatencyIsSlowestSection(t *testing.T) {
-	e := startEnv(t, envOptions{settings: func(s *aggregatorSettings) { delete(s.Cache, "content_hub") }})
+	e := startEnv(t, envOptions{settings: func(s *aggregatorSettings) {
+		delete(s.Cache, "content_hub")
+		delete(s.Cache, "content_listing")
+	}})
 	e.get("/dealer/NOS/listing?page_size=1", keyAlpha) // resolve the key
 	const l = 150 * time.Millisecond
 	for _, ct := range upstream.ContentTypes {
