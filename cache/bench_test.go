@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -70,32 +69,43 @@ func BenchmarkGetL2Hit(b *testing.B) {
 }
 
 // BenchmarkGetL2HitRedis measures an L2 hit against a real redis-server (L1
-// off) with 64 concurrent callers, one round trip per call against the
-// auto-pipeliner. Besides ns/op it reports the CPU of this process and of
-// redis-server per hit (µs, from getrusage and /proc/<pid>/stat: on a shared
-// machine CPU per hit says more than wall time) and the Redis commands per
-// round trip the client made (a hook counts both).
+// off) with 64 concurrent callers: one round trip per call against the
+// auto-pipeliner, and plain values (wire version 1) against compressed ones.
+// Entries are listing pages of 30 vehicles (about 10 KB). Besides ns/op it
+// reports the CPU of this process and of redis-server per hit (µs, from
+// getrusage and /proc/<pid>/stat: on a shared machine CPU per hit says more
+// than wall time) and the Redis commands per round trip the client made (a
+// hook counts both).
 func BenchmarkGetL2HitRedis(b *testing.B) {
 	for _, mode := range []struct {
-		name string
-		off  bool
-	}{{"pipeline=off", true}, {"pipeline=on", false}} {
+		name   string
+		off    bool
+		encode func(*Entry) []byte
+	}{
+		{"pipeline=off/value=plain", true, encodeEntryV1},
+		{"pipeline=on/value=plain", false, encodeEntryV1},
+		{"pipeline=on/value=gzip", false, encodeEntry},
+	} {
 		b.Run(mode.name, func(b *testing.B) {
 			srv := redistest.Start(b)
 			rc := newClient(b, srv.Addr)
 			trips := &tripCounter{}
 			rc.AddHook(trips)
-			c := newCache(b, Options{Redis: rc, L1MaxBytes: -1, NoAutoPipeline: mode.off, RedisTimeout: 200 * time.Millisecond})
+			c := newCache(b, Options{Redis: rc, L1MaxBytes: -1, NoAutoPipeline: mode.off, RedisTimeout: time.Second})
 			pol := Policy{TTL: time.Hour}
-			body := bytes.Repeat([]byte(`{"id":12345,"make":"fiat","model":"500"},`), 250) // ~10 KB, a listing page
-			fill := func(context.Context) ([]byte, error) { return body, nil }
+			fill := func(context.Context) ([]byte, error) { return nil, fmt.Errorf("no fill expected") }
+			ctx := context.Background()
 			const nkeys = 4096
 			keys := make([][]byte, nkeys)
 			for i := range keys {
-				keys[i] = fmt.Appendf(nil, "/v1/vehicles?make=fiat&page=%d&per_page=20", i)
-				mustGet(b, c, int64(i%8), string(keys[i]), pol, fill)
+				keys[i] = fmt.Appendf(nil, "/dealer/REWIND/listing?page=%d&page_size=30", i)
+				d := int64(i % 8)
+				gen, _ := c.generation(ctx, d)
+				e := newEntry(listingBody(uint64(i), 30), time.Now(), pol)
+				if err := rc.Set(ctx, c.entryKey(d, gen, string(keys[i])), mode.encode(e), time.Hour).Err(); err != nil {
+					b.Fatal(err)
+				}
 			}
-			ctx := context.Background()
 			var seed atomic.Int64
 			b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
 			b.ReportAllocs()

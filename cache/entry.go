@@ -192,40 +192,98 @@ func (r Result) String() string {
 	}
 }
 
-// Wire format of an entry in Redis: a version byte, four times in Unix
-// nanoseconds, the body hash, then the body.
+// Wire format of an entry in Redis. Version 2 (written): a version byte, a
+// flags byte, four times in Unix nanoseconds, the hash of the plain body, the
+// length of the plain body, then the payload: the gzip variant of the body
+// (flag wireGzip) when compression saves at least an eighth, else the plain
+// body. Version 1 (read only, written before compressed values): a version
+// byte, the four times, the hash, the plain body.
 const (
-	wireVersion = 1
-	wireHeader  = 1 + 4*8 + 8
+	wireVersion1 = 1
+	wireHeader1  = 1 + 4*8 + 8
+
+	wireVersion = 2
+	wireHeader  = 2 + 4*8 + 8 + 4
+	wireGzip    = 1 << 0
+
+	// maxWireBody bounds the plain length a compressed value may claim, so
+	// a corrupt header cannot make decoding allocate without limit.
+	maxWireBody = 256 << 20
 )
 
 var errBadWire = errors.New("cache: malformed entry in redis")
 
+// encodeEntry is the Redis value of e. It makes e's gzip variant if e has
+// none yet (the variant is kept with e, so a gzip client is later served
+// without compressing) and stores it in place of the plain body when it is
+// smaller.
 func encodeEntry(e *Entry) []byte {
-	b := make([]byte, wireHeader+len(e.Body))
-	b[0] = wireVersion
-	binary.BigEndian.PutUint64(b[1:], uint64(e.StoredAt.UnixNano()))
-	binary.BigEndian.PutUint64(b[9:], uint64(e.FreshUntil.UnixNano()))
-	binary.BigEndian.PutUint64(b[17:], uint64(e.StaleUntil.UnixNano()))
-	binary.BigEndian.PutUint64(b[25:], uint64(e.ErrorUntil.UnixNano()))
-	binary.BigEndian.PutUint64(b[33:], e.hash)
-	copy(b[wireHeader:], e.Body)
+	payload, flags := e.Body, byte(0)
+	if gz, _, ok := e.Gzip(); ok {
+		payload, flags = gz, wireGzip
+	}
+	b := make([]byte, wireHeader+len(payload))
+	b[0], b[1] = wireVersion, flags
+	putTimes(b[2:], e)
+	binary.BigEndian.PutUint32(b[2+4*8+8:], uint32(len(e.Body)))
+	copy(b[wireHeader:], payload)
 	return b
 }
 
-// decodeEntry parses b, which it keeps: Body aliases b.
+func putTimes(b []byte, e *Entry) {
+	binary.BigEndian.PutUint64(b[0:], uint64(e.StoredAt.UnixNano()))
+	binary.BigEndian.PutUint64(b[8:], uint64(e.FreshUntil.UnixNano()))
+	binary.BigEndian.PutUint64(b[16:], uint64(e.StaleUntil.UnixNano()))
+	binary.BigEndian.PutUint64(b[24:], uint64(e.ErrorUntil.UnixNano()))
+	binary.BigEndian.PutUint64(b[32:], e.hash)
+}
+
+func readTimes(b []byte) *Entry {
+	t := func(off int) time.Time { return time.Unix(0, int64(binary.BigEndian.Uint64(b[off:]))) }
+	return &Entry{
+		StoredAt:   t(0),
+		FreshUntil: t(8),
+		StaleUntil: t(16),
+		ErrorUntil: t(24),
+		hash:       binary.BigEndian.Uint64(b[32:]),
+	}
+}
+
+// decodeEntry parses b, which it keeps: Body (or, for a compressed value,
+// the gzip variant) aliases b. A compressed value is decompressed here, once,
+// as the entry is promoted to L1; its compressed payload becomes the entry's
+// gzip variant.
 func decodeEntry(b []byte) (*Entry, error) {
-	if len(b) < wireHeader || b[0] != wireVersion {
+	if len(b) == 0 {
 		return nil, errBadWire
 	}
-	t := func(off int) time.Time { return time.Unix(0, int64(binary.BigEndian.Uint64(b[off:]))) }
-	e := &Entry{
-		StoredAt:   t(1),
-		FreshUntil: t(9),
-		StaleUntil: t(17),
-		ErrorUntil: t(25),
-		hash:       binary.BigEndian.Uint64(b[33:]),
-		Body:       b[wireHeader:len(b):len(b)],
+	var e *Entry
+	switch {
+	case b[0] == wireVersion1 && len(b) >= wireHeader1:
+		e = readTimes(b[1:])
+		e.Body = b[wireHeader1:len(b):len(b)]
+	case b[0] == wireVersion && len(b) >= wireHeader && b[1]&^wireGzip == 0:
+		e = readTimes(b[2:])
+		n := binary.BigEndian.Uint32(b[2+4*8+8:])
+		payload := b[wireHeader:len(b):len(b)]
+		if b[1]&wireGzip == 0 {
+			if int(n) != len(payload) {
+				return nil, errBadWire
+			}
+			e.Body = payload
+			break
+		}
+		if n > maxWireBody {
+			return nil, errBadWire
+		}
+		body, err := gunzip(payload, int(n))
+		if err != nil {
+			return nil, errBadWire
+		}
+		e.Body = body
+		e.gz.Store(&variant{body: payload, etag: "W/" + etagOf(e.hash)})
+	default:
+		return nil, errBadWire
 	}
 	if xxhash.Sum64(e.Body) != e.hash {
 		return nil, errBadWire

@@ -2,6 +2,8 @@ package cache
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"sync"
 	"sync/atomic"
 
@@ -105,4 +107,47 @@ func (e *Entry) retire() int64 {
 	}
 	e.acct, e.retired = nil, true
 	return n
+}
+
+// gzipReaders pools decompressors.
+var gzipReaders sync.Pool
+
+var errGunzipSize = errors.New("cache: gzip payload does not match its length")
+
+// gunzip decompresses payload, which must hold exactly n bytes of data (one
+// gzip member); the CRC and length in the gzip trailer are checked.
+func gunzip(payload []byte, n int) ([]byte, error) {
+	br := bytes.NewReader(payload)
+	r, _ := gzipReaders.Get().(*gzip.Reader)
+	var err error
+	if r == nil {
+		r, err = gzip.NewReader(br)
+	} else {
+		err = r.Reset(br)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer gzipReaders.Put(r)
+	r.Multistream(false)
+	out := make([]byte, n)
+	if _, err := io.ReadFull(r, out); err != nil {
+		return nil, err
+	}
+	// The stream must end here (a longer one is corrupt) with a valid
+	// trailer, which the reader checks on EOF.
+	var one [1]byte
+	if m, err := r.Read(one[:]); m != 0 || err != io.EOF {
+		if err == nil || err == io.EOF {
+			err = errGunzipSize
+		}
+		return nil, err
+	}
+	if br.Len() != 0 {
+		// Bytes after the member: the payload is served as it is to gzip
+		// clients, so it must be exactly one member. (bytes.Reader is an
+		// io.ByteReader, so the gzip reader does not read ahead of it.)
+		return nil, errGunzipSize
+	}
+	return out, nil
 }

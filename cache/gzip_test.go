@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-func gunzip(t *testing.T, b []byte) []byte {
+func gunzipStd(t *testing.T, b []byte) []byte {
 	t.Helper()
 	r, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
@@ -52,7 +52,7 @@ func TestEntryGzip(t *testing.T) {
 				}
 				return
 			}
-			if got := gunzip(t, gz); !bytes.Equal(got, tc.body) {
+			if got := gunzipStd(t, gz); !bytes.Equal(got, tc.body) {
 				t.Fatal("gzip variant does not decode to the body")
 			}
 			if tag != "W/"+e.ETag {

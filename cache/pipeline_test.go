@@ -138,8 +138,9 @@ func TestPipelineRedisKilled(t *testing.T) {
 		t.Fatalf("%d of %d gets failed", l.failures.Load(), l.gets.Load())
 	}
 	// A Get waits at most one budget for Redis (then the fill, which is
-	// instant here); the rest is scheduling of 64 goroutines on a busy box.
-	if s := time.Duration(l.slowest.Load()); s > budget+400*time.Millisecond {
+	// instant here); the rest is scheduling of 64 goroutines on a box that
+	// may be shared (seen: 0.9s at a load average of 20 on 2 cores).
+	if s := time.Duration(l.slowest.Load()); s > budget+1500*time.Millisecond {
 		t.Fatalf("slowest get %v with a %v budget", s, budget)
 	}
 	if ev := c.Stats().RedisDownEvents; ev != 1 {
@@ -156,7 +157,7 @@ func TestPipelineQueuedCommandsTimeout(t *testing.T) {
 	const budget = 50 * time.Millisecond
 	// Socket timeouts far above the budget: the budget alone must bound
 	// each caller's wait for a queued command.
-	rc := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, MaxRetries: -1})
+	rc := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, MaxRetries: -1})
 	t.Cleanup(func() { _ = rc.Close() })
 	c := newCache(t, Options{Redis: rc, L1MaxBytes: -1, RedisTimeout: budget})
 	pol := Policy{TTL: time.Hour}
@@ -181,7 +182,8 @@ func TestPipelineQueuedCommandsTimeout(t *testing.T) {
 	if l.failures.Load() != 0 {
 		t.Fatalf("%d of %d gets failed", l.failures.Load(), l.gets.Load())
 	}
-	if slowWhileDown > budget+400*time.Millisecond {
+	// Without the budget a caller would wait for the socket timeout (5s); with it, one budget plus scheduling on a busy box.
+	if slowWhileDown > budget+1500*time.Millisecond {
 		t.Fatalf("slowest get %v with a %v budget and a stalled redis", slowWhileDown, budget)
 	}
 }

@@ -1,0 +1,246 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dealer-edge/dealer-edge/cache/redistest"
+)
+
+// listingBody is a vehicle listing page shaped like the inventory
+// service's (records with ids, prices, mileage and a few enumerated
+// fields), pseudo-random from seed so it compresses as a real page does
+// rather than as repeated text.
+func listingBody(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, 7))
+	makes := []string{"Fiat", "Volkswagen", "Renault", "Peugeot", "Toyota", "Ford", "BMW", "Audi"}
+	models := []string{"Panda", "Golf", "Clio", "208", "Yaris", "Fiesta", "Serie 1", "A3"}
+	fuels := []string{"benzina", "diesel", "ibrido", "elettrico", "gpl"}
+	colors := []string{"bianco", "nero", "grigio metallizzato", "rosso", "blu"}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"total":%d,"page":1,"page_size":%d,"items":[`, 400+r.IntN(400), n)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		m := r.IntN(len(makes))
+		fmt.Fprintf(&b, `{"id_auto":"%08x-%04x-%04x","make":%q,"model":%q,"year":%d,"price":%d,"mileage_km":%d,"fuel":%q,"color":%q,"doors":%d,"power_kw":%d,"location":{"city":"Milano","zip":"201%02d"},"images":["https://img.example.com/%d/1.jpg","https://img.example.com/%d/2.jpg"],"updated_at":"2026-11-%02dT%02d:%02d:00Z"}`,
+			r.Uint32(), r.IntN(1<<16), r.IntN(1<<16), makes[m], models[m], 2010+r.IntN(16), 5000+r.IntN(40000), r.IntN(200000),
+			fuels[r.IntN(len(fuels))], colors[r.IntN(len(colors))], 3+2*r.IntN(2), 50+r.IntN(150), r.IntN(100), r.Uint32(), r.Uint32(), 1+r.IntN(28), r.IntN(24), r.IntN(60))
+	}
+	b.WriteString(`]}`)
+	return b.Bytes()
+}
+
+// encodeEntryV1 is the value written before compressed values (wire
+// version 1), kept to test that such values are still read and to measure
+// what compression saves.
+func encodeEntryV1(e *Entry) []byte {
+	b := make([]byte, wireHeader1+len(e.Body))
+	b[0] = wireVersion1
+	putTimes(b[1:], e)
+	copy(b[wireHeader1:], e.Body)
+	return b
+}
+
+func TestWireFormat(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	pol := Policy{TTL: time.Minute, StaleWhileRevalidate: time.Minute, StaleIfError: time.Hour}
+	listing := listingBody(1, 20)
+	small := []byte(`{"ok":true}`)
+	fresh := func(body []byte) *Entry { return newEntry(body, now, pol) }
+
+	t.Run("round trips", func(t *testing.T) {
+		for _, tc := range []struct {
+			name       string
+			body       []byte
+			encode     func(*Entry) []byte
+			compressed bool
+		}{
+			{"listing, compressed", listing, encodeEntry, true},
+			{"small body, plain", small, encodeEntry, false},
+			{"version 1 value", listing, encodeEntryV1, false},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				e := fresh(tc.body)
+				v := tc.encode(e)
+				if got := v[0] == wireVersion && v[1]&wireGzip != 0; got != tc.compressed {
+					t.Fatalf("compressed %v, want %v", got, tc.compressed)
+				}
+				d, err := decodeEntry(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(d.Body, tc.body) || d.ETag != e.ETag || !d.StoredAt.Equal(e.StoredAt) ||
+					!d.FreshUntil.Equal(e.FreshUntil) || !d.StaleUntil.Equal(e.StaleUntil) || !d.ErrorUntil.Equal(e.ErrorUntil) {
+					t.Fatalf("decoded %+v, want %+v", d, e)
+				}
+				gz, tag, ok := d.Gzip()
+				if tc.compressed {
+					// The compressed payload is the entry's gzip variant:
+					// a gzip client is served it without compressing.
+					if !ok || !bytes.Equal(gz, v[wireHeader:]) || tag != "W/"+e.ETag {
+						t.Fatalf("gzip variant not taken from the value: ok %v tag %q", ok, tag)
+					}
+				}
+				if ok && !bytes.Equal(gunzipStd(t, gz), tc.body) {
+					t.Fatal("gzip variant does not decode to the body")
+				}
+			})
+		}
+	})
+
+	t.Run("compressed value is smaller", func(t *testing.T) {
+		v1, v2 := len(encodeEntryV1(fresh(listing))), len(encodeEntry(fresh(listing)))
+		if v2*100 > v1*40 {
+			t.Fatalf("compressed value %d bytes, plain %d", v2, v1)
+		}
+		t.Logf("listing of 20: value %d -> %d bytes (%.0f%%)", v1, v2, 100*float64(v2)/float64(v1))
+	})
+
+	t.Run("malformed values", func(t *testing.T) {
+		good := encodeEntry(fresh(listing))
+		mut := func(f func(b []byte) []byte) []byte { return f(bytes.Clone(good)) }
+		setLen := func(n uint32) []byte {
+			return mut(func(b []byte) []byte { binary.BigEndian.PutUint32(b[2+4*8+8:], n); return b })
+		}
+		plain := encodeEntry(fresh(small))
+		for _, tc := range []struct {
+			name string
+			v    []byte
+		}{
+			{"empty", nil},
+			{"short", []byte{2, 1, 3}},
+			{"unknown version", mut(func(b []byte) []byte { b[0] = 9; return b })},
+			{"unknown flag", mut(func(b []byte) []byte { b[1] |= 4; return b })},
+			{"truncated gzip", good[:len(good)-10]},
+			{"flipped payload byte", mut(func(b []byte) []byte { b[wireHeader+len(b[wireHeader:])/2] ^= 0x55; return b })},
+			{"length too short", setLen(uint32(len(listing) - 1))},
+			{"length too long", setLen(uint32(len(listing) + 1))},
+			{"length beyond the bound", setLen(maxWireBody + 1)},
+			{"hash mismatch", mut(func(b []byte) []byte { b[2+4*8] ^= 1; return b })},
+			{"plain body length mismatch", func() []byte { b := bytes.Clone(plain); return b[:len(b)-1] }()},
+			{"trailing garbage after gzip", append(bytes.Clone(good), 0x1f, 0x8b)},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				if _, err := decodeEntry(tc.v); err == nil {
+					t.Fatalf("accepted %d bytes", len(tc.v))
+				}
+			})
+		}
+	})
+}
+
+// FuzzDecodeEntry: decoding never panics, and what it accepts has a body
+// that matches its hash and ETag.
+func FuzzDecodeEntry(f *testing.F) {
+	now := time.Unix(1_700_000_000, 0)
+	for _, body := range [][]byte{listingBody(2, 5), []byte("x")} {
+		e := newEntry(body, now, Policy{TTL: time.Minute})
+		f.Add(encodeEntry(e))
+		f.Add(encodeEntryV1(e))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		e, err := decodeEntry(v)
+		if err != nil {
+			return
+		}
+		if e.ETag != etagOf(e.hash) {
+			t.Fatalf("etag %s for hash %x", e.ETag, e.hash)
+		}
+		if gz, _, ok := e.Gzip(); ok && !bytes.Equal(gunzipStd(t, gz), e.Body) {
+			t.Fatal("gzip variant does not decode to the body")
+		}
+	})
+}
+
+// TestRedisMemoryPerEntry stores the same listing entries in a real
+// redis-server as plain values (wire version 1) and as compressed values,
+// and compares MEMORY USAGE of the keys: the compressed entry must take at
+// most 40% of the plain one.
+func TestRedisMemoryPerEntry(t *testing.T) {
+	srv := redistest.Start(t)
+	rc := srv.Client()
+	ctx := context.Background()
+	now := time.Now()
+	const n = 100
+	c := newCache(t, Options{L1MaxBytes: -1})
+	usage := func(version string, encode func(*Entry) []byte) (perEntry float64) {
+		var total int64
+		for i := 0; i < n; i++ {
+			e := newEntry(listingBody(uint64(i), 20), now, Policy{TTL: time.Hour})
+			key := c.entryKey(int64(100+i%10), 1_700_000_000_000, "/dealer/REWIND/listing?page="+strconv.Itoa(i)+"&page_size=20&"+version)
+			if err := rc.Set(ctx, key, encode(e), time.Hour).Err(); err != nil {
+				t.Fatal(err)
+			}
+			m, err := rc.MemoryUsage(ctx, key).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			total += m
+		}
+		return float64(total) / n
+	}
+	plain := usage("v1", encodeEntryV1)
+	compressed := usage("v2", encodeEntry)
+	t.Logf("MEMORY USAGE per listing entry (20 vehicles): plain %.0f bytes, compressed %.0f bytes (%.0f%%)", plain, compressed, 100*compressed/plain)
+	if compressed > 0.4*plain {
+		t.Fatalf("compressed entry %.0f bytes, plain %.0f: more than 40%%", compressed, plain)
+	}
+	if info, err := rc.Info(ctx, "memory").Result(); err != nil || !strings.Contains(info, "used_memory:") {
+		t.Fatalf("INFO memory: %v", err)
+	}
+}
+
+// TestPurgeCompressedEntries: two instances on a real redis-server share
+// compressed entries (one fills, the other is served from Redis, its gzip
+// variant being the stored payload), and a purge of one dealer makes its
+// compressed entries unreachable everywhere while another dealer's stay.
+func TestPurgeCompressedEntries(t *testing.T) {
+	srv := redistest.Start(t)
+	a := newCache(t, Options{Redis: newClient(t, srv.Addr)})
+	b := newCache(t, Options{Redis: newClient(t, srv.Addr)})
+	waitFor(t, "subscriptions", func() bool { return a.Stats().PubSubUp && b.Stats().PubSubUp })
+	ctx := context.Background()
+	pol := Policy{TTL: time.Hour}
+	const key = "/dealer/REWIND/listing?page=1&page_size=20"
+	bodies := map[int64][]byte{1: listingBody(11, 20), 2: listingBody(12, 20)}
+	for d, body := range bodies {
+		if _, res := mustGet(t, a, d, key, pol, func(context.Context) ([]byte, error) { return body, nil }); res != Miss {
+			t.Fatalf("a dealer %d: %v", d, res)
+		}
+		gen, _ := a.generation(ctx, d)
+		raw, err := srv.Client().Get(ctx, a.entryKey(d, gen, key)).Bytes()
+		if err != nil || raw[0] != wireVersion || raw[1]&wireGzip == 0 || len(raw) > len(body)/3 {
+			t.Fatalf("dealer %d: value in redis not compressed (%d bytes for a %d-byte body): %v", d, len(raw), len(body), err)
+		}
+		e, res := mustGet(t, b, d, key, pol, newFiller("wrong").fill)
+		if res != Hit || !bytes.Equal(e.Body, body) {
+			t.Fatalf("b dealer %d: %v, body equal %v", d, res, bytes.Equal(e.Body, body))
+		}
+		if gz, _, ok := e.Gzip(); !ok || !bytes.Equal(gz, raw[wireHeader:]) {
+			t.Fatalf("b dealer %d: gzip variant is not the stored payload", d)
+		}
+	}
+	if err := a.PurgeDealer(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "b to drop dealer 1", func() bool { n, _ := b.l1.lookup(1, []byte(key)); return n == nil })
+	newBody := listingBody(13, 20)
+	if e, res := mustGet(t, b, 1, key, pol, func(context.Context) ([]byte, error) { return newBody, nil }); res != Miss || !bytes.Equal(e.Body, newBody) {
+		t.Fatalf("b dealer 1 after purge: %v", res)
+	}
+	if e, res := mustGet(t, a, 1, key, pol, newFiller("wrong").fill); res != Hit || !bytes.Equal(e.Body, newBody) {
+		t.Fatalf("a dealer 1 after purge: %v, new body %v", res, bytes.Equal(e.Body, newBody))
+	}
+	if e, res := mustGet(t, b, 2, key, pol, newFiller("wrong").fill); res != Hit || !bytes.Equal(e.Body, bodies[2]) {
+		t.Fatalf("b dealer 2 after purging dealer 1: %v", res)
+	}
+}
