@@ -18,8 +18,9 @@ type ListenerStats struct {
 
 // EmbeddedRedisStats is a snapshot of the embedded in-process Redis.
 type EmbeddedRedisStats struct {
+	// Keys and Bytes (keys, values and a per-key overhead) are measured
+	// every sweep.
 	Keys, Bytes, MaxBytes int64
-	Evicted, Expired      uint64
 }
 
 // SetListenerSource registers the edge_listener_* gauges, read from f at
@@ -46,9 +47,12 @@ func (m *Metrics) SetEmbeddedRedisSource(f func() EmbeddedRedisStats) {
 		m.set.NewGauge(`edge_embedded_redis_keys`, func() float64 { return float64(f().Keys) })
 		m.set.NewGauge(`edge_embedded_redis_bytes`, func() float64 { return float64(f().Bytes) })
 		m.set.NewGauge(`edge_embedded_redis_max_bytes`, func() float64 { return float64(f().MaxBytes) })
-		m.set.NewGauge(`edge_embedded_redis_evicted_keys`, func() float64 { return float64(f().Evicted) })
-		m.set.NewGauge(`edge_embedded_redis_expired_keys`, func() float64 { return float64(f().Expired) })
 	})
+}
+
+// EmbeddedRedisEvicted counts keys the embedded Redis evicted for room.
+func (m *Metrics) EmbeddedRedisEvicted(n int) {
+	m.set.GetOrCreateCounter(`edge_embedded_redis_evicted_keys_total`).Add(n)
 }
 
 // AcceptError counts a temporary accept error of a listener ("public",

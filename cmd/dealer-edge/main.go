@@ -31,7 +31,6 @@ import (
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/valyala/fasthttp"
 
@@ -386,13 +385,17 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 	}
 
 	if len(cfg.Redis.Addrs) == 0 {
-		mr := miniredis.NewMiniRedis()
-		if err := mr.StartAddr("127.0.0.1:0"); err != nil {
+		er, err := startEmbeddedRedis(cfg.Redis.EmbeddedMaxBytes, cfg.Redis.DB, mtr.EmbeddedRedisEvicted)
+		if err != nil {
 			return nil, fmt.Errorf("start embedded redis: %w", err)
 		}
-		a.closers = append(a.closers, mr.Close)
-		cfg.Redis.Addrs = []string{mr.Addr()}
-		logger.Info("embedded in-process redis (miniredis)", "addr", mr.Addr())
+		a.closers = append(a.closers, er.Close)
+		cfg.Redis.Addrs = []string{er.Addr()}
+		mtr.SetEmbeddedRedisSource(er.Stats)
+		logger.Info("embedded in-process redis (miniredis)", "addr", er.Addr(), "max_bytes", cfg.Redis.EmbeddedMaxBytes)
+		if !f.demo {
+			logger.Warn("embedded in-process redis in use: it is this instance's alone (no shared rate limits, cache or purges with other instances) and empty after a restart; set redis.addrs or --redis in production")
+		}
 	}
 	to := cfg.Redis.Timeout.D()
 	a.rdb = redis.NewUniversalClient(&redis.UniversalOptions{

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func embeddedClient(t *testing.T, maxBytes int64) (*embeddedRedis, *redis.Client) {
+	t.Helper()
+	e, err := startEmbeddedRedis(maxBytes, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	c := redis.NewClient(&redis.Options{Addr: e.Addr()})
+	t.Cleanup(func() { _ = c.Close() })
+	return e, c
+}
+
+// waitFor polls cond every 50 ms for up to d.
+func waitFor(d time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}
+
+// TestEmbeddedRedisExpiresOnTheRealClock: keys written with short TTLs
+// (PX, PEXPIRE, PEXPIREAT) are gone within a tick of their expiry, and the
+// measured key count and bytes fall back.
+func TestEmbeddedRedisExpiresOnTheRealClock(t *testing.T) {
+	e, c := embeddedClient(t, 64<<20)
+	ctx := context.Background()
+	val := strings.Repeat("v", 1000)
+	// One pipeline, so the writes take milliseconds even on a busy machine.
+	p := c.Pipeline()
+	for i := range 3000 {
+		k := fmt.Sprintf("edge:c1:{d%d}:search:%d", i%7, i)
+		switch i % 3 {
+		case 0:
+			p.Set(ctx, k, val, time.Second)
+		case 1:
+			p.Set(ctx, k, val, 0)
+			p.PExpire(ctx, k, 1200*time.Millisecond)
+		case 2:
+			p.Set(ctx, k, val, 0)
+			p.PExpireAt(ctx, k, time.Now().Add(1400*time.Millisecond))
+		}
+	}
+	p.Set(ctx, "no-ttl", "kept", 0)
+	if _, err := p.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.DBSize(ctx).Val(); n != 3001 {
+		t.Fatalf("DBSIZE %d after the writes", n)
+	}
+	if !waitFor(4*time.Second, func() bool { return c.DBSize(ctx).Val() == 1 }) {
+		t.Fatalf("DBSIZE %d well after every TTL ran out", c.DBSize(ctx).Val())
+	}
+	if !waitFor(time.Second, func() bool { s := e.Stats(); return s.Keys == 1 && s.Bytes < 200 }) {
+		t.Fatalf("stats did not fall back: %+v", e.Stats())
+	}
+	if v := c.Get(ctx, "no-ttl").Val(); v != "kept" {
+		t.Fatalf("key without TTL: %q", v)
+	}
+}
+
+// TestEmbeddedRedisMeasures: the sweep counts keys and bytes.
+func TestEmbeddedRedisMeasures(t *testing.T) {
+	e, c := embeddedClient(t, 64<<20)
+	ctx := context.Background()
+	val := strings.Repeat("v", 1000)
+	for i := range 1000 {
+		c.Set(ctx, fmt.Sprintf("k:%d", i), val, time.Minute)
+	}
+	if !waitFor(2*time.Second, func() bool { return e.Stats().Keys == 1000 }) {
+		t.Fatalf("sweep did not measure the keys: %+v", e.Stats())
+	}
+	if b := e.Stats().Bytes; b < 1000*1000 || b > 1000*1200 {
+		t.Fatalf("measured %d bytes for 1000 keys of 1000 bytes", b)
+	}
+}
+
+// TestEmbeddedRedisEvictsOverTheCap: 8 MB written into a 2 MiB store
+// leaves it at or under the cap; the keys closest to expiry go first and
+// keys without a TTL last, and writes never fail.
+func TestEmbeddedRedisEvictsOverTheCap(t *testing.T) {
+	const limit = 2 << 20
+	e, c := embeddedClient(t, limit)
+	ctx := context.Background()
+	c.Set(ctx, "gen:no-ttl", "1", 0)
+	val := strings.Repeat("x", 4000)
+	p := c.Pipeline()
+	for i := range 2000 {
+		ttl := time.Hour
+		if i%2 == 0 {
+			ttl = 10 * time.Minute
+		}
+		p.Set(ctx, fmt.Sprintf("k:%d", i), val, ttl)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		t.Fatalf("writes refused: %v", err)
+	}
+	if !waitFor(3*time.Second, func() bool { b := e.Stats().Bytes; return e.evicted.Load() >= 1000 && b > 0 && b <= limit }) {
+		t.Fatalf("over the cap after 3 s: %+v, %d evicted", e.Stats(), e.evicted.Load())
+	}
+	short, long := 0, 0
+	for i := range 2000 {
+		if c.Exists(ctx, fmt.Sprintf("k:%d", i)).Val() == 1 {
+			if i%2 == 0 {
+				short++
+			} else {
+				long++
+			}
+		}
+	}
+	if short != 0 || long == 0 {
+		t.Fatalf("left %d keys with 10 min and %d with 1 h: the nearest expiry goes first", short, long)
+	}
+	if c.Exists(ctx, "gen:no-ttl").Val() != 1 {
+		t.Fatal("a key without TTL was evicted before keys with one")
+	}
+}

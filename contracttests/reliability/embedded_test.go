@@ -1,0 +1,99 @@
+package reliability
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dealer-edge/dealer-edge/contracttests/procs"
+)
+
+// TestEmbeddedRedisBoundedAndExpiring is issue 15's embedded-Redis
+// reproduction on the real binary without --redis: 300 distinct listing
+// variants (about 20 KB each, 6 MB in all) with a 1 s TTL into an embedded
+// Redis capped at 2 MiB. The store stays near its cap while they arrive
+// (evicting), never refuses a write (every answer 200), and once the TTLs
+// run out its keys and bytes fall back to almost nothing. The edge warns
+// at start that the embedded Redis is in use outside --demo.
+func TestEmbeddedRedisBoundedAndExpiring(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binaries")
+	}
+	const limit = 2 << 20
+	short := map[string]any{"ttl": "1s", "stale_while_revalidate": "0s", "stale_if_error": "1s"}
+	fake := procs.StartFake(t)
+	edge := procs.StartEdge(t, map[string]any{
+		"redis": map[string]any{"embedded_max_bytes": limit},
+		"cache": map[string]any{"routes": map[string]any{"inventory_listing": short}},
+	}, "--upstream", fake.URL())
+	if !strings.Contains(edge.Stderr.String(), `"msg":"embedded in-process redis in use`) {
+		t.Errorf("no start warning for the embedded Redis outside --demo")
+	}
+
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			if v, ok := edge.Metric("edge_embedded_redis_bytes"); ok && int64(v) > peak.Load() {
+				peak.Store(int64(v))
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	paths := make(chan string)
+	var bad atomic.Int64
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range paths {
+				if st := probe(edge.Base+p, "X-Api-Key: bench-key-000"); st != 200 {
+					if bad.Add(1) <= 3 {
+						t.Errorf("GET %s: %d", p, st)
+					}
+				}
+			}
+		}()
+	}
+	for size := 20; size < 80; size++ {
+		for page := 1; page <= 5; page++ {
+			paths <- fmt.Sprintf("/dealer/REWIND/listing?page_size=%d&page=%d", size, page)
+		}
+	}
+	close(paths)
+	wg.Wait()
+	close(stop)
+	<-sampled
+	if v, _ := edge.Metric("edge_embedded_redis_evicted_keys_total"); v < 1 {
+		t.Errorf("no key evicted from a 2 MiB store after 6 MB of entries")
+	}
+	// Eviction runs every 250 ms: between two sweeps the store can pass
+	// the cap by what arrived meanwhile, never by the whole flood.
+	if p := peak.Load(); p > 2*limit {
+		t.Errorf("embedded Redis peaked at %d bytes with a cap of %d", p, limit)
+	}
+	t.Logf("peak %d bytes (cap %d)", peak.Load(), limit)
+	start := time.Now()
+	for {
+		keys, _ := edge.Metric("edge_embedded_redis_keys")
+		bytes, _ := edge.Metric("edge_embedded_redis_bytes")
+		if keys <= 5 && bytes < 16<<10 {
+			t.Logf("fell back to %v keys, %v bytes %s after the last write", keys, bytes, time.Since(start).Round(10*time.Millisecond))
+			break
+		}
+		if time.Since(start) > 6*time.Second {
+			t.Fatalf("embedded Redis still holds %v keys, %v bytes 6 s after 1 s TTLs", keys, bytes)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
