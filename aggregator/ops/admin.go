@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"net/netip"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,6 +94,10 @@ func (a *Admin) Handler() fasthttp.RequestHandler { return a.serve }
 
 func (a *Admin) serve(ctx *fasthttp.RequestCtx) {
 	ctx.Response.Header.Set("Cache-Control", "no-store")
+	if detail := a.foreign(ctx); detail != "" {
+		problem(ctx, fasthttp.StatusForbidden, "forbidden", detail)
+		return
+	}
 	path := string(ctx.Path())
 	type route struct {
 		method string
@@ -133,12 +138,87 @@ func (a *Admin) serve(ctx *fasthttp.RequestCtx) {
 		problem(ctx, fasthttp.StatusMethodNotAllowed, "method not allowed", "use "+r.method)
 		return
 	}
+	if r.method == fasthttp.MethodPost {
+		// State-changing endpoints take no body or a JSON one: a form or
+		// text/plain body is what a cross-site page can send without a
+		// preflight.
+		if body := ctx.PostBody(); len(body) > 0 {
+			if mt, _, _ := strings.Cut(string(ctx.Request.Header.ContentType()), ";"); !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
+				problem(ctx, fasthttp.StatusUnsupportedMediaType, "unsupported media type", "send no body, or a JSON body with Content-Type: application/json")
+				return
+			}
+			if !json.Valid(body) {
+				problem(ctx, fasthttp.StatusBadRequest, "bad request", "the body is not valid JSON")
+				return
+			}
+		}
+	}
 	if !r.open && !a.authorized(ctx) {
 		ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="dealer-edge-admin"`)
 		problem(ctx, fasthttp.StatusUnauthorized, "unauthorized", "send the admin token as Authorization: Bearer <token>")
 		return
 	}
 	r.h(ctx)
+}
+
+// foreign returns why a request must be refused as coming from a browser
+// page of another origin, or "":
+//
+//   - without an admin token, a Host that is not a loopback name
+//     (localhost, *.localhost) or address with the listener's own port: a
+//     DNS-rebinding page (evil.example resolving to 127.0.0.1) sends its
+//     own name;
+//   - an Origin whose host and port are not the Host's: a page of another
+//     origin (an Origin of "null" included); the admin's own status page
+//     is same-origin and passes;
+//   - Sec-Fetch-Site cross-site or same-site (another port of localhost
+//     is same-site but another origin).
+//
+// Tools (curl, Prometheus, probes) send no Origin and no Sec-Fetch-Site.
+func (a *Admin) foreign(ctx *fasthttp.RequestCtx) string {
+	host := string(ctx.Host())
+	if a.o.Token == "" && !loopbackHost(host, ctx.LocalAddr()) {
+		return "the admin listener answers only to a loopback Host (localhost, 127.0.0.1, [::1]) with its own port; set admin_token to reach it under another name"
+	}
+	if origin := ctx.Request.Header.Peek("Origin"); len(origin) > 0 {
+		u, err := url.Parse(string(origin))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !strings.EqualFold(u.Host, host) || u.Path != "" {
+			return "cross-origin request refused: the Origin is not the admin listener's own"
+		}
+	}
+	switch string(ctx.Request.Header.Peek("Sec-Fetch-Site")) {
+	case "cross-site", "same-site":
+		return "cross-origin request refused (Sec-Fetch-Site)"
+	}
+	return ""
+}
+
+// loopbackHost reports whether a Host header names the listener at local
+// by a loopback name or address and its port (80 when absent). The port
+// is not checked when local is not a TCP address.
+func loopbackHost(host string, local net.Addr) bool {
+	name, port := host, ""
+	if h, p, err := net.SplitHostPort(host); err == nil {
+		name, port = h, p
+	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		name = host[1 : len(host)-1]
+	}
+	name = strings.ToLower(name)
+	ok := name == "localhost" || strings.HasSuffix(name, ".localhost")
+	if !ok {
+		ip, err := netip.ParseAddr(name)
+		ok = err == nil && ip.IsLoopback()
+	}
+	if !ok {
+		return false
+	}
+	if tcp, isTCP := local.(*net.TCPAddr); isTCP {
+		if port == "" {
+			port = "80"
+		}
+		return port == strconv.Itoa(tcp.Port)
+	}
+	return true
 }
 
 // authorized checks the bearer token in constant time (over hashes, so

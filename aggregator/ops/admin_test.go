@@ -45,7 +45,7 @@ func call(t *testing.T, c *fasthttp.Client, method, uri, token string) answer {
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 	req.Header.SetMethod(method)
-	req.SetRequestURI("http://admin" + uri)
+	req.SetRequestURI("http://localhost" + uri) // a loopback Host: see TestAdminRefusesForeignPages
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -210,5 +210,121 @@ func TestIsLoopback(t *testing.T) {
 				t.Errorf("IsLoopback(%q) = %v, want %v", tc.addr, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestAdminRefusesForeignPages: a page of another origin (a cross-site
+// form POST, a DNS-rebinding page under its own name) gets 403, a body
+// that is not JSON 415/400; tools, probes and the admin's own page pass.
+// The listener is real TCP on 127.0.0.1, so the port check runs.
+func TestAdminRefusesForeignPages(t *testing.T) {
+	var purges atomic.Int64
+	start := func(token string) string {
+		a, err := NewAdmin(AdminOptions{
+			Token: token, Metrics: NewMetrics(MetricsOptions{}),
+			Purge:  func(context.Context, int64) error { purges.Add(1); return nil },
+			Reload: func() error { return nil },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &fasthttp.Server{Handler: a.Handler(), MaxRequestBodySize: 1024}
+		go func() { _ = srv.Serve(ln) }()
+		t.Cleanup(func() { _ = srv.Shutdown() })
+		return ln.Addr().String()
+	}
+	open := start("")
+	withToken := start("s3cret-admin-token")
+	_, port, _ := net.SplitHostPort(open)
+	c := &fasthttp.Client{}
+	for _, tc := range []struct {
+		name   string
+		addr   string // the listener to call
+		method string
+		path   string
+		hdr    []string // name, value pairs; "Host" replaces the Host
+		body   string
+		want   int
+	}{
+		{"curl: loopback address", open, "POST", "/admin/purge?dealer_id=1", nil, "", 200},
+		{"localhost by name", open, "GET", "/metrics", []string{"Host", "localhost:" + port}, "", 200},
+		{"IPv6 loopback", open, "GET", "/healthz", []string{"Host", "[::1]:" + port}, "", 200},
+		{"the admin's own page POSTs", open, "POST", "/admin/reload", []string{"Origin", "http://" + open, "Sec-Fetch-Site", "same-origin"}, "", 200},
+		{"JSON body", open, "POST", "/admin/reload", []string{"Content-Type", "application/json; charset=utf-8"}, `{"why":"test"}`, 200},
+		{"cross-site form POST (the audit's)", open, "POST", "/admin/purge?dealer_id=1", []string{"Origin", "https://evil.example", "Content-Type", "text/plain"}, "x", 403},
+		{"cross-site POST without a body", open, "POST", "/admin/reload", []string{"Origin", "https://evil.example"}, "", 403},
+		{"Origin null", open, "POST", "/admin/reload", []string{"Origin", "null"}, "", 403},
+		{"another port of localhost", open, "POST", "/admin/reload", []string{"Origin", "http://127.0.0.1:8080"}, "", 403},
+		{"Sec-Fetch-Site cross-site", open, "GET", "/metrics", []string{"Sec-Fetch-Site", "cross-site"}, "", 403},
+		{"Sec-Fetch-Site same-site", open, "GET", "/metrics", []string{"Sec-Fetch-Site", "same-site"}, "", 403},
+		{"DNS rebinding: foreign Host", open, "GET", "/metrics", []string{"Host", "evil.example:" + port}, "", 403},
+		{"foreign Host on a probe", open, "GET", "/readyz", []string{"Host", "evil.example"}, "", 403},
+		{"loopback Host, other port", open, "GET", "/metrics", []string{"Host", "127.0.0.1:1"}, "", 403},
+		{"loopback Host without port", open, "GET", "/metrics", []string{"Host", "localhost"}, "", 403},
+		{"localhost look-alike", open, "GET", "/metrics", []string{"Host", "localhost.evil.example:" + port}, "", 403},
+		{"text/plain body", open, "POST", "/admin/purge?dealer_id=1", []string{"Content-Type", "text/plain"}, "dealer_id=1", 415},
+		{"form body", open, "POST", "/admin/reload", []string{"Content-Type", "application/x-www-form-urlencoded"}, "a=b", 415},
+		{"bad JSON body", open, "POST", "/admin/reload", []string{"Content-Type", "application/json"}, "{", 400},
+		{"token set: any Host with the token", withToken, "GET", "/metrics", []string{"Host", "edge.internal:9091", "Authorization", "Bearer s3cret-admin-token"}, "", 200},
+		{"token set: cross-origin still refused", withToken, "POST", "/admin/reload", []string{"Host", "edge.internal:9091", "Origin", "https://evil.example", "Authorization", "Bearer s3cret-admin-token"}, "", 403},
+		{"token set: own origin", withToken, "POST", "/admin/reload", []string{"Host", "edge.internal:9091", "Origin", "http://edge.internal:9091", "Authorization", "Bearer s3cret-admin-token"}, "", 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+			defer fasthttp.ReleaseRequest(req)
+			defer fasthttp.ReleaseResponse(resp)
+			req.Header.SetMethod(tc.method)
+			req.SetRequestURI("http://" + tc.addr + tc.path)
+			for i := 0; i+1 < len(tc.hdr); i += 2 {
+				if tc.hdr[i] == "Host" {
+					req.UseHostHeader = true
+					req.Header.SetHost(tc.hdr[i+1])
+					continue
+				}
+				req.Header.Set(tc.hdr[i], tc.hdr[i+1])
+			}
+			if tc.body != "" {
+				req.SetBodyString(tc.body)
+			}
+			before := purges.Load()
+			if err := c.DoTimeout(req, resp, 5*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode() != tc.want {
+				t.Fatalf("%d %s, want %d", resp.StatusCode(), resp.Body(), tc.want)
+			}
+			if tc.want != 200 {
+				if ct := string(resp.Header.ContentType()); ct != "application/problem+json" {
+					t.Errorf("Content-Type %q", ct)
+				}
+				if purges.Load() != before {
+					t.Error("a refused request purged")
+				}
+			}
+		})
+	}
+}
+
+func TestLoopbackHost(t *testing.T) {
+	local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9091}
+	for _, tc := range []struct {
+		host string
+		want bool
+	}{
+		{"127.0.0.1:9091", true}, {"localhost:9091", true}, {"LOCALHOST:9091", true}, {"app.localhost:9091", true},
+		{"[::1]:9091", true}, {"127.8.9.10:9091", true},
+		{"127.0.0.1:9092", false}, {"127.0.0.1", false}, {"10.0.0.1:9091", false}, {"evil.example:9091", false},
+		{"localhost.evil.example:9091", false}, {"", false}, {"[::1]", false}, {"0.0.0.0:9091", false},
+	} {
+		if got := loopbackHost(tc.host, local); got != tc.want {
+			t.Errorf("loopbackHost(%q) = %v, want %v", tc.host, got, tc.want)
+		}
+	}
+	if !loopbackHost("127.0.0.1:80", &net.TCPAddr{Port: 80}) || !loopbackHost("localhost", &net.TCPAddr{Port: 80}) {
+		t.Error("port 80 may be left out")
 	}
 }
