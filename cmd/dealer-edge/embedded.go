@@ -39,12 +39,24 @@ const keyOverhead = 96
 // startEmbeddedRedis starts miniredis on a loopback port with a memory
 // cap of maxBytes, for database db.
 func startEmbeddedRedis(maxBytes int64, db int, onEvict func(n int)) (*embeddedRedis, error) {
+	e, err := newEmbeddedRedis(maxBytes, db, onEvict)
+	if err != nil {
+		return nil, err
+	}
+	e.done = make(chan struct{})
+	go e.run()
+	return e, nil
+}
+
+// newEmbeddedRedis starts the server without its clock (tests sweep by
+// hand); Close still works.
+func newEmbeddedRedis(maxBytes int64, db int, onEvict func(n int)) (*embeddedRedis, error) {
 	mr := miniredis.NewMiniRedis()
 	if err := mr.StartAddr("127.0.0.1:0"); err != nil {
 		return nil, err
 	}
 	e := &embeddedRedis{mr: mr, db: db, max: maxBytes, onEvict: onEvict, stop: make(chan struct{}), done: make(chan struct{})}
-	go e.run()
+	close(e.done) // until run
 	return e, nil
 }
 
