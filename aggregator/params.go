@@ -317,6 +317,7 @@ func parseSearch(raw *rawParams) (params, *apiError) {
 	if len(v.errs) == before && utf8.RuneCountInString(p.q) < minSearchQ {
 		v.add(pQ, "must be at least 2 characters long")
 	}
+	p.q = normalizeQuery(p.q)
 	return p, v.failed()
 }
 
@@ -326,7 +327,7 @@ func parseContentListing(raw *rawParams, contentType string) (params, *apiError)
 	p := params{
 		page:     v.integer(pPage, defaultPage, 1, maxPage),
 		pageSize: v.integer(pPageSize, defaultListPageSize, 1, maxListPageSize),
-		q:        v.text(pQ, maxQLen),
+		q:        normalizeQuery(v.text(pQ, maxQLen)),
 	}
 	switch contentType {
 	case "faq", "news", "glossary":

@@ -311,7 +311,7 @@ type ContentRecord struct {
 // and returns every matching record (no pagination: the edge owns the
 // visibility rules, so it also owns pagination and totals).
 type ContentFilter struct {
-	Q        string // text over title, excerpt and body; case-insensitive
+	Q        string // every whitespace-separated word, case-insensitively, a substring of the title, excerpt or body
 	Category string
 	Topic    string
 	Brand    string
