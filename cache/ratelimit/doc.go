@@ -39,6 +39,22 @@
 //     (no token can appear in Redis earlier) and makes a flood of
 //     over-limit requests cost no round trips.
 //
+// # Cost
+//
+// AllowN charges a request cost tokens (clamped to [1, Burst]) all or
+// none: an expensive request (a search fanning out to many backend calls)
+// spends more of the key's budget than a cached listing. The local GCRA
+// moves the TAT by cost intervals; a lease admits a request only while it
+// holds all cost tokens, and a refill asks Redis for the lease plus the
+// cost with the cost as the least worth granting (the script's ARGV[6]),
+// so Redis grants all of a request's tokens or none, never a part that
+// would be lost. A cached rejection remembers when the first token exists
+// and adds cost-1 intervals, so it is exact for every cost and never holds
+// back a cheaper request that fits. Tokens a lease still holds when a
+// costlier request needs a refill expire unspent (under-admission, at
+// most cost-1 tokens per refill). All counts (Remaining, the bound below)
+// are in tokens.
+//
 // # Accuracy bound
 //
 // For one key with lease cap k, N instances sharing one Redis and one
@@ -115,7 +131,7 @@
 // Decision.AppendHeaders writes the IETF RateLimit draft fields without
 // allocating:
 //
-//	RateLimit-Policy: "<name>";q=<Burst>;w=<⌈Burst/Rate⌉ seconds>
+//	RateLimit-Policy: "<name>";q=<Burst>;w=<⌈Burst/Rate⌉ seconds>[;edge-cost=<Cost>]
 //	RateLimit: "<name>";r=<Remaining>;t=<⌈Reset⌉ seconds until full>
 //
 // and Decision.RetryAfterSeconds gives the Retry-After value of a 429.

@@ -134,6 +134,10 @@ type Decision struct {
 	Reset time.Duration
 	// Source is one of the Source constants.
 	Source string
+	// Cost is how many tokens the request spends (AllowN's cost after
+	// clamping; 1 for Allow). Remaining, RetryAfter and the headers count
+	// tokens.
+	Cost int
 }
 
 // RetryAfterSeconds returns RetryAfter in whole seconds rounded up, at
@@ -151,11 +155,13 @@ func (d Decision) RetryAfterSeconds() int {
 // form) to dst and returns them as two sub-slices of the result, without
 // allocating when dst has room:
 //
-//	RateLimit-Policy: "<name>";q=<Burst>;w=<Limit.Window seconds>
+//	RateLimit-Policy: "<name>";q=<Burst>;w=<Limit.Window seconds>[;edge-cost=<Cost>]
 //	RateLimit:        "<name>";r=<Remaining>;t=<Reset seconds, rounded up>
 //
-// The policy says "Burst requests per refill window"; t is the time until
-// the bucket is full again. name is written as a structured-field string:
+// The policy says "Burst quota units per refill window"; a request spends
+// one unit unless the policy carries edge-cost (a service-specific
+// parameter, as the draft lets a server add), written when Cost is above
+// 1; t is the time until the bucket is full again. name is written as a structured-field string:
 // '"' and '\' are escaped, bytes outside printable ASCII dropped, and an
 // empty name becomes "default". The returned slices alias dst's array (or
 // a grown copy of it); copy them before dst is reused.
@@ -166,6 +172,10 @@ func (d Decision) AppendHeaders(dst []byte, name string) (policy, current []byte
 	dst = strconv.AppendInt(dst, int64(d.Limit.Burst), 10)
 	dst = append(dst, ";w="...)
 	dst = strconv.AppendInt(dst, int64(d.Limit.Window()/time.Second), 10)
+	if d.Cost > 1 {
+		dst = append(dst, ";edge-cost="...)
+		dst = strconv.AppendInt(dst, int64(d.Cost), 10)
+	}
 	mid := len(dst)
 	dst = appendSFString(dst, name)
 	dst = append(dst, ";r="...)

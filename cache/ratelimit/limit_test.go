@@ -66,6 +66,20 @@ func TestAppendHeaders(t *testing.T) {
 			current:    `"p";r=0;t=5`,
 		},
 		{
+			name:       "a search of cost 5",
+			d:          Decision{Allowed: true, Limit: Limit{Rate: 50, Burst: 100}, Remaining: 95, Reset: 100 * time.Millisecond, Cost: 5},
+			policyName: "default",
+			policy:     `"default";q=100;w=2;edge-cost=5`,
+			current:    `"default";r=95;t=1`,
+		},
+		{
+			name:       "cost 1 is not written",
+			d:          Decision{Allowed: true, Limit: Limit{Rate: 50, Burst: 100}, Remaining: 99, Cost: 1},
+			policyName: "default",
+			policy:     `"default";q=100;w=2`,
+			current:    `"default";r=99;t=0`,
+		},
+		{
 			name:       "empty name and negative remaining",
 			d:          Decision{Limit: Limit{Rate: 10, Burst: 10}, Remaining: -3},
 			policyName: "",

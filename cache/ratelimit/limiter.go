@@ -229,15 +229,26 @@ func New(opts Options) (*Limiter, error) {
 // never the key itself) of dealer dealerID under lim. It costs at most one
 // Redis round trip, none when a lease or a cached rejection answers. It
 // never fails: when Redis cannot answer, the FailMode decides. A lim that
-// does not Validate is rejected (SourceInvalid).
+// does not Validate is rejected (SourceInvalid). It is AllowN with cost 1.
 func (l *Limiter) Allow(ctx context.Context, dealerID int64, keyID string, lim Limit) Decision {
+	return l.AllowN(ctx, dealerID, keyID, lim, 1)
+}
+
+// AllowN is Allow for a request that spends cost tokens of the key's
+// bucket at once (an expensive request), all or none: it is admitted only
+// when cost tokens are available, and RetryAfter is the time until they
+// are. cost is clamped to [1, lim.Burst], so a request can always be
+// admitted by a full bucket. Decision.Cost is the cost charged.
+func (l *Limiter) AllowN(ctx context.Context, dealerID int64, keyID string, lim Limit, cost int) Decision {
 	now := l.now()
 	sh, e := l.entry(dealerID, keyID, now)
 	var d Decision
 	if lim.Validate() != nil {
-		d = Decision{Limit: lim, RetryAfter: time.Second, Source: SourceInvalid}
+		d = Decision{Limit: lim, RetryAfter: time.Second, Source: SourceInvalid, Cost: 1}
 	} else {
-		d = l.decide(ctx, e, lim, now)
+		cost = max(1, min(cost, lim.Burst))
+		d = l.decide(ctx, e, lim, int64(cost), now)
+		d.Cost = cost
 	}
 	if d.Allowed {
 		sh.admitted.Add(1)
@@ -247,16 +258,16 @@ func (l *Limiter) Allow(ctx context.Context, dealerID int64, keyID string, lim L
 	return d
 }
 
-func (l *Limiter) decide(ctx context.Context, e *entry, lim Limit, now int64) Decision {
+func (l *Limiter) decide(ctx context.Context, e *entry, lim Limit, cost, now int64) Decision {
 	if l.rdb == nil || l.closed.Load() {
-		return l.local(e, lim, now)
+		return l.local(e, lim, cost, now)
 	}
 	for range maxRounds {
-		if d, ok := fromLease(e, lim, now); ok {
+		if d, ok := fromLease(e, lim, cost, now); ok {
 			return d
 		}
 		if !l.redisUsable(now) {
-			return l.fallback(e, lim, now)
+			return l.fallback(e, lim, cost, now)
 		}
 		if f := e.flight.Load(); f != nil {
 			// Another request of this key is refilling: share its lease
@@ -265,7 +276,7 @@ func (l *Limiter) decide(ctx context.Context, e *entry, lim Limit, now int64) De
 			select {
 			case <-f.done:
 			case <-ctx.Done():
-				return l.fallback(e, lim, now)
+				return l.fallback(e, lim, cost, now)
 			}
 			now = l.now()
 			continue
@@ -274,52 +285,66 @@ func (l *Limiter) decide(ctx context.Context, e *entry, lim Limit, now int64) De
 		if !e.flight.CompareAndSwap(nil, f) {
 			continue
 		}
-		return l.refill(ctx, e, lim, now, f)
+		return l.refill(ctx, e, lim, cost, now, f)
 	}
-	// The shared leases ran dry under us repeatedly: take one token alone.
-	return l.direct(ctx, e, lim, now)
+	// The shared leases ran dry under us repeatedly: take our tokens alone.
+	return l.direct(ctx, e, lim, cost, now)
 }
 
 // fromLease answers from the key's lease or cached rejection, if they
-// apply to lim and now.
-func fromLease(e *entry, lim Limit, now int64) (Decision, bool) {
+// apply to lim, cost and now. A cached rejection says when one token
+// exists in Redis; cost tokens exist cost-1 emission intervals later (no
+// other instance can return tokens), so a rejection is exact for any cost.
+// A lease admits a request only if it still holds all cost tokens.
+func fromLease(e *entry, lim Limit, cost, now int64) (Decision, bool) {
 	ls := e.lease.Load()
 	if ls == nil || ls.lim != lim {
 		return Decision{}, false
 	}
-	if now < ls.deniedUntil {
-		return Decision{
-			Limit:      lim,
-			RetryAfter: time.Duration(ls.deniedUntil - now),
-			Reset:      time.Duration(max(0, ls.resetAt-now)),
-			Source:     SourceLease,
-		}, true
-	}
-	if now < ls.expires && ls.left.Load() > 0 {
-		if left := ls.left.Add(-1); left >= 0 {
+	if ls.deniedUntil > 0 {
+		if until := ls.deniedUntil + (cost-1)*lim.interval(1e6)*1000; now < until {
 			return Decision{
-				Allowed:   true,
-				Limit:     lim,
-				Remaining: int(min(ls.remaining+left, int64(lim.Burst))),
-				Reset:     time.Duration(max(0, ls.resetAt-now)),
-				Source:    SourceLease,
+				Limit:      lim,
+				RetryAfter: time.Duration(until - now),
+				Reset:      time.Duration(max(0, ls.resetAt-now)),
+				Source:     SourceLease,
 			}, true
+		}
+	}
+	if now < ls.expires {
+		for {
+			left := ls.left.Load()
+			if left < cost {
+				break
+			}
+			if ls.left.CompareAndSwap(left, left-cost) {
+				return Decision{
+					Allowed:   true,
+					Limit:     lim,
+					Remaining: int(min(ls.remaining+left-cost, int64(lim.Burst))),
+					Reset:     time.Duration(max(0, ls.resetAt-now)),
+					Source:    SourceLease,
+				}, true
+			}
 		}
 	}
 	return Decision{}, false
 }
 
 // refill is run by the one request per key that holds the flight f: it
-// takes a lease from Redis, keeps one token and publishes the rest.
-func (l *Limiter) refill(ctx context.Context, e *entry, lim Limit, now int64, f *flight) Decision {
+// takes a lease from Redis (its own cost plus the lease size less one, and
+// nothing unless at least its cost is there), keeps its cost and publishes
+// the rest. Tokens left in the lease it replaces (fewer than its cost)
+// expire unspent: under-admission, never over.
+func (l *Limiter) refill(ctx context.Context, e *entry, lim Limit, cost, now int64, f *flight) Decision {
 	defer func() {
 		e.flight.Store(nil)
 		close(f.done)
 	}()
-	n := l.leaseSize(e, lim, now)
-	res, err := l.call(ctx, e, lim, n, now)
+	n := int64(l.leaseSize(e, lim, now)) + cost - 1
+	res, err := l.call(ctx, e, lim, n, cost, now)
 	if err != nil {
-		return l.fallback(e, lim, now)
+		return l.fallback(e, lim, cost, now)
 	}
 	ls := &lease{
 		lim:       lim,
@@ -329,7 +354,9 @@ func (l *Limiter) refill(ctx context.Context, e *entry, lim Limit, now int64, f 
 		resetAt:   now + res.resetUS*1000,
 	}
 	if res.granted == 0 {
-		ls.deniedUntil = now + res.retryUS*1000
+		// retry_us is for cost tokens; the cached rejection keeps the time
+		// of the first token (fromLease adds the cost back).
+		ls.deniedUntil = max(now+1, now+res.retryUS*1000-(cost-1)*lim.interval(1e6)*1000)
 		e.lease.Store(ls)
 		return Decision{
 			Limit:      lim,
@@ -339,22 +366,22 @@ func (l *Limiter) refill(ctx context.Context, e *entry, lim Limit, now int64, f 
 		}
 	}
 	ls.expires = now + l.window
-	ls.left.Store(res.granted - 1)
+	ls.left.Store(res.granted - cost)
 	e.lease.Store(ls)
 	return Decision{
 		Allowed:   true,
 		Limit:     lim,
-		Remaining: int(min(res.remaining+res.granted-1, int64(lim.Burst))),
+		Remaining: int(min(res.remaining+res.granted-cost, int64(lim.Burst))),
 		Reset:     time.Duration(res.resetUS) * time.Microsecond,
 		Source:    SourceRedis,
 	}
 }
 
-// direct takes one token from Redis without touching the shared lease.
-func (l *Limiter) direct(ctx context.Context, e *entry, lim Limit, now int64) Decision {
-	res, err := l.call(ctx, e, lim, 1, now)
+// direct takes cost tokens from Redis without touching the shared lease.
+func (l *Limiter) direct(ctx context.Context, e *entry, lim Limit, cost, now int64) Decision {
+	res, err := l.call(ctx, e, lim, cost, cost, now)
 	if err != nil {
-		return l.fallback(e, lim, now)
+		return l.fallback(e, lim, cost, now)
 	}
 	d := Decision{
 		Allowed:   res.granted > 0,
@@ -406,7 +433,7 @@ func (l *Limiter) leaseSize(e *entry, lim Limit, now int64) int {
 // connections but does not answer would hold the request for the client's
 // DialTimeout (5s by default). A call abandoned at the timeout finishes in
 // the background with its context cancelled.
-func (l *Limiter) call(ctx context.Context, e *entry, lim Limit, n int, now int64) (takeResult, error) {
+func (l *Limiter) call(ctx context.Context, e *entry, lim Limit, n, least, now int64) (takeResult, error) {
 	l.redisCalls.Add(1)
 	var nowUS int64
 	if l.callerClock {
@@ -421,7 +448,7 @@ func (l *Limiter) call(ctx context.Context, e *entry, lim Limit, n int, now int6
 	defer cancel()
 	ch := make(chan takeReply, 1)
 	go func() {
-		res, err := take(cctx, l.rdb, key, lim, n, nowUS, debtUS)
+		res, err := take(cctx, l.rdb, key, lim, n, least, nowUS, debtUS)
 		ch <- takeReply{res, err}
 	}()
 	var r takeReply
@@ -490,7 +517,7 @@ func (l *Limiter) markUp(now int64) {
 }
 
 // fallback decides without Redis, per FailMode.
-func (l *Limiter) fallback(e *entry, lim Limit, now int64) Decision {
+func (l *Limiter) fallback(e *entry, lim Limit, cost, now int64) Decision {
 	switch l.mode {
 	case FailOpen:
 		return Decision{Allowed: true, Limit: lim, Remaining: lim.Burst, Source: SourceFailOpen}
@@ -501,30 +528,32 @@ func (l *Limiter) fallback(e *entry, lim Limit, now int64) Decision {
 		}
 		return Decision{Limit: lim, RetryAfter: time.Duration(ra), Source: SourceFailClosed}
 	}
-	return l.local(e, lim, now)
+	return l.local(e, lim, cost, now)
 }
 
-// local is the in-process GCRA of one key, lock-free.
-func (l *Limiter) local(e *entry, lim Limit, now int64) Decision {
+// local is the in-process GCRA of one key, lock-free: a request of cost c
+// moves the TAT by c emission intervals.
+func (l *Limiter) local(e *entry, lim Limit, cost, now int64) Decision {
 	t := lim.interval(1e9)
+	ct := cost * t
 	limit := now + int64(lim.Burst)*t
 	for {
 		old := e.ltat.Load()
 		tat := max(old, now)
-		if tat+t > limit {
+		if tat+ct > limit {
 			return Decision{
 				Limit:      lim,
-				RetryAfter: time.Duration(tat + t - limit),
+				RetryAfter: time.Duration(tat + ct - limit),
 				Reset:      time.Duration(tat - now),
 				Source:     SourceLocal,
 			}
 		}
-		if e.ltat.CompareAndSwap(old, tat+t) {
+		if e.ltat.CompareAndSwap(old, tat+ct) {
 			return Decision{
 				Allowed:   true,
 				Limit:     lim,
-				Remaining: int((limit - tat - t) / t),
-				Reset:     time.Duration(tat + t - now),
+				Remaining: int((limit - tat - ct) / t),
+				Reset:     time.Duration(tat + ct - now),
 				Source:    SourceLocal,
 			}
 		}

@@ -588,7 +588,7 @@ func TestHashCollision(t *testing.T) {
 	}
 }
 
-func local(l *Limiter, e *entry, lim Limit) Decision { return l.local(e, lim, l.now()) }
+func local(l *Limiter, e *entry, lim Limit) Decision { return l.local(e, lim, 1, l.now()) }
 
 // TestFallbackChargedToRedisOnReturn: what the fallback admitted while
 // Redis was out is charged to the shared bucket when Redis is back (the

@@ -27,11 +27,14 @@ import (
 //	        Redis was unreachable); the bucket's TAT is moved to at least
 //	        now + debt, so those admissions are paid for instead of being
 //	        granted a second time
+//	ARGV[6] least, the fewest tokens worth granting (integer in [1, n];
+//	        absent means 1): the cost of the request that asks, which is
+//	        admitted with all of its tokens or not at all
 //
-// Reply: {granted, remaining, reset_us, retry_us}: granted in [0, n];
-// remaining tokens in the bucket after the grant; reset_us the time until
-// the bucket is full; retry_us, when granted is 0, the time until one
-// token can be taken.
+// Reply: {granted, remaining, reset_us, retry_us}: granted 0 or in
+// [least, n]; remaining tokens in the bucket after the grant; reset_us the
+// time until the bucket is full; retry_us, when granted is 0, the time
+// until least tokens can be taken.
 //
 // Numbers are written with string.format('%d') because Redis converts Lua
 // numbers to arguments in a form that can lose digits at 16 digits.
@@ -45,6 +48,10 @@ if now == nil or now <= 0 then
   now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
 end
 local debt = tonumber(ARGV[5]) or 0
+local least = tonumber(ARGV[6]) or 1
+if least < 1 then
+  least = 1
+end
 local tat = tonumber(redis.call('GET', KEYS[1]))
 if tat == nil or tat < now then
   tat = now
@@ -61,13 +68,13 @@ local got = want
 if got > avail then
   got = avail
 end
-if got > 0 then
+if got >= least then
   tat = tat + got * t
   local px = math.floor((tat - now) / 1000) + 1
   redis.call('SET', KEYS[1], string.format('%d', tat), 'PX', string.format('%d', px))
   return {got, avail - got, tat - now, 0}
 end
-return {0, 0, tat - now, tat + t - limit}
+return {0, avail, tat - now, tat + least * t - limit}
 `
 
 var gcra = redis.NewScript(takeScript)
@@ -81,10 +88,11 @@ type takeResult struct {
 }
 
 // take runs the script (EVALSHA, falling back to EVAL after NOSCRIPT).
-// nowUS is 0 to let Redis use its own clock; debtUS is ARGV[5].
-func take(ctx context.Context, c redis.Scripter, key string, lim Limit, n int, nowUS, debtUS int64) (takeResult, error) {
+// nowUS is 0 to let Redis use its own clock; debtUS is ARGV[5]; least is
+// ARGV[6].
+func take(ctx context.Context, c redis.Scripter, key string, lim Limit, n, least, nowUS, debtUS int64) (takeResult, error) {
 	v, err := gcra.Run(ctx, c, []string{key},
-		lim.interval(1e6), lim.Burst, n, nowUS, max(debtUS, 0)).Result()
+		lim.interval(1e6), lim.Burst, n, nowUS, max(debtUS, 0), least).Result()
 	if err != nil {
 		return takeResult{}, err
 	}
