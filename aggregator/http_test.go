@@ -142,8 +142,8 @@ func TestHeadAnsweredLikeGet(t *testing.T) {
 	volatile := map[string]bool{"Date": true, "X-Request-Id": true, "Ratelimit": true, "X-Cache": true}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			get := rawDo(t, "GET", base+c.path, c.hdr...) // warms the cache: both are hits below
-			get = rawDo(t, "GET", base+c.path, c.hdr...)
+			warm := rawDo(t, "GET", base+c.path, c.hdr...) // warms the cache: both are hits below
+			get := rawDo(t, "GET", base+c.path, c.hdr...)
 			head := rawDo(t, "HEAD", base+c.path, c.hdr...)
 			if get.status != c.status || head.status != c.status {
 				t.Fatalf("GET %d, HEAD %d, want %d", get.status, head.status, c.status)
@@ -165,9 +165,9 @@ func TestHeadAnsweredLikeGet(t *testing.T) {
 				}
 			}
 			if get.header.Get("RateLimit") != "" {
-				g, h := remainingOf(t, get.header), remainingOf(t, head.header)
-				if g-h != 1 {
-					t.Errorf("RateLimit remaining: GET %d, HEAD %d: HEAD must spend what GET spends", g, h)
+				w, g, h := remainingOf(t, warm.header), remainingOf(t, get.header), remainingOf(t, head.header)
+				if g-h != w-g || g == w {
+					t.Errorf("RateLimit remaining: GET %d, GET %d, HEAD %d: HEAD must spend what GET spends", w, g, h)
 				}
 			}
 		})
@@ -308,5 +308,64 @@ func TestOpenAPIAnonymousLimitHook(t *testing.T) {
 	a := rawDo(t, "GET", base+"/dealer/openapi.json")
 	if a.status != 429 || a.header.Get("Retry-After") != "7" || !strings.Contains(string(a.body), `"rate_limited"`) {
 		t.Errorf("refused: %d Retry-After %q %s", a.status, a.header.Get("Retry-After"), a.body)
+	}
+}
+
+// TestRouteCostsSpendBudget: a search and the hub spend their configured
+// cost of the key's budget (HEAD too), shown as edge-cost in
+// RateLimit-Policy; a listing spends one token and its policy is unchanged.
+func TestRouteCostsSpendBudget(t *testing.T) {
+	s := newBenchServer(t, true)
+	st := slowLimitSettings()
+	st.Costs = map[string]int{RouteContentSearch: 5, RouteContentHub: 3}
+	if err := s.UpdateSettings(st); err != nil {
+		t.Fatal(err)
+	}
+	base := serveLoopback(t, s)
+	key := []string{"X-Api-Key", "demo-key-gamma"}
+	prev := remainingOf(t, rawDo(t, "GET", base+"/dealer/REWIND/listing", key...).header)
+	for _, c := range []struct {
+		name, method, path string
+		cost               int
+		policySuffix       string
+	}{
+		{"listing", "GET", "/dealer/REWIND/listing", 1, ";w=100000"},
+		{"search", "GET", "/dealer/content/search?q=auto", 5, ";edge-cost=5"},
+		{"search HEAD", "HEAD", "/dealer/content/search?q=auto", 5, ";edge-cost=5"},
+		{"hub", "GET", "/dealer/content/hub", 3, ";edge-cost=3"},
+		{"content listing", "GET", "/dealer/content/faq/listing", 1, ";w=100000"},
+		{"search rejected by validation still pays", "GET", "/dealer/content/search?q=a", 5, ";edge-cost=5"},
+	} {
+		a := rawDo(t, c.method, base+c.path, key...)
+		r := remainingOf(t, a.header)
+		if prev-r != c.cost {
+			t.Errorf("%s: remaining %d -> %d, want a cost of %d", c.name, prev, r, c.cost)
+		}
+		if p := a.header.Get("RateLimit-Policy"); !strings.HasSuffix(p, c.policySuffix) {
+			t.Errorf("%s: RateLimit-Policy %q, want it to end in %q", c.name, p, c.policySuffix)
+		}
+		prev = r
+	}
+}
+
+func TestSettingsValidateCosts(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		costs map[string]int
+		want  string
+	}{
+		{"defaults", DefaultCosts(), ""},
+		{"unknown route", map[string]int{"openapi": 2}, "costs.openapi: unknown route"},
+		{"zero", map[string]int{RouteContentSearch: 0}, "costs.content_search: must be between 1"},
+		{"too large", map[string]int{RouteContentHub: MaxCost + 1}, "costs.content_hub: must be between 1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := DefaultSettings()
+			st.Costs = c.costs
+			err := st.Validate()
+			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Errorf("Validate: %v, want %q", err, c.want)
+			}
+		})
 	}
 }

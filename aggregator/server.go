@@ -43,9 +43,10 @@ type ResponseCache interface {
 }
 
 // RateLimiter is what the edge needs of the rate limiter
-// (*ratelimit.Limiter implements it).
+// (*ratelimit.Limiter implements it): a decision for one request that
+// spends cost tokens of the key's bucket.
 type RateLimiter interface {
-	Allow(ctx context.Context, dealerID int64, keyID string, lim ratelimit.Limit) ratelimit.Decision
+	AllowN(ctx context.Context, dealerID int64, keyID string, lim ratelimit.Limit, cost int) ratelimit.Decision
 }
 
 // RequestInfo describes one finished request, for access logs and
@@ -428,7 +429,7 @@ func (s *Server) endpoint(route string, h func(*fasthttp.RequestCtx, *reqState))
 		if s.limiter != nil {
 			st := s.settings.Load()
 			lim := st.limit(p.plan)
-			d := s.limiter.Allow(context.Background(), p.dealerID, p.keyID, lim)
+			d := s.limiter.AllowN(context.Background(), p.dealerID, p.keyID, lim, st.cost(route))
 			s.writeRateLimitHeaders(ctx, rs, p.plan, d)
 			if !d.Allowed {
 				secs := int((d.RetryAfter + time.Second - 1) / time.Second)

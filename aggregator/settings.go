@@ -3,6 +3,7 @@ package aggregator
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/dealer-edge/dealer-edge/cache"
@@ -39,6 +40,10 @@ type Settings struct {
 	// plans without an entry.
 	Limits       map[string]ratelimit.Limit
 	DefaultLimit ratelimit.Limit
+	// Costs is how many tokens of its key's bucket one request of a route
+	// spends (keys: the Route* names of CacheRoutes); a route without an
+	// entry costs 1. A cost above a plan's burst is charged as the burst.
+	Costs map[string]int
 	// Deprecation is the policy of the deprecated content types (guides,
 	// glossary).
 	Deprecation publicshape.DeprecationPolicy
@@ -78,6 +83,7 @@ func DefaultSettings() *Settings {
 			"bench":   {Rate: 1e6, Burst: 1e6},
 		},
 		DefaultLimit: ratelimit.Limit{Rate: 50, Burst: 100},
+		Costs:        DefaultCosts(),
 		Deprecation: publicshape.DeprecationPolicy{
 			Deprecation:  time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 			Sunset:       time.Date(2027, 6, 30, 23, 59, 59, 0, time.UTC),
@@ -107,6 +113,14 @@ func (s *Settings) Validate() error {
 		errs = append(errs, validLimit("limits."+name, l))
 	}
 	errs = append(errs, validLimit("default_limit", s.DefaultLimit))
+	for route, c := range s.Costs {
+		if !slices.Contains(CacheRoutes, route) {
+			errs = append(errs, fmt.Errorf("costs.%s: unknown route", route))
+		}
+		if c < 1 || c > MaxCost {
+			errs = append(errs, fmt.Errorf("costs.%s: must be between 1 and %d", route, MaxCost))
+		}
+	}
 	if err := s.Deprecation.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("deprecation: %w", err))
 	}
@@ -143,6 +157,26 @@ func (s *Settings) policy(route, contentType string) cache.Policy {
 		}
 	}
 	return s.Cache[route]
+}
+
+// MaxCost bounds a route's cost.
+const MaxCost = 1000
+
+// DefaultCosts returns the built-in route costs: a search fans out to 12
+// content-service calls on a miss (6 types, each filtered and whole) and
+// holds a large entry, a hub 6 to 12; listings and details 1 or 2. A
+// search spends 5 tokens, a hub 3, everything else 1, so the default plan
+// (50/s, burst 100) sustains 10 searches a second.
+func DefaultCosts() map[string]int {
+	return map[string]int{RouteContentSearch: 5, RouteContentHub: 3}
+}
+
+// cost is the number of tokens a request of route spends.
+func (s *Settings) cost(route string) int {
+	if c, ok := s.Costs[route]; ok {
+		return c
+	}
+	return 1
 }
 
 func (s *Settings) limit(plan string) ratelimit.Limit {

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -157,6 +158,7 @@ type Config struct {
 		FailMode string           `json:"fail_mode"` // local, open, closed
 		Default  Limit            `json:"default"`
 		Plans    map[string]Limit `json:"plans"`
+		Costs    map[string]int   `json:"costs"` // tokens per request, by route
 		MaxLease int              `json:"max_lease"`
 	} `json:"rate_limit"`
 
@@ -231,6 +233,10 @@ func Default() *Config {
 	c.RateLimit.Plans = map[string]Limit{}
 	for name, l := range def.Limits {
 		c.RateLimit.Plans[name] = Limit{l.Rate, l.Burst}
+	}
+	c.RateLimit.Costs = map[string]int{}
+	for route, n := range def.Costs {
+		c.RateLimit.Costs[route] = n
 	}
 	c.RateLimit.MaxLease = 256
 	c.Deprecation.Deprecation = def.Deprecation.Deprecation
@@ -472,6 +478,14 @@ func (c *Config) Validate() error {
 	for name, l := range c.RateLimit.Plans {
 		limit("rate_limit.plans."+name, l)
 	}
+	for route, n := range c.RateLimit.Costs {
+		if !slices.Contains(aggregator.CacheRoutes, route) {
+			bad("rate_limit.costs."+route, "unknown route (known: "+strings.Join(aggregator.CacheRoutes, ", ")+")")
+		}
+		if n < 1 || n > aggregator.MaxCost {
+			bad("rate_limit.costs."+route, "must be between 1 and "+strconv.Itoa(aggregator.MaxCost))
+		}
+	}
 	if c.RateLimit.MaxLease < 0 {
 		bad("rate_limit.max_lease", "must not be negative")
 	}
@@ -573,6 +587,7 @@ func ChangedFields(a, b map[string]string) []string {
 var reloadable = []string{
 	"server.request_timeout", "server.gzip_min_bytes", "auth.ttl", "auth.stale", "auth.negative_ttl",
 	"cache.routes", "cache.content_types", "rate_limit.default", "rate_limit.plans",
+	"rate_limit.costs",
 	"deprecation", "log",
 }
 
@@ -621,6 +636,10 @@ func (c *Config) Settings() *aggregator.Settings {
 	}
 	for name, l := range c.RateLimit.Plans {
 		s.Limits[name] = ratelimit.Limit{Rate: l.Rate, Burst: l.Burst}
+	}
+	s.Costs = map[string]int{}
+	for route, n := range c.RateLimit.Costs {
+		s.Costs[route] = n
 	}
 	return s
 }
