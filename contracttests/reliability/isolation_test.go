@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -866,6 +867,12 @@ func (x *isoRun) search(from *isoDealer) isoReq {
 			typ := x.pick(isoContentTypes)
 			q = x.titleWord(from.content[typ][x.pick(from.slugs[typ])])
 		}
+		// In the edge's canonical form (lowercase, words sorted), so that
+		// two fresh URLs are never one cache entry ("Beta Car" and
+		// "car beta" are).
+		words := strings.Fields(strings.ToLower(q))
+		slices.Sort(words)
+		q = strings.Join(slices.Compact(words), " ")
 		return "/dealer/content/search?" + url.Values{"q": {q}, "page_size": {strconv.Itoa(1 + x.rng.Intn(20))}}.Encode()
 	})}
 }
