@@ -110,8 +110,12 @@ func TestNormalizeQueryKeepsMatches(t *testing.T) {
 // ids in the order a search would list them.
 func matchIDs(recs []upstream.ContentRecord, q string) []int64 {
 	m := corpus.Filter(recs, upstream.ContentFilter{Q: q})
+	ptrs := make([]*upstream.ContentRecord, len(m))
+	for i := range m {
+		ptrs[i] = &m[i]
+	}
 	ids := make([]int64, 0, len(m))
-	for _, r := range mapping.Ranked(m, q) {
+	for _, r := range mapping.Ranked(ptrs, q) {
 		ids = append(ids, r.ID)
 	}
 	return ids
