@@ -383,8 +383,8 @@ func (c *Config) Validate() error {
 	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
 		bad("tls", "cert_file and key_file are set together (both for TLS, neither for plain HTTP)")
 	}
-	if c.Redis.EmbeddedMaxBytes < 1<<20 {
-		bad("redis.embedded_max_bytes", "must be at least 1048576")
+	if c.Redis.EmbeddedMaxBytes < 64<<10 {
+		bad("redis.embedded_max_bytes", "must be at least 65536")
 	}
 	if c.Log.MaxEventLinesPerSec < 0 {
 		bad("log.max_event_lines_per_sec", "must not be negative (0 means no cap)")

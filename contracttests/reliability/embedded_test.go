@@ -12,9 +12,9 @@ import (
 )
 
 // TestEmbeddedRedisBoundedAndExpiring is issue 15's embedded-Redis
-// reproduction on the real binary without --redis: 300 distinct listing
-// variants (about 20 KB each, 6 MB in all) with a 1 s TTL into an embedded
-// Redis capped at 2 MiB. The store stays near its cap while they arrive
+// reproduction on the real binary without --redis: 305 distinct listing
+// variants (30 to 50 KB each, stored gzip-compressed: about 400 KB in all)
+// with a 1 s TTL into an embedded Redis capped at 128 KiB. The store stays near its cap while they arrive
 // (evicting), never refuses a write (every answer 200), and once the TTLs
 // run out its keys and bytes fall back to almost nothing. The edge warns
 // at start that the embedded Redis is in use outside --demo.
@@ -22,7 +22,7 @@ func TestEmbeddedRedisBoundedAndExpiring(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binaries")
 	}
-	const limit = 2 << 20
+	const limit = 128 << 10
 	short := map[string]any{"ttl": "1s", "stale_while_revalidate": "0s", "stale_if_error": "1s"}
 	fake := procs.StartFake(t)
 	edge := procs.StartEdge(t, map[string]any{
@@ -65,7 +65,7 @@ func TestEmbeddedRedisBoundedAndExpiring(t *testing.T) {
 			}
 		}()
 	}
-	for size := 20; size < 80; size++ {
+	for size := 40; size <= 100; size++ {
 		for page := 1; page <= 5; page++ {
 			paths <- fmt.Sprintf("/dealer/REWIND/listing?page_size=%d&page=%d", size, page)
 		}
@@ -75,7 +75,7 @@ func TestEmbeddedRedisBoundedAndExpiring(t *testing.T) {
 	close(stop)
 	<-sampled
 	if v, _ := edge.Metric("edge_embedded_redis_evicted_keys_total"); v < 1 {
-		t.Errorf("no key evicted from a 2 MiB store after 6 MB of entries")
+		t.Errorf("no key evicted from a 128 KiB store after about 400 KB of entries")
 	}
 	// Eviction runs every 250 ms: between two sweeps the store can pass
 	// the cap by what arrived meanwhile, never by the whole flood.
