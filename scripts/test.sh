@@ -59,7 +59,7 @@ fuzz() { # package target
     return "$rc"
   done
 }
-for pkg in ./aggregator ./aggregator/mapping ./publicshape ./cache/ratelimit ./upstream; do
+for pkg in ./aggregator ./aggregator/mapping ./publicshape ./cache ./cache/ratelimit ./upstream; do
   for t in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz'); do fuzz "$pkg" "$t"; done
 done
 
