@@ -8,6 +8,7 @@
 #
 # Environment overrides: BENCH_DURATION (wrk -d, default 6s / smoke 3s), BENCH_RUNS (default 3 / smoke 1),
 # BENCH_CONNS (default "64 256" / smoke "64"), BENCH_KEEP=1 keeps the temp dir (nginx prefix, configs),
+# BENCH_ONLY=scale runs the scale mix (s, u) alone,
 # BENCH_PREBUILT=DIR uses DIR/dealer-edge and DIR/fake-upstream instead of building them.
 #
 # Everything listens on 127.0.0.1 on free ports chosen here; every process started is killed on exit.
@@ -255,7 +256,7 @@ start_nginx() { # NAME UPSTREAM_PORT -> NGINX_PORT
   local prefix="$WORK/$1"
   mkdir -p "$prefix/tmp" "$prefix/cache"
   sed -e "s#@PREFIX@#$prefix#g" -e "s#@PORT@#$NGINX_PORT#g" -e "s#@UPSTREAM@#127.0.0.1:$2#g" \
-    -e "s#@USER@#$(id -un)#g" -e "s#@GROUP@#$(id -gn)#g" "$BENCH_DIR/nginx.conf.tmpl" >"$prefix/nginx.conf"
+    -e "s#@USER@#$(id -un)#g" -e "s#@GROUP@#$(id -gn)#g" -e "s#@TTL@#${NGINX_TTL:-30s}#g" "$BENCH_DIR/nginx.conf.tmpl" >"$prefix/nginx.conf"
   nginx -t -q -p "$prefix/" -c "$prefix/nginx.conf" -e "$prefix/error.log" >"$LOGS/$1-configtest.log" 2>&1 ||
     { cat "$LOGS/$1-configtest.log" >&2; die "nginx config test failed"; }
   start "$1" "$CPU_SRV" nginx -p "$prefix/" -c "$prefix/nginx.conf" -e "$prefix/error.log"
@@ -323,6 +324,7 @@ if awk '{exit !($1 > 1.0)}' /proc/loadavg; then
 fi
 PAIR_CONNS=()
 SECONDS=0
+if [ "${BENCH_ONLY:-}" != scale ]; then
 # ================================================================ phase 1: hit path (a, b, f)
 log "phase 1: redis-server, fake-upstream (5 ms), dealer-edge (caching on), nginx in front of it"
 start_redis redis-1
@@ -425,6 +427,97 @@ for side in edge nginx; do
     { cat "$LOGS/stampede-$side.json" >&2; cat "$LOGS/stampede-$side.json" >>"$RUNS_JSONL"; die "stampede against $side failed"; }
   cat "$LOGS/stampede-$side.json" >>"$RUNS_JSONL"
   log "scenario e ($side): $(cat "$LOGS/stampede-$side.json")"
+done
+
+fi # BENCH_ONLY
+
+# ================================================================ phase 4: scale mix (s, u)
+# Zipf(1.0) over every listing page of every page size of REWIND/NOS/NLT of the fake's three dealers, the edge's
+# L1 cut to 1/12 of the working set (what a fleet sees), listing TTL 1 h on both sides so nothing expires,
+# nginx holding everything. Per request: CPU of edge + redis-server against nginx (master + worker) from
+# /proc/<pid>/stat, the edge's L1 share of hits, Redis commands (INFO commandstats), Redis MEMORY USAGE per
+# entry. Row u: an edge with a 64 KiB L1 on the same Redis and a uniform sequence (every hit from Redis),
+# against an L1 hit (the hot URL on the scale edge).
+# The 64 KiB edge discovers the pages and fills Redis; the scale edge, started once the working set is known,
+# then finds everything in Redis.
+SCALE_MAXPS=100
+[ "$MODE" = smoke ] && SCALE_MAXPS=10
+SCALE_RUNS=$((RUNS < 2 ? RUNS : 2))
+if [ -z "${UP5:-}" ]; then
+  start_upstream upstream-5ms 5ms
+  UP5=$UP_PORT
+fi
+log "phase 4: scale mix: fresh redis-server; edge with a 64 KiB L1 fills it (listing TTL 1 h)"
+start_redis redis-4
+REDIS4=$REDIS_PORT
+REDIS4_PID=$LAST_PID
+long='{"ttl":"1h","stale_while_revalidate":"1m","stale_if_error":"1h"}'
+scale_cfg() { printf '{"log":{"access_log":false},"cache":{"l1_max_bytes":%d,"routes":{"inventory_listing":%s}}}\n' "$1" "$long"; }
+scale_cfg 65536 >"$WORK/edge-uniform.json"
+start_edge edge-uniform "$UP5" "$REDIS4" "$WORK/edge-uniform.json"
+EDGE_U="http://127.0.0.1:$EDGE_PORT"
+EDGE_U_PID=$EDGE_PID
+EDGE_U_METRICS="http://127.0.0.1:$ADMIN_PORT/metrics"
+export BENCH_SCALE_REQS="$WORK/scale-reqs.txt"
+timeout 60 "$TOOL" scaleprep -base "$EDGE_U" -maxps "$SCALE_MAXPS" -reqs "$BENCH_SCALE_REQS" || die "scale mix: listing discovery failed"
+timeout 300 "$TOOL" scalewarm -base "$EDGE_U" -reqs "$BENCH_SCALE_REQS" -sizes "$WORK/scale-sizes.txt" || die "scale mix: warm-up through the edge failed"
+seqstat() { sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p"; }
+ws=$("$TOOL" scaleseq -reqs "$BENCH_SCALE_REQS" -sizes "$WORK/scale-sizes.txt" -s 1.0 -n 1000 -seq /dev/null | seqstat working_set_bytes)
+SCALE_L1=$((ws / 12))
+zipf=$("$TOOL" scaleseq -reqs "$BENCH_SCALE_REQS" -sizes "$WORK/scale-sizes.txt" -s 1.0 -l1 "$SCALE_L1" -seq "$WORK/scale-seq-zipf.txt") ||
+  die "scale mix: sequence failed"
+uniform=$("$TOOL" scaleseq -reqs "$BENCH_SCALE_REQS" -sizes "$WORK/scale-sizes.txt" -s 0 -l1 65536 -seq "$WORK/scale-seq-uniform.txt") ||
+  die "scale mix: uniform sequence failed"
+log "scale mix trace: $zipf"
+note "scale mix trace (Zipf 1.0): $(echo "$zipf" | tr -d '{}\"')"
+log "edge with L1 $((SCALE_L1 >> 10)) KiB (1/12 of the working set) on the same redis-server, nginx (1 h) in front"
+scale_cfg "$SCALE_L1" >"$WORK/edge-scale.json"
+start_edge edge-scale "$UP5" "$REDIS4" "$WORK/edge-scale.json"
+EDGE_X="http://127.0.0.1:$EDGE_PORT"
+EDGE_X_PID=$EDGE_PID
+EDGE_X_METRICS="http://127.0.0.1:$ADMIN_PORT/metrics"
+NGINX_TTL=1h start_nginx nginx-scale "$EDGE_PORT"
+NGINX_X="http://127.0.0.1:$NGINX_PORT"
+NGINX_X_PID=$LAST_PID
+NGINX_PIDS=(-pid "nginx=$NGINX_X_PID")
+for w in $(cat /proc/"$NGINX_X_PID"/task/*/children 2>/dev/null); do NGINX_PIDS+=(-pid "nginx-$w=$w"); done
+timeout 300 "$TOOL" scalewarm -base "$NGINX_X" -reqs "$BENCH_SCALE_REQS" || die "scale mix: warm-up through nginx failed"
+# scale_run SCN TARGET URL RUN SCRIPT [wrk args...]: wrk_run between two snapshots of SNAP (array), then a
+# "scale" record with the per-request deltas.
+scale_run() {
+  local scn="$1" target="$2" url="$3" r="$4" script="$5"
+  shift 5
+  "$TOOL" scalesnap "${SNAP[@]}" >"$WORK/snap-before.json" || die "snapshot failed"
+  wrk_run "$scn" "$target" 64 "$r" "$url" "$script" "$@"
+  "$TOOL" scalesnap "${SNAP[@]}" -mem >"$WORK/snap-after.json" || die "snapshot failed"
+  "$TOOL" scalerec -scenario "$scn" -target "$target" -conns 64 -run "$r" -before "$WORK/snap-before.json" \
+    -after "$WORK/snap-after.json" -runs "$RUNS_JSONL" -static "${STATIC:-0}" -ws-over-l1 "${WSL1:-0}" || die "scale record failed"
+}
+EDGE_SNAP=(-pid "edge=$EDGE_X_PID" -pid "redis=$REDIS4_PID" -redis "127.0.0.1:$REDIS4" -metrics "$EDGE_X_METRICS")
+export BENCH_SCALE_SEQ="$WORK/scale-seq-zipf.txt"
+# Unmeasured: bring the edge's L1 from the warm-up's last pages to the trace's hot set.
+timeout $((DUR_S + 60)) taskset -c "$CPU_GEN" wrk -t1 -c64 -d"$DURATION" --timeout 10s -s "$BENCH_DIR/wrk/scale.lua" "$EDGE_X/" \
+  >"$LOGS/wrk-scale-prime.txt" 2>&1 || die "scale mix: priming run failed"
+STATIC=$(echo "$zipf" | seqstat best_static_share)
+WSL1=$(echo "$zipf" | seqstat ws_over_l1)
+log "scenario s: scale mix, Zipf(1.0), working set ${WSL1}x L1, best static L1 share $STATIC"
+for r in $(seq 1 "$SCALE_RUNS"); do
+  SNAP=("${EDGE_SNAP[@]}")
+  scale_run s edge "$EDGE_X/" "$r" "$BENCH_DIR/wrk/scale.lua"
+  SNAP=("${NGINX_PIDS[@]}")
+  scale_run s nginx "$NGINX_X/" "$r" "$BENCH_DIR/wrk/scale.lua"
+done
+log "scenario u: every hit from Redis (edge with a 64 KiB L1, uniform sequence) against L1 hits (hot URL on the scale edge)"
+for r in $(seq 1 "$SCALE_RUNS"); do
+  SNAP=("${EDGE_SNAP[@]}")
+  scale_run uh edge "$EDGE_X$HOT_PATH" "$r" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
+done
+SNAP=(-pid "edge=$EDGE_U_PID" -pid "redis=$REDIS4_PID" -redis "127.0.0.1:$REDIS4" -metrics "$EDGE_U_METRICS")
+export BENCH_SCALE_SEQ="$WORK/scale-seq-uniform.txt"
+STATIC=$(echo "$uniform" | seqstat best_static_share)
+WSL1=$(echo "$uniform" | seqstat ws_over_l1)
+for r in $(seq 1 "$SCALE_RUNS"); do
+  scale_run u edge "$EDGE_U/" "$r" "$BENCH_DIR/wrk/scale.lua"
 done
 
 # ================================================================ report

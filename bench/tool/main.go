@@ -9,6 +9,7 @@
 //	                                                      N concurrent identical misses; counts upstream calls
 //	                                                      from the edge's /metrics (before/after)
 //	tool report   -in runs.jsonl -md FILE [-smoke]        the results table (stdout + markdown)
+//	tool scaleprep|scalewarm|scaleseq|scalesnap|scalerec   the scale mix (s, u): see scale.go
 //
 // It talks to 127.0.0.1 only (the addresses run.sh passes) and every
 // operation is bounded by a timeout. Only the standard library is used.
@@ -51,6 +52,16 @@ func main() {
 		err = stampede(os.Args[2:])
 	case "report":
 		err = report(os.Args[2:])
+	case "scaleprep":
+		err = scalePrep(os.Args[2:])
+	case "scalewarm":
+		err = scaleWarm(os.Args[2:])
+	case "scaleseq":
+		err = scaleSeq(os.Args[2:])
+	case "scalesnap":
+		err = scaleSnap(os.Args[2:])
+	case "scalerec":
+		err = scaleRec(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown subcommand %q", os.Args[1])
 	}

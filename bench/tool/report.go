@@ -83,6 +83,7 @@ func report(args []string) error {
 	defer f.Close()
 
 	var recs []record
+	var scales []scaleRecord
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -95,6 +96,13 @@ func report(args []string) error {
 			return fmt.Errorf("%s: bad line %q: %v", *in, line, err)
 		}
 		recs = append(recs, r)
+		if r.Kind == "scale" {
+			var x scaleRecord
+			if err := json.Unmarshal([]byte(line), &x); err != nil {
+				return fmt.Errorf("%s: bad scale line %q: %v", *in, line, err)
+			}
+			scales = append(scales, x)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return err
@@ -279,6 +287,8 @@ func report(args []string) error {
 		rows = append(rows, r)
 	}
 
+	rows = append(rows, scaleRows(scales, get, verdict)...)
+
 	header := row{"scenario", "conns", "edge rps", "edge p50", "edge p99", "vs", "vs rps", "vs p50", "vs p99", "edge/vs", "target", "result"}
 	cells := func(r row) []string {
 		return []string{r.scenario, r.conns, r.eRPS, r.eP50, r.eP99, r.vs, r.vRPS, r.vP50, r.vP99, r.ratio, r.result, r.target}
@@ -292,6 +302,7 @@ func report(args []string) error {
 		"vs = the baseline: nginx (caching reverse proxy with limit_req in front of the same edge) for a, b, e;",
 		"  upstream = the fake upstream's own listing called directly (c); upstream/1 = one hub section called directly (d).",
 		"e: 100 requests released at once over pre-opened connections, upstream latency 200 ms; upstream calls counted from the edge's /metrics.",
+		"s, u: CPU per request = utime+stime from /proc/<pid>/stat over the run divided by wrk's requests (edge + its redis-server; nginx master + worker); median over runs.",
 	}
 	if *smoke {
 		footer = append(footer, "SMOKE MODE: one short run per scenario at 64 connections; targets are shown, not enforced (CI machines vary).")

@@ -1,0 +1,618 @@
+package main
+
+// The "scale mix" scenario (s) and the "every hit from Redis" row (u): a
+// Zipf-distributed replay over the whole listing space of the fake's
+// dealers, with the edge's L1 cut far below the working set.
+//
+//	tool scaleprep -base URL -keys K1,K2,K3 -maxps 100 -reqs FILE
+//	    discover every listing page of every page size 1..maxps of REWIND/NOS/NLT
+//	    for each key's dealer; write "key<TAB>path" lines
+//	tool scalewarm -base URL [-compare URL] -reqs FILE -sizes FILE
+//	    GET every pair once through base (and compare), fail on non-2xx; write body sizes
+//	tool scaleseq -reqs FILE -sizes FILE -s 1.0|0 -n N -l1 BYTES -seq FILE
+//	    a request sequence (Zipf(s) over the pairs in a seeded random order, s = 0:
+//	    uniform); prints the working set and the best static L1 share as JSON
+//	tool scalesnap -pid name=PID ... -redis ADDR -metrics URL
+//	    one JSON snapshot: CPU ticks per process, Redis commands processed,
+//	    the edge's cache hit counters, Redis MEMORY USAGE per entry (sampled)
+//	tool scalerec -scenario ID -target T -conns C -run R -before F -after F -runs FILE [-static X] [-l1 BYTES -ws BYTES]
+//	    append a "scale" record (deltas per request) to runs.jsonl
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// pidList collects -pid name=PID flags.
+type pidList []string
+
+func (p *pidList) String() string     { return strings.Join(*p, ",") }
+func (p *pidList) Set(v string) error { *p = append(*p, v); return nil }
+
+func scalePrep(args []string) error {
+	fs := flag.NewFlagSet("scaleprep", flag.ExitOnError)
+	base := fs.String("base", "", "edge base URL")
+	keys := fs.String("keys", "bench-key-000,bench-key-001,bench-key-002", "one key per dealer, comma-separated")
+	maxPS := fs.Int("maxps", 100, "largest page size")
+	out := fs.String("reqs", "", "output file")
+	_ = fs.Parse(args)
+	c := client(4, 10*time.Second)
+	f, err := os.Create(*out)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w := bufio.NewWriter(f)
+	n := 0
+	for _, key := range strings.Split(*keys, ",") {
+		for _, svc := range []string{"REWIND", "NOS", "NLT"} {
+			st, _, body, err := fetch(c, fmt.Sprintf("%s/dealer/%s/listing?page=1&page_size=1", *base, svc), key)
+			if err != nil || st != 200 {
+				return fmt.Errorf("total of %s %s: status %d %v", key, svc, st, err)
+			}
+			var l struct {
+				Total int `json:"total"`
+			}
+			if err := json.Unmarshal(body, &l); err != nil {
+				return err
+			}
+			for ps := 1; ps <= *maxPS; ps++ {
+				for p := 1; (p-1)*ps < l.Total; p++ {
+					fmt.Fprintf(w, "%s\t/dealer/%s/listing?page=%d&page_size=%d\n", key, svc, p, ps)
+					n++
+				}
+			}
+		}
+	}
+	fmt.Printf("scaleprep: %d listing pages\n", n)
+	return w.Flush()
+}
+
+type pair struct{ key, path string }
+
+func readPairs(path string) ([]pair, error) {
+	ls, err := readLines(path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]pair, 0, len(ls))
+	for _, l := range ls {
+		k, p, ok := strings.Cut(l, "\t")
+		if !ok {
+			return nil, fmt.Errorf("%s: bad line %q", path, l)
+		}
+		out = append(out, pair{k, p})
+	}
+	return out, nil
+}
+
+func scaleWarm(args []string) error {
+	fs := flag.NewFlagSet("scalewarm", flag.ExitOnError)
+	base := fs.String("base", "", "base URL")
+	cmp := fs.String("compare", "", "second base URL, bodies compared")
+	reqs := fs.String("reqs", "", "pairs file")
+	sizes := fs.String("sizes", "", "output: body size per pair, one per line")
+	workers := fs.Int("workers", 32, "concurrent requests")
+	_ = fs.Parse(args)
+	ps, err := readPairs(*reqs)
+	if err != nil {
+		return err
+	}
+	c := client(*workers, 10*time.Second)
+	size := make([]int, len(ps))
+	var next, failed, differ atomic.Int64
+	var first atomic.Value
+	var wg sync.WaitGroup
+	for w := 0; w < *workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(ps) {
+					return
+				}
+				st, _, b, err := fetch(c, *base+ps[i].path, ps[i].key)
+				if err == nil && st != 200 {
+					err = fmt.Errorf("status %d: %.200s", st, b)
+				}
+				if err == nil && *cmp != "" {
+					var b2 []byte
+					var st2 int
+					st2, _, b2, err = fetch(c, *cmp+ps[i].path, ps[i].key)
+					if err == nil && st2 != 200 {
+						err = fmt.Errorf("status %d from %s", st2, *cmp)
+					}
+					if err == nil && string(b) != string(b2) {
+						differ.Add(1)
+					}
+				}
+				if err != nil {
+					failed.Add(1)
+					first.CompareAndSwap(nil, fmt.Sprintf("%s %s: %v", ps[i].key, ps[i].path, err))
+				}
+				size[i] = len(b)
+			}
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for _, s := range size {
+		total += s
+	}
+	fmt.Printf("scalewarm %s: %d pairs, %.1f MB of bodies, %d failed, %d bodies differ\n", *base, len(ps), float64(total)/1e6, failed.Load(), differ.Load())
+	if failed.Load() > 0 {
+		return fmt.Errorf("scalewarm: %d failed; first: %v", failed.Load(), first.Load())
+	}
+	if *sizes != "" {
+		var b strings.Builder
+		for _, s := range size {
+			b.WriteString(strconv.Itoa(s))
+			b.WriteByte('\n')
+		}
+		return os.WriteFile(*sizes, []byte(b.String()), 0o644)
+	}
+	return nil
+}
+
+// l1EntryOverhead approximates what an L1 entry costs beyond its body
+// (cache.nodeOverhead plus the key twice, about 60 bytes each).
+const l1EntryOverhead = 256 + 120
+
+func scaleSeq(args []string) error {
+	fs := flag.NewFlagSet("scaleseq", flag.ExitOnError)
+	reqs := fs.String("reqs", "", "pairs file")
+	sizesF := fs.String("sizes", "", "sizes file")
+	s := fs.Float64("s", 1.0, "Zipf exponent; 0 = uniform")
+	n := fs.Int("n", 200000, "sequence length")
+	l1 := fs.Int64("l1", 8<<20, "edge L1 bytes, for the best static share")
+	seed := fs.Uint64("seed", 42, "seed")
+	out := fs.String("seq", "", "output: one 1-based pair index per line")
+	_ = fs.Parse(args)
+	ps, err := readPairs(*reqs)
+	if err != nil {
+		return err
+	}
+	ls, err := readLines(*sizesF)
+	if err != nil {
+		return err
+	}
+	if len(ls) != len(ps) {
+		return fmt.Errorf("%d sizes for %d pairs", len(ls), len(ps))
+	}
+	size := make([]int64, len(ls))
+	var ws int64
+	for i, l := range ls {
+		size[i], _ = strconv.ParseInt(l, 10, 64)
+		ws += size[i] + l1EntryOverhead
+	}
+	r := rand.New(rand.NewPCG(*seed, 1))
+	perm := r.Perm(len(ps)) // rank -> pair
+	cdf := make([]float64, len(ps))
+	sum := 0.0
+	for k := range cdf {
+		w := 1.0
+		if *s > 0 {
+			w = 1 / math.Pow(float64(k+1), *s)
+		}
+		sum += w
+		cdf[k] = sum
+	}
+	count := make([]int64, len(ps))
+	var b strings.Builder
+	for i := 0; i < *n; i++ {
+		u := r.Float64() * sum
+		k, _ := slices.BinarySearch(cdf, u)
+		k = min(k, len(ps)-1)
+		p := perm[k]
+		count[p]++
+		b.WriteString(strconv.Itoa(p + 1))
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(*out, []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	// Best static share: the pairs with the most requests per byte that fit
+	// in L1 (entries over an eighth of L1 never enter it).
+	idx := make([]int, len(ps))
+	for i := range idx {
+		idx[i] = i
+	}
+	cost := func(i int) int64 { return size[i] + l1EntryOverhead }
+	slices.SortFunc(idx, func(a, b int) int {
+		// count[a]/cost(a) > count[b]/cost(b), without division
+		x, y := count[a]*cost(b), count[b]*cost(a)
+		switch {
+		case x > y:
+			return -1
+		case x < y:
+			return 1
+		}
+		return 0
+	})
+	var used, hits int64
+	for _, i := range idx {
+		if count[i] == 0 || cost(i) > *l1/8 {
+			continue
+		}
+		if used+cost(i) <= *l1 {
+			used += cost(i)
+			hits += count[i]
+		}
+	}
+	res := map[string]any{
+		"pairs": len(ps), "working_set_bytes": ws, "l1_bytes": *l1,
+		"ws_over_l1": float64(ws) / float64(*l1), "best_static_share": float64(hits) / float64(*n),
+	}
+	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+// snapshot is what scalesnap prints.
+type snapshot struct {
+	CPUTicks      map[string]int64 `json:"cpu_ticks"`
+	RedisCalls    int64            `json:"redis_calls"`
+	RedisEntryMem float64          `json:"redis_entry_mem"`
+	RedisEntries  int64            `json:"redis_entries"`
+	Hits          float64          `json:"hits"`
+	L1Hits        float64          `json:"l1_hits"`
+}
+
+func scaleSnap(args []string) error {
+	fs := flag.NewFlagSet("scalesnap", flag.ExitOnError)
+	var pids pidList
+	fs.Var(&pids, "pid", "name=PID (repeatable)")
+	raddr := fs.String("redis", "", "redis host:port")
+	metrics := fs.String("metrics", "", "edge /metrics URL")
+	mem := fs.Bool("mem", false, "sample MEMORY USAGE of entries")
+	_ = fs.Parse(args)
+	s := snapshot{CPUTicks: map[string]int64{}}
+	for _, p := range pids {
+		name, pid, _ := strings.Cut(p, "=")
+		t, err := cpuTicks(pid)
+		if err != nil {
+			return err
+		}
+		s.CPUTicks[name] = t
+	}
+	if *raddr != "" {
+		rc, err := dialRESP(*raddr)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		info, err := rc.do("INFO", "commandstats")
+		if err != nil {
+			return err
+		}
+		for _, l := range strings.Split(fmt.Sprint(info), "\n") {
+			// cmdstat_get:calls=123,usec=...
+			if _, rest, ok := strings.Cut(l, ":calls="); ok && strings.HasPrefix(l, "cmdstat_") {
+				v, _, _ := strings.Cut(rest, ",")
+				n, _ := strconv.ParseInt(v, 10, 64)
+				s.RedisCalls += n
+			}
+		}
+		if *mem {
+			s.RedisEntryMem, s.RedisEntries, err = entryMemory(rc)
+			if err != nil {
+				return err
+			}
+		}
+	}
+	if *metrics != "" {
+		c := client(1, 5*time.Second)
+		st, _, body, err := fetch(c, *metrics, "")
+		if err != nil || st != 200 {
+			return fmt.Errorf("metrics: %d %v", st, err)
+		}
+		for _, l := range strings.Split(string(body), "\n") {
+			name, v, ok := strings.Cut(l, " ")
+			if !ok {
+				continue
+			}
+			f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			switch name {
+			case "edge_cache_hits_total":
+				s.Hits = f
+			case "edge_cache_l1_hits_total":
+				s.L1Hits = f
+			}
+		}
+	}
+	return json.NewEncoder(os.Stdout).Encode(s)
+}
+
+// entryMemory averages MEMORY USAGE over up to 300 cache entries
+// (keys "<prefix>:{d<id>}:g<gen>:<key>").
+func entryMemory(rc *respConn) (float64, int64, error) {
+	cursor := "0"
+	var total, n int64
+	for i := 0; i < 1000 && n < 300; i++ {
+		v, err := rc.do("SCAN", cursor, "MATCH", "*}:g*", "COUNT", "1000")
+		if err != nil {
+			return 0, 0, err
+		}
+		arr, ok := v.([]any)
+		if !ok || len(arr) != 2 {
+			return 0, 0, errors.New("SCAN: unexpected reply")
+		}
+		cursor = fmt.Sprint(arr[0])
+		keys, _ := arr[1].([]any)
+		for _, k := range keys {
+			if n >= 300 {
+				break
+			}
+			m, err := rc.do("MEMORY", "USAGE", fmt.Sprint(k))
+			if err != nil {
+				return 0, 0, err
+			}
+			if x, ok := m.(int64); ok {
+				total += x
+				n++
+			}
+		}
+		if cursor == "0" {
+			break
+		}
+	}
+	if n == 0 {
+		return 0, 0, nil
+	}
+	return float64(total) / float64(n), n, nil
+}
+
+// cpuTicks is utime+stime of a process in clock ticks (/proc/<pid>/stat).
+func cpuTicks(pid string) (int64, error) {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		s = s[i+1:]
+	}
+	f := strings.Fields(s)
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%s/stat: short", pid)
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + st, nil
+}
+
+// respConn is a minimal RESP2 client (INFO, SCAN, MEMORY USAGE).
+type respConn struct {
+	c net.Conn
+	r *bufio.Reader
+}
+
+func dialRESP(addr string) (*respConn, error) {
+	if err := mustLoopback("redis://" + addr); err != nil {
+		return nil, err
+	}
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	return &respConn{c, bufio.NewReader(c)}, nil
+}
+
+func (r *respConn) Close() error { return r.c.Close() }
+
+func (r *respConn) do(args ...string) (any, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := r.c.Write([]byte(b.String())); err != nil {
+		return nil, err
+	}
+	return r.read()
+}
+
+func (r *respConn) read() (any, error) {
+	line, err := r.r.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if line == "" {
+		return nil, errors.New("empty reply")
+	}
+	switch line[0] {
+	case '+':
+		return line[1:], nil
+	case '-':
+		return nil, errors.New(line[1:])
+	case ':':
+		return strconv.ParseInt(line[1:], 10, 64)
+	case '$':
+		n, _ := strconv.Atoi(line[1:])
+		if n < 0 {
+			return nil, nil
+		}
+		buf := make([]byte, n+2)
+		if _, err := ioReadFull(r.r, buf); err != nil {
+			return nil, err
+		}
+		return string(buf[:n]), nil
+	case '*':
+		n, _ := strconv.Atoi(line[1:])
+		out := make([]any, 0, max(n, 0))
+		for i := 0; i < n; i++ {
+			v, err := r.read()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unexpected reply %q", line)
+}
+
+func ioReadFull(r *bufio.Reader, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := r.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// scaleRecord is a "scale" line of runs.jsonl: the per-request deltas of one
+// measured run.
+type scaleRecord struct {
+	Kind            string             `json:"kind"`
+	Scenario        string             `json:"scenario"`
+	Target          string             `json:"target"`
+	Conns           int                `json:"conns"`
+	Run             int                `json:"run"`
+	Requests        int64              `json:"requests"`
+	CPUus           float64            `json:"cpu_us_per_req"` // all measured processes
+	CPUByProc       map[string]float64 `json:"cpu_us_by_proc"`
+	RedisCmdsPerReq float64            `json:"redis_cmds_per_req"`
+	L1Share         float64            `json:"l1_share"`
+	BestStatic      float64            `json:"best_static_share"`
+	RedisEntryMem   float64            `json:"redis_entry_mem"`
+	WSOverL1        float64            `json:"ws_over_l1"`
+}
+
+func scaleRec(args []string) error {
+	fs := flag.NewFlagSet("scalerec", flag.ExitOnError)
+	scn := fs.String("scenario", "", "scenario id")
+	target := fs.String("target", "", "edge or nginx")
+	conns := fs.Int("conns", 0, "connections")
+	run := fs.Int("run", 0, "run number")
+	beforeF := fs.String("before", "", "snapshot before")
+	afterF := fs.String("after", "", "snapshot after")
+	runsF := fs.String("runs", "", "runs.jsonl (read for the wrk record, appended to)")
+	static := fs.Float64("static", 0, "best static share of the trace")
+	wsl1 := fs.Float64("ws-over-l1", 0, "working set over L1")
+	_ = fs.Parse(args)
+	var before, after snapshot
+	for _, x := range []struct {
+		f string
+		s *snapshot
+	}{{*beforeF, &before}, {*afterF, &after}} {
+		b, err := os.ReadFile(x.f)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, x.s); err != nil {
+			return err
+		}
+	}
+	ls, err := readLines(*runsF)
+	if err != nil {
+		return err
+	}
+	var reqs int64 = -1
+	for _, l := range ls {
+		var r record
+		if json.Unmarshal([]byte(l), &r) == nil && r.Kind == "wrk" && r.Scenario == *scn && r.Target == *target && r.Conns == *conns && r.Run == *run {
+			reqs = r.Wrk.Requests
+		}
+	}
+	if reqs <= 0 {
+		return fmt.Errorf("no wrk record for %s/%s c=%d run %d", *scn, *target, *conns, *run)
+	}
+	const tickUS = 1e6 / 100 // USER_HZ
+	rec := scaleRecord{Kind: "scale", Scenario: *scn, Target: *target, Conns: *conns, Run: *run, Requests: reqs,
+		CPUByProc: map[string]float64{}, BestStatic: *static, WSOverL1: *wsl1, RedisEntryMem: after.RedisEntryMem}
+	for name, t := range after.CPUTicks {
+		us := float64(t-before.CPUTicks[name]) * tickUS / float64(reqs)
+		rec.CPUByProc[name] = us
+		rec.CPUus += us
+	}
+	if after.RedisCalls > 0 {
+		rec.RedisCmdsPerReq = float64(after.RedisCalls-before.RedisCalls-1) / float64(reqs) // minus the INFO itself
+	}
+	if dh := after.Hits - before.Hits; dh > 0 {
+		rec.L1Share = (after.L1Hits - before.L1Hits) / dh
+	}
+	f, err := os.OpenFile(*runsF, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return json.NewEncoder(f).Encode(rec)
+}
+
+// scaleRows are the table rows of scenarios s and u (medians over runs).
+func scaleRows(recs []scaleRecord, get func(scn, target string, c int) (agg, bool), verdict func(bool) string) []row {
+	med := func(scn, target string, f func(scaleRecord) float64) (float64, bool) {
+		var xs []float64
+		for _, r := range recs {
+			if r.Scenario == scn && r.Target == target {
+				xs = append(xs, f(r))
+			}
+		}
+		return median(xs), len(xs) > 0
+	}
+	ms := func(v float64) string { return fmt.Sprintf("%.2f ms", v) }
+	var rows []row
+	cpu := func(r scaleRecord) float64 { return r.CPUus }
+	if eCPU, ok := med("s", "edge", cpu); ok {
+		e, _ := get("s", "edge", 64)
+		redis, _ := med("s", "edge", func(r scaleRecord) float64 { return r.CPUByProc["redis"] })
+		share, _ := med("s", "edge", func(r scaleRecord) float64 { return r.L1Share })
+		static, _ := med("s", "edge", func(r scaleRecord) float64 { return r.BestStatic })
+		cmds, _ := med("s", "edge", func(r scaleRecord) float64 { return r.RedisCmdsPerReq })
+		mem, _ := med("s", "edge", func(r scaleRecord) float64 { return r.RedisEntryMem })
+		wsl1, _ := med("s", "edge", func(r scaleRecord) float64 { return r.WSOverL1 })
+		r := row{scenario: fmt.Sprintf("s scale mix, Zipf(1.0), working set %.0fx L1", wsl1), conns: "64",
+			eRPS: fmt.Sprintf("%.0f", e.rps), eP50: ms(e.p50), eP99: ms(e.p99), vs: "nginx", vRPS: "-", vP50: "-", vP99: "-", ratio: "-"}
+		t := fmt.Sprintf("CPU/req edge+redis <= nginx, p99 <= nginx: edge+redis %.1f µs (redis %.1f)", eCPU, redis)
+		nCPU, nok := med("s", "nginx", cpu)
+		v, vok := get("s", "nginx", 64)
+		if nok && vok && eCPU > 0 {
+			r.vRPS, r.vP50, r.vP99 = fmt.Sprintf("%.0f", v.rps), ms(v.p50), ms(v.p99)
+			r.ratio = fmt.Sprintf("%.2fx", e.rps/v.rps)
+			t += fmt.Sprintf(" vs nginx %.1f µs = %.2fx", nCPU, nCPU/eCPU)
+			r.result = verdict(nCPU/eCPU >= 1.0 && e.p99 <= v.p99)
+		}
+		t += fmt.Sprintf("; L1 share of hits %.3f, best static %.3f (%.0f%%, target >= 95%%); Redis %.2f cmds/req; MEMORY USAGE %.0f B/entry", share, static, 100*share/max(static, 1e-9), cmds, mem)
+		r.target = t
+		rows = append(rows, r)
+	}
+	if uCPU, ok := med("u", "edge", cpu); ok {
+		u, _ := get("u", "edge", 64)
+		share, _ := med("u", "edge", func(r scaleRecord) float64 { return r.L1Share })
+		cmds, _ := med("u", "edge", func(r scaleRecord) float64 { return r.RedisCmdsPerReq })
+		edgeOnly, _ := med("u", "edge", func(r scaleRecord) float64 { return r.CPUByProc["edge"] })
+		redis, _ := med("u", "edge", func(r scaleRecord) float64 { return r.CPUByProc["redis"] })
+		r := row{scenario: "u every hit from Redis (uniform, L1 64 KiB)", conns: "64",
+			eRPS: fmt.Sprintf("%.0f", u.rps), eP50: ms(u.p50), eP99: ms(u.p99), vs: "L1 hit", vRPS: "-", vP50: "-", vP99: "-", ratio: "-"}
+		t := fmt.Sprintf("edge CPU/req <= 2x an L1 hit: edge %.1f µs (+ redis %.1f), L1 share %.3f, Redis %.2f cmds/req", edgeOnly, redis, share, cmds)
+		if hCPU, hok := med("uh", "edge", func(r scaleRecord) float64 { return r.CPUByProc["edge"] }); hok && hCPU > 0 {
+			h, _ := get("uh", "edge", 64)
+			r.vRPS, r.vP50, r.vP99 = fmt.Sprintf("%.0f", h.rps), ms(h.p50), ms(h.p99)
+			r.ratio = fmt.Sprintf("%.2fx", u.rps/h.rps)
+			t += fmt.Sprintf("; L1 hit (hot URL) %.1f µs: %.2fx", hCPU, edgeOnly/hCPU)
+			r.result = verdict(edgeOnly <= 2*hCPU)
+		}
+		_ = uCPU
+		r.target = t
+		rows = append(rows, r)
+	}
+	return rows
+}
