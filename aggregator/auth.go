@@ -159,10 +159,12 @@ func (s *Server) authenticate(rawKey []byte, rs *reqState) (*principal, error) {
 	}
 	key := string(rawKey) // copied: the flight may outlive this request's buffers
 	v, err, _ := s.auth.flight.Do(string(id[:]), func() (any, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), st.RequestTimeout)
+		ctx, cancel := context.WithTimeout(rs.context(), st.RequestTimeout)
 		defer cancel()
-		ctx = upstream.WithTrace(ctx, string(rs.reqID), rs.traceparent)
+		ctx = upstream.WithTraceContext(ctx, string(rs.reqID), rs.traceparent, rs.tracestate)
+		ctx, span := s.startSpan(ctx, "auth key lookup")
 		np, err := s.resolve(ctx, key, id)
+		endSpan(span, err)
 		if err != nil {
 			return nil, err
 		}

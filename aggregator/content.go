@@ -194,7 +194,9 @@ func (s *Server) contentHub(ctx *fasthttp.RequestCtx, rs *reqState) {
 		for i, ct := range upstream.ContentTypes {
 			g.Go(func() error {
 				errs[i] = guard(func() (err error) {
-					sections[i], err = s.listing(c, st, pr.dealerID, ct, fp, false)
+					sc, span := s.startSpan(c, "hub section "+ct, attrSection.String(ct))
+					defer func() { endSpan(span, err) }()
+					sections[i], err = s.listing(sc, st, pr.dealerID, ct, fp, false)
 					return err
 				})()
 				return nil
@@ -255,8 +257,10 @@ func (s *Server) contentSearch(ctx *fasthttp.RequestCtx, rs *reqState) {
 		// breaker for every type (hub, listings) after a few searches.
 		var g errgroup.Group
 		for i, ct := range upstream.ContentTypes {
-			g.Go(guard(func() error {
-				vis, err := s.listingSelection(c, st, pr.dealerID, ct, &params{q: fp.q})
+			g.Go(guard(func() (err error) {
+				sc, span := s.startSpan(c, "search section "+ct, attrSection.String(ct))
+				defer func() { endSpan(span, err) }()
+				vis, err := s.listingSelection(sc, st, pr.dealerID, ct, &params{q: fp.q})
 				if err != nil {
 					return err
 				}

@@ -15,6 +15,7 @@ type reqHeaders struct {
 	apiKeys, authorizations int    // how many times each was sent
 	requestID               []byte // X-Request-ID
 	traceparent             []byte
+	tracestate              []byte
 	ifNoneMatch             []byte
 	acceptEncoding          []byte
 	contentLength           bool // a Content-Length header was sent
@@ -32,6 +33,10 @@ func (h *reqHeaders) read(hdr *fasthttp.RequestHeader) {
 					h.apiKey = v
 				}
 				h.apiKeys++
+			}
+		case 10: // tracestate
+			if h.tracestate == nil && bytes.EqualFold(k, []byte("tracestate")) {
+				h.tracestate = v
 			}
 		case 11: // traceparent
 			if h.traceparent == nil && bytes.EqualFold(k, []byte("traceparent")) {

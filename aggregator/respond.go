@@ -70,7 +70,7 @@ func (s *Server) serveFresh(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSett
 // writes it.
 func (s *Server) respond(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSettings, contentType string, key []byte, fill cache.FillFunc) {
 	pol := st.policy(rs.route, contentType)
-	e, res, err := s.cache.Get(context.Background(), rs.p.dealerID, key, pol, fill)
+	e, res, err := s.cache.Get(rs.fillParent(), rs.p.dealerID, key, pol, fill)
 	if err != nil {
 		var pe *partialError
 		if errors.As(err, &pe) {

@@ -13,10 +13,12 @@ import (
 
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/dealer-edge/dealer-edge/cache"
 	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
 	"github.com/dealer-edge/dealer-edge/publicshape"
+	"github.com/dealer-edge/dealer-edge/tracing"
 	"github.com/dealer-edge/dealer-edge/upstream"
 )
 
@@ -96,6 +98,13 @@ type Options struct {
 	// address (trusted proxies, PROXY protocol) it resolves from ctx; it
 	// must not block.
 	AnonymousLimit func(ctx *fasthttp.RequestCtx) (ok bool, retryAfter int)
+	// Tracing, when non-nil, traces the requests it samples: a server
+	// span per request with children for the key lookup, the hub and
+	// search sections (and, through the context handed to them, the
+	// cache's, the limiter's and the upstream client's own spans). Nil:
+	// tracing off; the client's traceparent/tracestate are still passed
+	// on to the internal services.
+	Tracing *tracing.Tracing
 }
 
 // Server is the public dealer API.
@@ -110,6 +119,8 @@ type Server struct {
 	log         *slog.Logger
 	onRequest   func(*RequestInfo)
 	now         func() time.Time
+	tracing     *tracing.Tracing // nil: tracing off
+	tracer      trace.Tracer     // nil: tracing off
 	ids         *idGen
 	router      *router.Router
 	openapi     openapiDoc
@@ -154,6 +165,10 @@ func New(opts Options) (*Server, error) {
 		onRequest:   opts.OnRequest,
 		now:         opts.Now,
 		ids:         newIDGen(),
+		tracing:     opts.Tracing,
+	}
+	if opts.Tracing != nil {
+		s.tracer = opts.Tracing.Tracer()
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -210,6 +225,9 @@ type reqState struct {
 	idBuf       [maxRequestIDLen + 8]byte
 	reqID       []byte
 	traceparent string
+	tracestate  string          // passed on with traceparent only
+	tctx        context.Context // the traced request's context (its server span); nil when not traced
+	span        trace.Span      // the server span; nil when not traced
 	start       time.Time // when the request arrived: the one clock read of the hit path
 	route       string
 	pathValue   string // {service} or {content_type} of a static route
@@ -246,6 +264,12 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	ctx.Response.Header.SetCanonical(hdrNosniff, valNosniff)
 	if tp := rs.hdr.traceparent; len(tp) > 0 && ValidTraceparent(tp) {
 		rs.traceparent = string(tp)
+		if ts := rs.hdr.tracestate; len(ts) > 0 {
+			rs.tracestate = string(ts)
+		}
+	}
+	if s.tracing != nil {
+		s.startTrace(ctx, rs)
 	}
 	if hdr := &ctx.Request.Header; (hdr.ContentLength() == -1 || rs.hdr.contentLength) &&
 		hasRawHeader(hdr.RawHeaders(), "transfer-encoding") && hasRawHeader(hdr.RawHeaders(), "content-length") {
@@ -304,6 +328,9 @@ func (s *Server) finish(ctx *fasthttp.RequestCtx, rs *reqState) {
 		s.writeProblem(ctx, rs, problemf(codeInternal, "an unexpected error occurred"))
 	}
 	s.report(ctx, rs)
+	if rs.span != nil {
+		s.endTrace(ctx, rs)
+	}
 	ctx.SetUserValue(stateKey, nil)
 	rs.p = nil
 	s.states.Put(rs)
@@ -429,7 +456,7 @@ func (s *Server) endpoint(route string, h func(*fasthttp.RequestCtx, *reqState))
 		if s.limiter != nil {
 			st := s.settings.Load()
 			lim := st.limit(p.plan)
-			d := s.limiter.AllowN(context.Background(), p.dealerID, p.keyID, lim, st.cost(route))
+			d := s.limiter.AllowN(rs.context(), p.dealerID, p.keyID, lim, st.cost(route))
 			s.writeRateLimitHeaders(ctx, rs, p.plan, d)
 			if !d.Allowed {
 				secs := int((d.RetryAfter + time.Second - 1) / time.Second)

@@ -14,6 +14,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/sony/gobreaker/v2"
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Default per-call timeouts.
@@ -68,6 +71,14 @@ type Options struct {
 	// BreakerHalfOpen. It runs synchronously while the breaker's lock is
 	// held: it must be quick and must not call back into the Client.
 	OnBreakerChange func(service string, from, to string)
+
+	// TracerProvider, when non-nil, makes a client span of every call
+	// whose context carries a recording span (a traced request): the
+	// service, the response status and a breaker's refusal, with the
+	// call's traceparent naming that span. Calls of untraced requests make
+	// no span and cost nothing more. Nil: no spans; the trace context of
+	// the caller's span, or the one passed with WithTrace, is still sent.
+	TracerProvider trace.TracerProvider
 }
 
 // service is one internal service: its own connection pool, timeout and
@@ -89,6 +100,7 @@ type Client struct {
 	all                                         []*service
 
 	onCall func(string, time.Duration, error)
+	tracer trace.Tracer // nil: no spans
 	closed atomic.Bool
 }
 
@@ -142,6 +154,9 @@ func New(opts Options) (*Client, error) {
 		host:   u.Host,
 		prefix: strings.TrimSuffix(u.EscapedPath(), "/"),
 		onCall: opts.OnCall,
+	}
+	if opts.TracerProvider != nil {
+		c.tracer = opts.TracerProvider.Tracer("github.com/dealer-edge/dealer-edge/upstream")
 	}
 	mk := func(name string) *service {
 		to := opts.Timeouts[name]
@@ -375,6 +390,11 @@ func (c *Client) begin(path string) []byte {
 // into out.
 func (c *Client) get(ctx context.Context, s *service, uri []byte, out any) error {
 	start := time.Now()
+	var span trace.Span
+	if c.tracer != nil && trace.SpanFromContext(ctx).IsRecording() {
+		ctx, span = c.tracer.Start(ctx, "GET "+s.name, trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(attrService.String(s.name), attrMethod.String("GET")))
+	}
 	var err error
 	switch {
 	case c.closed.Load():
@@ -393,7 +413,45 @@ func (c *Client) get(ctx context.Context, s *service, uri []byte, out any) error
 	if c.onCall != nil {
 		c.onCall(s.name, time.Since(start), err)
 	}
+	if span != nil {
+		endCallSpan(span, err)
+	}
 	return err
+}
+
+// Attributes of a call's span. None carries a URL: the key lookup's path
+// holds the key's hash.
+var (
+	attrService     = attribute.Key("upstream.service")
+	attrMethod      = attribute.Key("http.request.method")
+	attrStatus      = attribute.Key("http.response.status_code")
+	attrBreakerOpen = attribute.Key("upstream.breaker_refused")
+	attrErrorType   = attribute.Key("error.type")
+	attrCallerGone  = "caller_gone"
+	attrNotFound    = "not_found"
+	attrUnavailable = "unavailable"
+	attrCircuitOpen = "circuit_open"
+)
+
+// endCallSpan ends a call's span with the call's outcome: a class of error,
+// never an error's text (which could carry a URL).
+func endCallSpan(span trace.Span, err error) {
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrCircuitOpen):
+		span.SetAttributes(attrBreakerOpen.Bool(true), attrErrorType.String(attrCircuitOpen))
+		span.SetStatus(codes.Error, "breaker open")
+	case errors.Is(err, ErrNotFound):
+		// A 404 is an answer, not a failure of the call.
+		span.SetAttributes(attrErrorType.String(attrNotFound))
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		span.SetAttributes(attrErrorType.String(attrCallerGone))
+		span.SetStatus(codes.Error, "caller gone")
+	default:
+		span.SetAttributes(attrErrorType.String(attrUnavailable))
+		span.SetStatus(codes.Error, "unavailable")
+	}
+	span.End()
 }
 
 // roundTrip performs the HTTP exchange. Its errors are already classified:
@@ -405,14 +463,7 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 	req.SetRequestURIBytes(uri)
 	req.Header.SetHost(c.host)
 	req.Header.Set(fasthttp.HeaderAccept, "application/json")
-	if rid, tp := TraceFrom(ctx); rid != "" || tp != "" {
-		if headerSafe(rid) {
-			req.Header.Set("X-Request-ID", rid)
-		}
-		if headerSafe(tp) {
-			req.Header.Set("traceparent", tp)
-		}
-	}
+	setTraceHeaders(ctx, &req.Header)
 
 	deadline := time.Now().Add(s.timeout)
 	callerDeadline := false
@@ -455,6 +506,11 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 			return unavailable(s.name, "timeout after "+s.timeout.String())
 		}
 		return unavailable(s.name, err)
+	}
+	if c.tracer != nil {
+		if span := trace.SpanFromContext(ctx); span.IsRecording() {
+			span.SetAttributes(attrStatus.Int(resp.StatusCode()))
+		}
 	}
 	switch sc := resp.StatusCode(); {
 	case sc == fasthttp.StatusOK:

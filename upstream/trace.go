@@ -1,6 +1,12 @@
 package upstream
 
-import "context"
+import (
+	"context"
+	"encoding/hex"
+
+	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
+)
 
 // traceKey is the context key of the trace values; unexported so no other
 // package can collide with it.
@@ -9,14 +15,26 @@ type traceKey struct{}
 type traceValues struct {
 	requestID   string
 	traceparent string
+	tracestate  string
 }
 
 // WithTrace returns a copy of ctx carrying the public request id and the
 // W3C traceparent of the request being served. The Client sends them as the
 // X-Request-ID and traceparent headers of every call made with the returned
-// context; an empty value is not sent.
+// context; an empty value is not sent. A tracestate that ctx carries for
+// the same traceparent (WithTraceContext) is kept.
 func WithTrace(ctx context.Context, requestID, traceparent string) context.Context {
-	return context.WithValue(ctx, traceKey{}, traceValues{requestID: requestID, traceparent: traceparent})
+	tv := traceValues{requestID: requestID, traceparent: traceparent}
+	if prev, ok := ctx.Value(traceKey{}).(traceValues); ok && prev.traceparent == traceparent {
+		tv.tracestate = prev.tracestate
+	}
+	return context.WithValue(ctx, traceKey{}, tv)
+}
+
+// WithTraceContext is WithTrace with the request's W3C tracestate, sent
+// beside the traceparent (and only with it).
+func WithTraceContext(ctx context.Context, requestID, traceparent, tracestate string) context.Context {
+	return context.WithValue(ctx, traceKey{}, traceValues{requestID: requestID, traceparent: traceparent, tracestate: tracestate})
 }
 
 // TraceFrom returns the request id and traceparent stored in ctx by
@@ -29,11 +47,53 @@ func TraceFrom(ctx context.Context) (requestID, traceparent string) {
 	return tv.requestID, tv.traceparent
 }
 
+// setTraceHeaders writes X-Request-ID and the W3C trace context of a call.
+// When ctx carries an OpenTelemetry span (the request is traced), the
+// traceparent names that span, the call's own client span when the Client
+// has a TracerProvider, and the tracestate is the span's; otherwise the
+// client's traceparent and tracestate are passed on unchanged, so
+// propagation works the same with tracing off.
+func setTraceHeaders(ctx context.Context, h *fasthttp.RequestHeader) {
+	tv, _ := ctx.Value(traceKey{}).(traceValues)
+	if headerSafe(tv.requestID) {
+		h.Set("X-Request-ID", tv.requestID)
+	}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		var b [55]byte
+		tid, sid := sc.TraceID(), sc.SpanID()
+		copy(b[:], "00-")
+		hex.Encode(b[3:35], tid[:])
+		b[35] = '-'
+		hex.Encode(b[36:52], sid[:])
+		b[52] = '-'
+		hex.Encode(b[53:55], []byte{byte(sc.TraceFlags())})
+		h.SetBytesV("traceparent", b[:])
+		if ts := sc.TraceState(); ts.Len() > 0 {
+			h.Set("tracestate", ts.String())
+		}
+		return
+	}
+	if headerSafe(tv.traceparent) {
+		h.Set("traceparent", tv.traceparent)
+		if printable(tv.tracestate, maxTracestate) {
+			h.Set("tracestate", tv.tracestate)
+		}
+	}
+}
+
+// maxTracestate bounds a forwarded tracestate: W3C trace context allows 32
+// list members, which fit in 512 characters as the specification expects
+// vendors to keep them.
+const maxTracestate = 512
+
 // headerSafe reports whether v can be sent as a header value as is:
 // printable ASCII only (no CR/LF header injection) and of a sane length.
 // Values that are not are dropped rather than mangled.
-func headerSafe(v string) bool {
-	if len(v) == 0 || len(v) > 256 {
+func headerSafe(v string) bool { return printable(v, 256) }
+
+// printable reports whether v is 1 to max bytes of printable ASCII.
+func printable(v string, max int) bool {
+	if len(v) == 0 || len(v) > max {
 		return false
 	}
 	for i := 0; i < len(v); i++ {

@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Defaults of Options.
@@ -76,6 +79,10 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives one line per Redis state change. Nil discards.
 	Logger *slog.Logger
+	// TracerProvider, when non-nil, makes a span of every Redis call made
+	// for a context that carries a recording span (a traced request). The
+	// span names neither the key nor its hash. Nil: no spans.
+	TracerProvider trace.TracerProvider
 }
 
 // Limiter enforces per-key limits shared through Redis. It is safe for
@@ -93,6 +100,7 @@ type Limiter struct {
 	callerClock bool
 	log         *slog.Logger
 	seed        maphash.Seed
+	tracer      trace.Tracer // nil: no spans
 
 	down      atomic.Bool
 	downSince atomic.Int64
@@ -209,6 +217,9 @@ func New(opts Options) (*Limiter, error) {
 	}
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
+	}
+	if opts.TracerProvider != nil {
+		l.tracer = opts.TracerProvider.Tracer("github.com/dealer-edge/dealer-edge/cache/ratelimit")
 	}
 	if opts.Now != nil {
 		now := opts.Now
@@ -434,6 +445,7 @@ func (l *Limiter) leaseSize(e *entry, lim Limit, now int64) int {
 // DialTimeout (5s by default). A call abandoned at the timeout finishes in
 // the background with its context cancelled.
 func (l *Limiter) call(ctx context.Context, e *entry, lim Limit, n, least, now int64) (takeResult, error) {
+	var r takeReply
 	l.redisCalls.Add(1)
 	var nowUS int64
 	if l.callerClock {
@@ -444,6 +456,18 @@ func (l *Limiter) call(ctx context.Context, e *entry, lim Limit, n, least, now i
 	// the script then charges to the shared bucket.
 	debtUS := (e.ltat.Load() - now) / 1000
 	key := e.redisKey
+	if l.tracer != nil && trace.SpanFromContext(ctx).IsRecording() {
+		var span trace.Span
+		ctx, span = l.tracer.Start(ctx, "ratelimit redis EVALSHA", trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(attribute.String("db.system.name", "redis"), attribute.String("db.operation.name", "EVALSHA"),
+				attribute.Int64("ratelimit.tokens", n)))
+		defer func() {
+			if r.err != nil {
+				span.SetStatus(codes.Error, "redis unavailable")
+			}
+			span.End()
+		}()
+	}
 	cctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
 	ch := make(chan takeReply, 1)
@@ -451,7 +475,6 @@ func (l *Limiter) call(ctx context.Context, e *entry, lim Limit, n, least, now i
 		res, err := take(cctx, l.rdb, key, lim, n, least, nowUS, debtUS)
 		ch <- takeReply{res, err}
 	}()
-	var r takeReply
 	select {
 	case r = <-ch:
 	case <-cctx.Done():

@@ -1,0 +1,293 @@
+package tracing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Sampler names, as OTEL_TRACES_SAMPLER spells them.
+const (
+	SamplerAlwaysOn                = "always_on"
+	SamplerAlwaysOff               = "always_off"
+	SamplerTraceIDRatio            = "traceidratio"
+	SamplerParentBasedAlwaysOn     = "parentbased_always_on"
+	SamplerParentBasedAlwaysOff    = "parentbased_always_off"
+	SamplerParentBasedTraceIDRatio = "parentbased_traceidratio"
+)
+
+// Samplers lists the supported sampler names.
+var Samplers = []string{
+	SamplerAlwaysOn, SamplerAlwaysOff, SamplerTraceIDRatio,
+	SamplerParentBasedAlwaysOn, SamplerParentBasedAlwaysOff, SamplerParentBasedTraceIDRatio,
+}
+
+// Defaults of Config.
+const (
+	DefaultSampler     = SamplerParentBasedTraceIDRatio
+	DefaultSamplerArg  = 0.01
+	DefaultServiceName = "dealer-edge"
+)
+
+// Config is the tracing configuration. Each field mirrors one standard
+// OpenTelemetry environment variable, which wins over the field when set
+// (see WithEnv). Tracing is on when an endpoint is set and Disabled is
+// false.
+type Config struct {
+	// Disabled turns tracing off whatever else is set
+	// (OTEL_SDK_DISABLED).
+	Disabled bool
+	// Endpoint is the OTLP/HTTP base URL of the collector, e.g.
+	// "http://otel-collector:4318"; "/v1/traces" is appended
+	// (OTEL_EXPORTER_OTLP_ENDPOINT).
+	Endpoint string
+	// TracesEndpoint is the full OTLP/HTTP URL of the traces signal, used
+	// as is; it wins over Endpoint (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT).
+	TracesEndpoint string
+	// Sampler is one of Samplers (OTEL_TRACES_SAMPLER). Empty means
+	// DefaultSampler.
+	Sampler string
+	// SamplerArg is the sampling ratio of the traceidratio samplers, in
+	// [0, 1] (OTEL_TRACES_SAMPLER_ARG). Ignored by the other samplers.
+	SamplerArg float64
+	// ServiceName is the service.name resource attribute
+	// (OTEL_SERVICE_NAME). Empty means DefaultServiceName.
+	ServiceName string
+	// ResourceAttributes are added to the resource
+	// (OTEL_RESOURCE_ATTRIBUTES, "k=v,k2=v2" with percent-encoded values;
+	// the variable's pairs are merged over these).
+	ResourceAttributes map[string]string
+}
+
+// Env variable names read by WithEnv.
+const (
+	EnvSDKDisabled        = "OTEL_SDK_DISABLED"
+	EnvEndpoint           = "OTEL_EXPORTER_OTLP_ENDPOINT"
+	EnvTracesEndpoint     = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+	EnvSampler            = "OTEL_TRACES_SAMPLER"
+	EnvSamplerArg         = "OTEL_TRACES_SAMPLER_ARG"
+	EnvServiceName        = "OTEL_SERVICE_NAME"
+	EnvResourceAttributes = "OTEL_RESOURCE_ATTRIBUTES"
+)
+
+// WithEnv returns c with every OTEL_* variable that is set (non-empty)
+// in place of the field it mirrors: the environment wins over the file,
+// variable by variable, as the OpenTelemetry SDKs' own configuration does,
+// so a platform that injects OTEL_* variables (a collector sidecar, the
+// OpenTelemetry operator) needs no config edit. lookup is os.LookupEnv in
+// production. Malformed values are errors naming the variable.
+func (c Config) WithEnv(lookup func(string) (string, bool)) (Config, error) {
+	get := func(k string) (string, bool) {
+		v, ok := lookup(k)
+		v = strings.TrimSpace(v)
+		return v, ok && v != ""
+	}
+	var errs []error
+	if v, ok := get(EnvSDKDisabled); ok {
+		// The specification: only a case-insensitive "true" disables.
+		c.Disabled = strings.EqualFold(v, "true")
+	}
+	if v, ok := get(EnvEndpoint); ok {
+		c.Endpoint = v
+	}
+	if v, ok := get(EnvTracesEndpoint); ok {
+		c.TracesEndpoint = v
+	}
+	if v, ok := get(EnvSampler); ok {
+		c.Sampler = strings.ToLower(v)
+	}
+	if v, ok := get(EnvSamplerArg); ok {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tracing: %s: %q is not a number", EnvSamplerArg, v))
+		} else {
+			c.SamplerArg = f
+		}
+	}
+	if v, ok := get(EnvServiceName); ok {
+		c.ServiceName = v
+	}
+	if v, ok := get(EnvResourceAttributes); ok {
+		attrs, err := parseResourceAttributes(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tracing: %s: %w", EnvResourceAttributes, err))
+		} else {
+			m := maps.Clone(c.ResourceAttributes)
+			if m == nil {
+				m = map[string]string{}
+			}
+			maps.Copy(m, attrs)
+			c.ResourceAttributes = m
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// parseResourceAttributes parses "k=v,k2=v2" (values percent-encoded, the
+// W3C Baggage octet rules OTEL_RESOURCE_ATTRIBUTES uses).
+func parseResourceAttributes(s string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%q is not key=value", kv)
+		}
+		dv, err := url.PathUnescape(strings.TrimSpace(v))
+		if err != nil {
+			return nil, fmt.Errorf("value of %q: %w", k, err)
+		}
+		m[k] = dv
+	}
+	return m, nil
+}
+
+// Enabled reports whether c turns tracing on: an endpoint is set and the
+// SDK is not disabled.
+func (c Config) Enabled() bool {
+	return !c.Disabled && (c.Endpoint != "" || c.TracesEndpoint != "")
+}
+
+// Validate checks c; errors name the field.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Sampler != "" && !slices.Contains(Samplers, c.Sampler) {
+		errs = append(errs, fmt.Errorf("tracing.sampler: %q is not one of %s", c.Sampler, strings.Join(Samplers, ", ")))
+	}
+	if c.SamplerArg < 0 || c.SamplerArg > 1 || c.SamplerArg != c.SamplerArg {
+		errs = append(errs, fmt.Errorf("tracing.sampler_arg: must be within [0, 1], got %v", c.SamplerArg))
+	}
+	for name, v := range map[string]string{"tracing.endpoint": c.Endpoint, "tracing.traces_endpoint": c.TracesEndpoint} {
+		if v == "" {
+			continue
+		}
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("%s: %q is not an http(s) URL", name, v))
+		}
+	}
+	for k := range c.ResourceAttributes {
+		if k == "" {
+			errs = append(errs, errors.New("tracing.resource_attributes: empty key"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// tracesURL is where spans are sent.
+func (c Config) tracesURL() string {
+	if c.TracesEndpoint != "" {
+		return c.TracesEndpoint
+	}
+	return strings.TrimSuffix(c.Endpoint, "/") + "/v1/traces"
+}
+
+// Tracing is the edge's tracer: an OpenTelemetry SDK provider exporting
+// over OTLP/HTTP through a batch span processor, and the head sampling
+// decision the request path makes before it creates anything. Its methods
+// are safe for concurrent use; a nil *Tracing is tracing off.
+type Tracing struct {
+	provider *sdktrace.TracerProvider
+	tracer   trace.Tracer
+	head     head
+	url      string
+}
+
+// Options are the knobs of New that are not configuration.
+type Options struct {
+	// ServiceVersion is the service.version resource attribute; empty
+	// leaves it out.
+	ServiceVersion string
+	// BatchTimeout is the batch processor's export delay; zero means the
+	// SDK's default (5s, or OTEL_BSP_SCHEDULE_DELAY). Tests shorten it.
+	BatchTimeout time.Duration
+}
+
+// New builds the tracer of cfg, or returns nil (tracing off) when cfg does
+// not enable it. The exporter reads the other OTEL_EXPORTER_OTLP_*
+// variables (headers, timeout, compression, certificates) itself.
+func New(cfg Config, opts Options) (*Tracing, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if !cfg.Enabled() {
+		return nil, nil
+	}
+	if cfg.Sampler == "" {
+		cfg.Sampler = DefaultSampler
+	}
+	if cfg.ServiceName == "" {
+		cfg.ServiceName = DefaultServiceName
+	}
+	u := cfg.tracesURL()
+	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(u))
+	if err != nil {
+		return nil, fmt.Errorf("tracing: exporter: %w", err)
+	}
+	attrs := make([]attribute.KeyValue, 0, len(cfg.ResourceAttributes)+2)
+	for _, k := range slices.Sorted(maps.Keys(cfg.ResourceAttributes)) {
+		if k != string(semconv.ServiceNameKey) {
+			attrs = append(attrs, attribute.String(k, cfg.ResourceAttributes[k]))
+		}
+	}
+	attrs = append(attrs, semconv.ServiceName(cfg.ServiceName))
+	if opts.ServiceVersion != "" {
+		attrs = append(attrs, semconv.ServiceVersion(opts.ServiceVersion))
+	}
+	res := resource.NewWithAttributes(semconv.SchemaURL, attrs...)
+	var bopts []sdktrace.BatchSpanProcessorOption
+	if opts.BatchTimeout > 0 {
+		bopts = append(bopts, sdktrace.WithBatchTimeout(opts.BatchTimeout))
+	}
+	h := newHead(cfg.Sampler, cfg.SamplerArg)
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithBatcher(exp, bopts...),
+		sdktrace.WithResource(res),
+		sdktrace.WithSampler(h.sdkSampler()),
+		sdktrace.WithIDGenerator(idGenerator{}),
+	)
+	return &Tracing{
+		provider: tp,
+		tracer:   tp.Tracer("github.com/dealer-edge/dealer-edge"),
+		head:     h,
+		url:      u,
+	}, nil
+}
+
+// URL is where spans are exported.
+func (t *Tracing) URL() string { return t.url }
+
+// Sampler describes the sampler in force, e.g.
+// "ParentBased{root:TraceIDRatioBased{0.01},...}".
+func (t *Tracing) Sampler() string { return t.head.sdkSampler().Description() }
+
+// TracerProvider is the provider that the packages making child spans
+// (upstream, cache, cache/ratelimit) are given.
+func (t *Tracing) TracerProvider() trace.TracerProvider { return t.provider }
+
+// Tracer starts the edge's own spans.
+func (t *Tracing) Tracer() trace.Tracer { return t.tracer }
+
+// Shutdown flushes the spans still queued and stops the exporter, within
+// ctx.
+func (t *Tracing) Shutdown(ctx context.Context) error { return t.provider.Shutdown(ctx) }
