@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -68,6 +69,11 @@ type Options struct {
 	// Logger receives one line per Redis or subscription state change.
 	// Default slog.Default().
 	Logger *slog.Logger
+	// TracerProvider, when non-nil, makes spans of the fill and of the
+	// Redis calls that a Get makes for a context carrying a recording span
+	// (a traced request). Get's fast paths check nothing else; Fresh never
+	// looks. Nil: no spans.
+	TracerProvider trace.TracerProvider
 	// ServeStaleOn decides which fill errors allow serving an entry within
 	// its stale-if-error window. Default: every error.
 	ServeStaleOn func(error) bool
@@ -110,7 +116,8 @@ type Cache struct {
 	lockWait       time.Duration
 	genPoll        time.Duration
 
-	l1         *l1 // nil when disabled
+	tracer     trace.Tracer // nil: no spans
+	l1         *l1          // nil when disabled
 	gens       generations
 	flights    singleflight.Group
 	genFlights singleflight.Group
@@ -192,6 +199,9 @@ func New(opts Options) (*Cache, error) {
 		pending:        make(map[int64]struct{}),
 	}
 	c.gens.m = make(map[int64]*genState)
+	if opts.TracerProvider != nil {
+		c.tracer = opts.TracerProvider.Tracer("github.com/dealer-edge/dealer-edge/cache")
+	}
 	if opts.L1MaxBytes > 0 {
 		c.l1 = newL1(opts.L1MaxBytes)
 	}
@@ -496,7 +506,9 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		}
 	}
 	c.st.fills.Add(1)
-	body, err := safeFill(func() ([]byte, error) { return fill(ctx) })
+	fctx, span := c.startSpan(ctx, "cache fill", attrRefresh.Bool(refresh))
+	body, err := safeFill(func() ([]byte, error) { return fill(fctx) })
+	endSpan(span, err)
 	if err != nil {
 		c.st.fillErrors.Add(1)
 		if !refresh && fallback != nil && c.serveStaleOn(err) && pol.state(fallback, c.now()) != stateExpired {

@@ -21,6 +21,7 @@ import (
 	"github.com/dealer-edge/dealer-edge/cache"
 	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
 	"github.com/dealer-edge/dealer-edge/publicshape"
+	"github.com/dealer-edge/dealer-edge/tracing"
 	"github.com/dealer-edge/dealer-edge/upstream"
 )
 
@@ -177,6 +178,18 @@ type Config struct {
 		// MaxEventLinesPerSec caps event lines, in a budget of their own.
 		MaxEventLinesPerSec int `json:"max_event_lines_per_sec"`
 	} `json:"log"`
+
+	// Tracing mirrors the OpenTelemetry environment variables; a variable
+	// that is set wins over its field (TracingConfig, tracing.Config.WithEnv).
+	Tracing struct {
+		Disabled           bool              `json:"disabled"`            // OTEL_SDK_DISABLED
+		Endpoint           string            `json:"endpoint"`            // OTEL_EXPORTER_OTLP_ENDPOINT
+		TracesEndpoint     string            `json:"traces_endpoint"`     // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+		Sampler            string            `json:"sampler"`             // OTEL_TRACES_SAMPLER
+		SamplerArg         float64           `json:"sampler_arg"`         // OTEL_TRACES_SAMPLER_ARG
+		ServiceName        string            `json:"service_name"`        // OTEL_SERVICE_NAME
+		ResourceAttributes map[string]string `json:"resource_attributes"` // OTEL_RESOURCE_ATTRIBUTES
+	} `json:"tracing"`
 }
 
 // Default returns the built-in defaults; a config file overrides
@@ -247,6 +260,10 @@ func Default() *Config {
 	c.Log.AccessSample = 1
 	c.Log.MaxLinesPerSec = 200
 	c.Log.MaxEventLinesPerSec = 100
+	c.Tracing.Sampler = tracing.DefaultSampler
+	c.Tracing.SamplerArg = tracing.DefaultSamplerArg
+	c.Tracing.ServiceName = tracing.DefaultServiceName
+	c.Tracing.ResourceAttributes = map[string]string{}
 	return c
 }
 
@@ -500,6 +517,9 @@ func (c *Config) Validate() error {
 	if c.Log.MaxLinesPerSec < 0 {
 		bad("log.max_lines_per_sec", "must not be negative (0 means no cap)")
 	}
+	if err := c.TracingConfig().Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) == 0 {
 		// The aggregator's own check (its field names) catches anything
 		// the checks above do not cover, the deprecation policy for one.
@@ -509,6 +529,20 @@ func (c *Config) Validate() error {
 	}
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return errors.Join(errs...)
+}
+
+// TracingConfig maps the tracing section to the tracer's config, before the
+// OTEL_* variables are applied over it (tracing.Config.WithEnv).
+func (c *Config) TracingConfig() tracing.Config {
+	return tracing.Config{
+		Disabled:           c.Tracing.Disabled,
+		Endpoint:           c.Tracing.Endpoint,
+		TracesEndpoint:     c.Tracing.TracesEndpoint,
+		Sampler:            c.Tracing.Sampler,
+		SamplerArg:         c.Tracing.SamplerArg,
+		ServiceName:        c.Tracing.ServiceName,
+		ResourceAttributes: c.Tracing.ResourceAttributes,
+	}
 }
 
 // ContentTypes are the keys of cache.content_types.

@@ -33,6 +33,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/redis/go-redis/v9"
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/dealer-edge/dealer-edge/aggregator"
 	"github.com/dealer-edge/dealer-edge/aggregator/ops"
@@ -41,6 +42,7 @@ import (
 	"github.com/dealer-edge/dealer-edge/configs"
 	"github.com/dealer-edge/dealer-edge/listener"
 	"github.com/dealer-edge/dealer-edge/publicshape"
+	"github.com/dealer-edge/dealer-edge/tracing"
 	"github.com/dealer-edge/dealer-edge/upstream"
 	"github.com/dealer-edge/dealer-edge/upstream/fake"
 )
@@ -419,6 +421,30 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 	})
 	a.closers = append(a.closers, func() { _ = a.rdb.Close() })
 
+	// Tracing: the config's section with the OTEL_* variables over it.
+	// Its closer is registered first so that it runs last, after the
+	// listener has finished the requests whose spans it flushes.
+	var tp trace.TracerProvider
+	tcfg, err := cfg.TracingConfig().WithEnv(os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := tracing.New(tcfg, tracing.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if tr != nil {
+		tp = tr.TracerProvider()
+		a.closers = append(a.closers, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tr.Shutdown(ctx); err != nil {
+				logger.Warn("tracing: spans not flushed at shutdown", "error", err.Error())
+			}
+		})
+		logger.Info("tracing on", "endpoint", tr.URL(), "sampler", tr.Sampler())
+	}
+
 	timeouts := map[string]time.Duration{}
 	for svc, d := range cfg.Upstream.Timeouts {
 		timeouts[svc] = d.D()
@@ -439,6 +465,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 			mtr.BreakerChange(svc, from, to)
 			logger.Warn("breaker state change", "service", svc, "from", from, "to", to)
 		},
+		TracerProvider: tp,
 	})
 	if err != nil {
 		return nil, err
@@ -458,6 +485,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		// The limiter's Redis calls are rare (leases); only the cache's
 		// per-request calls ride the auto-pipeliner.
 		NoAutoPipeline: !cfg.Cache.AutoPipeline,
+		TracerProvider: tp,
 	})
 	if err != nil {
 		return nil, err
@@ -465,11 +493,12 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 	a.closers = append(a.closers, func() { _ = a.cache.Close() })
 
 	a.limiter, err = ratelimit.New(ratelimit.Options{
-		Redis:        a.rdb,
-		FailMode:     failMode(cfg.RateLimit.FailMode),
-		RedisTimeout: to,
-		MaxLease:     cfg.RateLimit.MaxLease,
-		Logger:       logger,
+		Redis:          a.rdb,
+		FailMode:       failMode(cfg.RateLimit.FailMode),
+		RedisTimeout:   to,
+		MaxLease:       cfg.RateLimit.MaxLease,
+		Logger:         logger,
+		TracerProvider: tp,
 	})
 	if err != nil {
 		return nil, err
@@ -485,6 +514,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		ProblemBaseURL:   cfg.Server.ProblemBaseURL,
 		AuthCacheEntries: cfg.Auth.MaxEntries,
 		Logger:           logger,
+		Tracing:          tr,
 		OnRequest: func(ri *aggregator.RequestInfo) {
 			mtr.Request(ri.Route, ri.Status, ri.Cache, ri.Duration)
 			mtr.Body(ri.BodyBytes, ri.Gzip)

@@ -1,0 +1,55 @@
+package cache
+
+import (
+	"context"
+	"errors"
+
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Attributes of the cache's spans. Redis spans name the command, never
+// the key (it holds the dealer and the request's query).
+var (
+	attrRefresh = attribute.Key("cache.refresh")
+	attrDBSys   = attribute.String("db.system.name", "redis")
+	attrDBOp    = attribute.Key("db.operation.name")
+)
+
+// startSpan starts a child span of the span in ctx when that one is
+// recording; otherwise it returns ctx and a nil span at the cost of one
+// context lookup.
+func (c *Cache) startSpan(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+	if c.tracer == nil || !trace.SpanFromContext(ctx).IsRecording() {
+		return ctx, nil
+	}
+	return c.tracer.Start(ctx, name, trace.WithAttributes(attrs...))
+}
+
+// redisSpan starts the span of one Redis command (op) for a traced
+// request.
+func (c *Cache) redisSpan(ctx context.Context, op string) (context.Context, trace.Span) {
+	if c.tracer == nil || !trace.SpanFromContext(ctx).IsRecording() {
+		return ctx, nil
+	}
+	return c.tracer.Start(ctx, "redis "+op, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attrDBSys, attrDBOp.String(op)))
+}
+
+// endSpan ends a span of startSpan or redisSpan (nil is fine); an error
+// other than a Redis nil reply marks it failed, by class only.
+func endSpan(span trace.Span, err error) {
+	if span == nil {
+		return
+	}
+	switch {
+	case err == nil, errors.Is(err, redis.Nil):
+	case errors.Is(err, context.DeadlineExceeded):
+		span.SetStatus(codes.Error, "timeout")
+	default:
+		span.SetStatus(codes.Error, "error")
+	}
+	span.End()
+}
