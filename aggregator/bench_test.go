@@ -1,14 +1,20 @@
 package aggregator
 
 import (
+	"context"
+	"io"
+	"net"
+	"net/http"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/dealer-edge/dealer-edge/cache"
 	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
+	"github.com/dealer-edge/dealer-edge/tracing"
 	"github.com/dealer-edge/dealer-edge/upstream"
 	"github.com/dealer-edge/dealer-edge/upstream/fake"
 )
@@ -21,14 +27,48 @@ import (
 // refill (one EVALSHA per batch) adds its amortised cost; miniredis runs
 // that Lua in this process, so it also shows up in these figures.
 func newBenchServer(tb testing.TB, localLimiter bool) *Server {
+	return newBenchServerTraced(tb, localLimiter, nil)
+}
+
+// newBenchTracing is a tracer exporting to a loopback OTLP/HTTP endpoint
+// that discards what it is sent, sampling ratio of the requests.
+func newBenchTracing(tb testing.TB, ratio float64) *tracing.Tracing {
 	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	tb.Cleanup(func() { _ = srv.Close() })
+	tr, err := tracing.New(tracing.Config{
+		TracesEndpoint: "http://" + ln.Addr().String() + "/v1/traces",
+		Sampler:        tracing.SamplerParentBasedTraceIDRatio,
+		SamplerArg:     ratio,
+	}, tracing.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
+	return tr
+}
+
+func newBenchServerTraced(tb testing.TB, localLimiter bool, tr *tracing.Tracing) *Server {
+	tb.Helper()
+	var tp trace.TracerProvider
+	if tr != nil {
+		tp = tr.TracerProvider()
+	}
 	fk := fake.NewServer(fake.Options{})
 	addr, err := fk.Start("127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(fk.Close)
-	up, err := upstream.New(upstream.Options{BaseURL: "http://" + addr})
+	up, err := upstream.New(upstream.Options{BaseURL: "http://" + addr, TracerProvider: tp})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -36,7 +76,7 @@ func newBenchServer(tb testing.TB, localLimiter bool) *Server {
 	mr := miniredis.RunT(tb)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	tb.Cleanup(func() { _ = rdb.Close() })
-	c, err := cache.New(cache.Options{Redis: rdb, ServeStaleOn: ServeStaleOn})
+	c, err := cache.New(cache.Options{Redis: rdb, ServeStaleOn: ServeStaleOn, TracerProvider: tp})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -45,12 +85,12 @@ func newBenchServer(tb testing.TB, localLimiter bool) *Server {
 	if localLimiter {
 		limRedis = nil
 	}
-	lim, err := ratelimit.New(ratelimit.Options{Redis: limRedis})
+	lim, err := ratelimit.New(ratelimit.Options{Redis: limRedis, TracerProvider: tp})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = lim.Close() })
-	s, err := New(Options{Backend: up, Cache: c, Limiter: lim, KeySecret: []byte("bench-secret-0123456789")})
+	s, err := New(Options{Backend: up, Cache: c, Limiter: lim, KeySecret: []byte("bench-secret-0123456789"), Tracing: tr})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -59,14 +99,17 @@ func newBenchServer(tb testing.TB, localLimiter bool) *Server {
 
 // BenchmarkHitPath measures one request answered from the in-process
 // cache: request id, auth (cached), rate limit (leased tokens), parameter
-// validation, cache key, L1 lookup, response headers and body.
+// validation, cache key, L1 lookup, response headers and body. The
+// tracing_* variants run with tracing on (local limiter), sampling 1% and
+// all of the requests, exporting to a loopback OTLP/HTTP endpoint.
 func BenchmarkHitPath(b *testing.B) {
-	b.Run("local_limiter", func(b *testing.B) { benchHitPath(b, true) })
-	b.Run("redis_limiter", func(b *testing.B) { benchHitPath(b, false) })
+	b.Run("local_limiter", func(b *testing.B) { benchHitPath(b, newBenchServer(b, true)) })
+	b.Run("redis_limiter", func(b *testing.B) { benchHitPath(b, newBenchServer(b, false)) })
+	b.Run("tracing_1pct", func(b *testing.B) { benchHitPath(b, newBenchServerTraced(b, true, newBenchTracing(b, 0.01))) })
+	b.Run("tracing_all", func(b *testing.B) { benchHitPath(b, newBenchServerTraced(b, true, newBenchTracing(b, 1))) })
 }
 
-func benchHitPath(b *testing.B, localLimiter bool) {
-	s := newBenchServer(b, localLimiter)
+func benchHitPath(b *testing.B, s *Server) {
 	h := s.Handler()
 	for _, c := range []struct{ name, uri, key, acceptEncoding string }{
 		{"inventory_listing", "/dealer/REWIND/listing?page=1&page_size=20", "bench-key-000", ""},
@@ -148,4 +191,46 @@ func TestHitPathAllocations(t *testing.T) {
 		t.Errorf("gzip hit path allocates %.1f times per request, budget 1", allocs)
 	}
 	t.Logf("gzip hit path: %.1f allocations per request", allocs)
+}
+
+// TestHitPathAllocationsTracingUnsampled: with tracing on, a request the
+// head sampler leaves out (ratio 0, or a client's unsampled traceparent)
+// allocates nothing either: no context, no span.
+func TestHitPathAllocationsTracingUnsampled(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation allocates; the budget is checked by the plain run")
+	}
+	s := newBenchServerTraced(t, true, newBenchTracing(t, 0))
+	h := s.Handler()
+	for _, c := range []struct{ name, traceparent string }{
+		{"no traceparent", ""},
+		{"unsampled traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var ctx fasthttp.RequestCtx
+			ctx.Request.SetRequestURI("/dealer/REWIND/listing?page=1&page_size=20")
+			ctx.Request.Header.Set("X-Api-Key", "bench-key-000")
+			if c.traceparent != "" {
+				ctx.Request.Header.Set("traceparent", c.traceparent)
+			}
+			for i := 0; i < 3; i++ {
+				ctx.Response.Reset()
+				h(&ctx)
+			}
+			if got := string(ctx.Response.Header.Peek("X-Cache")); got != "HIT" {
+				t.Fatalf("X-Cache %q", got)
+			}
+			allocs := testing.AllocsPerRun(200, func() {
+				ctx.Response.Reset()
+				h(&ctx)
+			})
+			budget := 0.0
+			if c.traceparent != "" {
+				budget = 1 // the traceparent kept for the upstream calls (a string), as with tracing off
+			}
+			if allocs > budget {
+				t.Errorf("unsampled hit path allocates %.1f times per request, budget %.0f", allocs, budget)
+			}
+		})
+	}
 }

@@ -228,7 +228,7 @@ type reqState struct {
 	tracestate  string          // passed on with traceparent only
 	tctx        context.Context // the traced request's context (its server span); nil when not traced
 	span        trace.Span      // the server span; nil when not traced
-	start       time.Time // when the request arrived: the one clock read of the hit path
+	start       time.Time       // when the request arrived: the one clock read of the hit path
 	route       string
 	pathValue   string // {service} or {content_type} of a static route
 	status      int

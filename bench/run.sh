@@ -358,6 +358,31 @@ for c in "${CONNS[@]}"; do
   done
 done
 stop "$BARE_PID"
+log "scenario t: the hot URL with tracing off (the edge above) and at 1% sampling (a second edge, same redis and upstream, exporting to an OTLP/HTTP sink on CPU $CPU_GEN), back to back"
+free_port; SINK_PORT=$PORT
+start otlp-sink "$CPU_GEN" "$TOOL" otlpsink -listen "127.0.0.1:$SINK_PORT"
+SINK_PID=$LAST_PID
+wait_port "$SINK_PID" "$SINK_PORT"
+EDGE_TRACED_CFG="$WORK/edge-traced.json"
+printf '{"log":{"access_log":false},"tracing":{"traces_endpoint":"http://127.0.0.1:%s/v1/traces","sampler":"parentbased_traceidratio","sampler_arg":0.01}}\n' \
+  "$SINK_PORT" >"$EDGE_TRACED_CFG"
+start_edge edge-traced "$UP5" "$REDIS1" "$EDGE_TRACED_CFG"
+EDGE_T="http://127.0.0.1:$EDGE_PORT"
+EDGE_T_PID=$EDGE_PID
+"$TOOL" get -url "$EDGE_T$HOT_PATH" -key "$HOT_KEY" >/dev/null || die "traced edge does not answer $HOT_PATH"
+"$TOOL" get -want-cached -url "$EDGE_T$HOT_PATH" -key "$HOT_KEY" >/dev/null || die "traced edge does not answer $HOT_PATH from its cache"
+for c in "${CONNS[@]}"; do
+  for r in $(seq 1 "$RUNS"); do
+    wrk_run t off "$c" "$r" "$EDGE_A$HOT_PATH" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
+    wrk_run t edge "$c" "$r" "$EDGE_T$HOT_PATH" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
+  done
+done
+stop "$EDGE_T_PID"
+sleep 0.5 # the batch processor flushes at shutdown
+sink_stats=$("$TOOL" get -url "http://127.0.0.1:$SINK_PORT/stats" -o /dev/stdout 2>/dev/null | head -n 1 || true)
+log "scenario t: OTLP sink received $sink_stats"
+note "scenario t: OTLP sink received $(printf '%s' "$sink_stats" | tr -d '"')"
+stop "$SINK_PID"
 log "scenario a-gz: the same hot URL for a client that sends Accept-Encoding: gzip (both sides cache and send the gzip body)"
 for target in "$EDGE_A" "$NGINX_A"; do
   "$TOOL" get -gzip -url "$target$HOT_PATH" -key "$HOT_KEY" >/dev/null || die "no gzip answer from $target"

@@ -17,7 +17,7 @@ import (
 type head struct {
 	name        string
 	parentBased bool
-	root        int    // rootOn, rootOff or rootRatio
+	root        int // rootOn, rootOff or rootRatio
 	fraction    float64
 	bound       uint64 // TraceIDRatioBased's bound: uint64(fraction * 2^63)
 }

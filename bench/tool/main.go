@@ -10,6 +10,8 @@
 //	                                                      from the edge's /metrics (before/after)
 //	tool report   -in runs.jsonl -md FILE [-smoke]        the results table (stdout + markdown)
 //	tool scaleprep|scalewarm|scaleseq|scalesnap|scalerec   the scale mix (s, u): see scale.go
+//	tool otlpsink -listen ADDR                            an OTLP/HTTP traces endpoint that counts and drops what
+//	                                                      it is sent (POST /v1/traces; GET /stats: JSON counts)
 //
 // It talks to 127.0.0.1 only (the addresses run.sh passes) and every
 // operation is bounded by a timeout. Only the standard library is used.
@@ -37,7 +39,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: tool whoami|warm|get|stampede|report [flags]")
+		fmt.Fprintln(os.Stderr, "usage: tool whoami|warm|get|stampede|report|otlpsink [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -62,6 +64,8 @@ func main() {
 		err = scaleSnap(os.Args[2:])
 	case "scalerec":
 		err = scaleRec(os.Args[2:])
+	case "otlpsink":
+		err = otlpSink(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown subcommand %q", os.Args[1])
 	}
@@ -509,4 +513,29 @@ func stampede(args []string) error {
 		res.Error = fmt.Sprintf("stampede: %d of %d responses were 2xx (%v)", res.OK, *n, res.Statuses)
 	}
 	return out()
+}
+
+// otlpSink serves an OTLP/HTTP traces endpoint for the tracing scenario:
+// every export is read and answered 200 with an empty
+// ExportTraceServiceResponse (an empty protobuf message is zero bytes), so
+// the edge's exporter works as against a collector; GET /stats returns the
+// exports and bytes received. It runs until killed.
+func otlpSink(args []string) error {
+	fs := flag.NewFlagSet("otlpsink", flag.ExitOnError)
+	listen := fs.String("listen", "127.0.0.1:0", "address")
+	_ = fs.Parse(args)
+	var exports, bytesIn atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/traces", func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, io.LimitReader(r.Body, 64<<20))
+		exports.Add(1)
+		bytesIn.Add(n)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.WriteHeader(http.StatusOK)
+	})
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"exports":%d,"bytes":%d}`+"\n", exports.Load(), bytesIn.Load())
+	})
+	srv := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	return srv.ListenAndServe()
 }

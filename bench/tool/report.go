@@ -245,6 +245,28 @@ func report(args []string) error {
 			}
 			rows = append(rows, r)
 		}
+		// Tracing: the same hot URL on two edges run back to back, one
+		// without tracing and one sampling 1% of the requests (exported to
+		// a loopback OTLP/HTTP sink).
+		for _, c := range conns {
+			off, ok := get("t", "off", c)
+			if !ok {
+				continue
+			}
+			rows = append(rows, row{scenario: "t0 tracing off, 1 hot URL", conns: fmt.Sprint(c), eRPS: rpsS(off.rps), eP50: ms(off.p50), eP99: ms(off.p99),
+				vs: "-", vRPS: "-", vP50: "-", vP99: "-", ratio: "-", result: "-", target: "reference for t1 (same build, tracing not configured)"})
+			on, ok := get("t", "edge", c)
+			if !ok {
+				continue
+			}
+			r := row{scenario: "t1 tracing 1%, 1 hot URL", conns: fmt.Sprint(c), eRPS: rpsS(on.rps), eP50: ms(on.p50), eP99: ms(on.p99),
+				vs: "tracing off", vRPS: rpsS(off.rps), vP50: ms(off.p50), vP99: ms(off.p99), ratio: "-", target: "rps >= 0.95x tracing off"}
+			if off.rps > 0 {
+				r.ratio = fmt.Sprintf("%.2fx", on.rps/off.rps)
+				r.result = verdict(on.rps >= 0.95*off.rps)
+			}
+			rows = append(rows, r)
+		}
 	}
 	if len(stampedes) > 0 {
 		e, eok := stampedes["edge"]
