@@ -119,11 +119,11 @@ func (t *Tracing) Decide(traceparent []byte) Decision {
 			return d
 		}
 		low := rand.Uint64()
+		binary.BigEndian.PutUint64(d.tid[8:], low)
 		if !h.ratio(low) {
 			return d
 		}
 		d.sampled = true
-		binary.BigEndian.PutUint64(d.tid[8:], low)
 	}
 	if !d.parent {
 		binary.BigEndian.PutUint64(d.tid[:8], rand.Uint64()|1) // never the invalid all-zero id
