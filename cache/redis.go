@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // genState is the cached generation of one dealer.
@@ -142,9 +143,16 @@ func (c *Cache) redisCall(parent context.Context, budget time.Duration, f func(c
 // dropped), and a dead or stalled Redis costs each caller at most the budget,
 // then marks Redis down so that no further command is queued. Without the
 // auto-pipeliner it is redisDo.
-func (c *Cache) redisCmd(ctx context.Context, cmd redis.Cmder) error {
+func (c *Cache) redisCmd(ctx context.Context, cmd redis.Cmder) (err error) {
 	if !c.redisUp.Load() {
 		return errRedisDown
+	}
+	if c.tracer != nil {
+		var span trace.Span
+		if ctx, span = c.redisSpan(ctx, cmd.Name()); span != nil {
+			span.SetAttributes(attrKeyKind.String(keyKind(cmd)))
+			defer func() { endSpan(span, err) }()
+		}
 	}
 	if c.ap == nil {
 		return c.redisCall(ctx, c.redisTimeout, func(ctx context.Context) error {
@@ -152,7 +160,7 @@ func (c *Cache) redisCmd(ctx context.Context, cmd redis.Cmder) error {
 		}, true)
 	}
 	bctx, cancel := context.WithTimeout(ctx, c.redisTimeout)
-	err := c.ap.Submit(bctx, cmd).WaitContext(bctx)
+	err = c.ap.Submit(bctx, cmd).WaitContext(bctx)
 	cancel()
 	if err != nil && bctx.Err() != nil && !errors.Is(err, redis.Nil) {
 		err = fmt.Errorf("cache: redis call exceeded %v: %w", c.redisTimeout, bctx.Err())
@@ -423,6 +431,10 @@ func genSeed() int64 { return time.Now().UnixMilli() }
 func (c *Cache) readGen(ctx context.Context, dealer int64) (uint64, error) {
 	key := c.genKey(dealer)
 	var get *redis.StringCmd
+	ctx, span := c.redisSpan(ctx, "SETNX+GET")
+	if span != nil {
+		span.SetAttributes(attrKeyKind.String("generation"))
+	}
 	err := c.redisDo(ctx, func(ctx context.Context) error {
 		_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			p.SetNX(ctx, key, genSeed(), 0)
@@ -431,6 +443,7 @@ func (c *Cache) readGen(ctx context.Context, dealer int64) (uint64, error) {
 		})
 		return err
 	})
+	endSpan(span, err)
 	if err != nil {
 		return 0, err
 	}

@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/attribute"
@@ -16,7 +17,27 @@ var (
 	attrRefresh = attribute.Key("cache.refresh")
 	attrDBSys   = attribute.String("db.system.name", "redis")
 	attrDBOp    = attribute.Key("db.operation.name")
+	attrKeyKind = attribute.Key("cache.redis_key")
 )
+
+// keyKind names what a hot-path command's key is: "entry" (a cached
+// response), "lock" (the cross-instance fill lock) or "other".
+func keyKind(cmd redis.Cmder) string {
+	args := cmd.Args()
+	if len(args) < 2 {
+		return "other"
+	}
+	k, _ := args[1].(string)
+	if i := strings.Index(k, "}:"); i >= 0 && i+2 < len(k) {
+		switch k[i+2] {
+		case 'g':
+			return "entry"
+		case 'l':
+			return "lock"
+		}
+	}
+	return "other"
+}
 
 // startSpan starts a child span of the span in ctx when that one is
 // recording; otherwise it returns ctx and a nil span at the cost of one
@@ -34,6 +55,7 @@ func (c *Cache) redisSpan(ctx context.Context, op string) (context.Context, trac
 	if c.tracer == nil || !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx, nil
 	}
+	op = strings.ToUpper(op)
 	return c.tracer.Start(ctx, "redis "+op, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attrDBSys, attrDBOp.String(op)))
 }
