@@ -16,7 +16,7 @@ func TestReqHeadersRead(t *testing.T) {
 			h.EnableNormalizing()
 		}
 		raw := "GET /x HTTP/1.1\r\nHost: a\r\nx-api-key: k1\r\nAUTHORIZATION: Bearer b\r\nX-Api-Key: k2\r\n" +
-			"x-request-id: r1\r\nX-Request-ID: r2\r\nTraceparent: tp\r\nif-none-match: \"e\"\r\n" +
+			"x-request-id: r1\r\nX-Request-ID: r2\r\nTraceparent: tp\r\nTRACESTATE: ts\r\ntracestate: ts2\r\nif-none-match: \"e\"\r\n" +
 			"Accept-Encoding: gzip\r\nAccept-Encoding: br\r\nContent-Length: 0\r\nX-Other: y\r\n\r\n"
 		if err := h.Read(bufio.NewReader(strings.NewReader(raw))); err != nil {
 			t.Fatal(err)
@@ -24,8 +24,8 @@ func TestReqHeadersRead(t *testing.T) {
 		var rh reqHeaders
 		rh.requestID = []byte("stale") // read starts from zero
 		rh.read(&h)
-		got := []string{string(rh.apiKey), string(rh.authorization), string(rh.requestID), string(rh.traceparent), string(rh.ifNoneMatch), string(rh.acceptEncoding)}
-		want := []string{"k1", "Bearer b", "r1", "tp", `"e"`, "gzip"}
+		got := []string{string(rh.apiKey), string(rh.authorization), string(rh.requestID), string(rh.traceparent), string(rh.ifNoneMatch), string(rh.acceptEncoding), string(rh.tracestate)}
+		want := []string{"k1", "Bearer b", "r1", "tp", `"e"`, "gzip", "ts"}
 		for i := range want {
 			if got[i] != want[i] {
 				t.Errorf("normalise %v: field %d = %q, want %q", normalise, i, got[i], want[i])
@@ -38,7 +38,7 @@ func TestReqHeadersRead(t *testing.T) {
 	var empty fasthttp.RequestHeader
 	var rh reqHeaders
 	rh.read(&empty)
-	if rh.apiKey != nil || rh.authorization != nil || rh.requestID != nil || rh.traceparent != nil ||
+	if rh.apiKey != nil || rh.authorization != nil || rh.requestID != nil || rh.traceparent != nil || rh.tracestate != nil ||
 		rh.ifNoneMatch != nil || rh.acceptEncoding != nil || rh.apiKeys != 0 || rh.authorizations != 0 || rh.contentLength {
 		t.Errorf("empty header: %+v", rh)
 	}
@@ -49,7 +49,7 @@ func TestReqHeadersRead(t *testing.T) {
 // block fasthttp accepts.
 func FuzzReqHeadersMatchPeek(f *testing.F) {
 	f.Add("X-Api-Key: a\r\nAuthorization: Bearer b\r\nX-Api-Key: c\r\n")
-	f.Add("x-request-id: r\r\ntraceparent: t\r\nIF-NONE-MATCH: \"e\"\r\naccept-encoding: gzip\r\nContent-Length: 0\r\n")
+	f.Add("x-request-id: r\r\ntraceparent: t\r\ntracestate: a=b\r\nIF-NONE-MATCH: \"e\"\r\naccept-encoding: gzip\r\nContent-Length: 0\r\n")
 	f.Add("Accept-Encoding:\r\nX-Api-Key:\r\nAuthorization: \r\n")
 	f.Fuzz(func(t *testing.T, block string) {
 		var h fasthttp.RequestHeader
@@ -63,7 +63,7 @@ func FuzzReqHeadersMatchPeek(f *testing.F) {
 			got  []byte
 		}{
 			{"X-Api-Key", rh.apiKey}, {"Authorization", rh.authorization}, {"X-Request-ID", rh.requestID},
-			{"traceparent", rh.traceparent}, {"If-None-Match", rh.ifNoneMatch}, {"Accept-Encoding", rh.acceptEncoding},
+			{"traceparent", rh.traceparent}, {"tracestate", rh.tracestate}, {"If-None-Match", rh.ifNoneMatch}, {"Accept-Encoding", rh.acceptEncoding},
 		} {
 			if want := h.Peek(c.name); string(c.got) != string(want) {
 				t.Fatalf("%s: one pass %q, Peek %q", c.name, c.got, want)

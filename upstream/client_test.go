@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // testServer is a hand-written stand-in for the internal services: it
@@ -48,7 +49,7 @@ func (ts *testServer) handle(ctx *fasthttp.RequestCtx) {
 	ts.mu.Lock()
 	ts.lastURI = string(ctx.RequestURI())
 	ts.lastHdr = map[string]string{}
-	for _, h := range []string{"X-Request-ID", "traceparent", "Accept"} {
+	for _, h := range []string{"X-Request-ID", "traceparent", "tracestate", "Accept"} {
 		if v := ctx.Request.Header.Peek(h); v != nil {
 			ts.lastHdr[h] = string(v)
 		}
@@ -484,16 +485,28 @@ func TestTraceHeaders(t *testing.T) {
 	ts := newTestServer(t)
 	c := newTestClient(t, ts, nil)
 	tp := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	// A span in the context (a traced request) names the call instead.
+	sid, _ := trace.SpanIDFromHex("1112131415161718")
+	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	state, _ := trace.ParseTraceState("ours=1,theirs=2")
+	spanCtx := trace.ContextWithSpanContext(WithTraceContext(context.Background(), "req-6", tp, "client=x"),
+		trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, TraceState: state}))
 	cases := []struct {
 		name    string
 		ctx     context.Context
 		wantRID string
 		wantTP  string
+		wantTS  string
 	}{
-		{"both", WithTrace(context.Background(), "req-1", tp), "req-1", tp},
-		{"request id only", WithTrace(context.Background(), "req-2", ""), "req-2", ""},
-		{"none", context.Background(), "", ""},
-		{"unsafe dropped", WithTrace(context.Background(), "a\r\nX-Evil: 1", tp), "", tp},
+		{"both", WithTrace(context.Background(), "req-1", tp), "req-1", tp, ""},
+		{"request id only", WithTrace(context.Background(), "req-2", ""), "req-2", "", ""},
+		{"none", context.Background(), "", "", ""},
+		{"unsafe dropped", WithTrace(context.Background(), "a\r\nX-Evil: 1", tp), "", tp, ""},
+		{"tracestate with traceparent", WithTraceContext(context.Background(), "req-3", tp, "a=1,b=2"), "req-3", tp, "a=1,b=2"},
+		{"tracestate kept by WithTrace", WithTrace(WithTraceContext(context.Background(), "x", tp, "a=1"), "req-4", tp), "req-4", tp, "a=1"},
+		{"tracestate without traceparent dropped", WithTraceContext(context.Background(), "req-5", "", "a=1"), "req-5", "", ""},
+		{"unsafe tracestate dropped", WithTraceContext(context.Background(), "req-7", tp, "a=1\r\nX-Evil: 1"), "req-7", tp, ""},
+		{"span context wins", spanCtx, "req-6", "00-4bf92f3577b34da6a3ce929d0e0e4736-1112131415161718-01", "ours=1,theirs=2"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -502,7 +515,7 @@ func TestTraceHeaders(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, h := ts.last()
-			if h["X-Request-ID"] != tc.wantRID || h["traceparent"] != tc.wantTP {
+			if h["X-Request-ID"] != tc.wantRID || h["traceparent"] != tc.wantTP || h["tracestate"] != tc.wantTS {
 				t.Errorf("headers %v", h)
 			}
 			if h["Accept"] != "application/json" {
