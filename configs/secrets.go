@@ -98,6 +98,10 @@ func (c *Config) WatchedFiles(configPath string) []string {
 			out = append(out, *s.file)
 		}
 	}
+	// A renewed TLS certificate is installed by the same reload.
+	if c.TLS.CertFile != "" {
+		out = append(out, c.TLS.CertFile, c.TLS.KeyFile)
+	}
 	for i, p := range out {
 		out[i] = filepath.Clean(p)
 	}

@@ -18,7 +18,9 @@ import (
 // certificate file (PEM, leaf first, then intermediates) and a key file.
 // Reload reads them again and swaps the certificate atomically: a
 // handshake uses whichever certificate is installed when it starts, and
-// connections already open are not touched.
+// connections already open are not touched. The caller decides when to
+// reload (cmd/dealer-edge: on every config reload, and the config watcher
+// also watches these two files).
 type Certificate struct {
 	certFile, keyFile string
 	cur               atomic.Pointer[tls.Certificate]
@@ -116,65 +118,3 @@ func ServerConfig(c *Certificate) *tls.Config {
 // TLS wraps ln: every accepted connection speaks TLS with cfg (the
 // handshake runs on the connection's first Read, in its own goroutine).
 func TLS(ln net.Listener, cfg *tls.Config) net.Listener { return tls.NewListener(ln, cfg) }
-
-// WatchOptions configure Certificate.Watch.
-type WatchOptions struct {
-	// Interval between checks of the files; default 5 s.
-	Interval time.Duration
-	// OnReload is called after each reload attempt caused by a change of
-	// the files: changed says a new pair was installed, err why not.
-	OnReload func(changed bool, err error)
-}
-
-// Watch checks the files every interval until stop is closed, and reloads
-// when either file's identity (device, inode, size, modification time,
-// after symlinks) changes: an overwrite, a rename over it, or the
-// symlink swap a Kubernetes Secret volume makes. A pair caught half
-// written fails its reload and is tried again at the next check, until it
-// is whole.
-func (c *Certificate) Watch(stop <-chan struct{}, o WatchOptions) {
-	if o.Interval <= 0 {
-		o.Interval = 5 * time.Second
-	}
-	last := c.stamp()
-	pending := false
-	t := time.NewTicker(o.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
-		now := c.stamp()
-		if now == last && !pending {
-			continue
-		}
-		last = now
-		changed, err := c.Reload()
-		pending = err != nil
-		if o.OnReload != nil && (changed || err != nil) {
-			o.OnReload(changed, err)
-		}
-	}
-}
-
-type fileStamp struct {
-	ok       bool
-	size     int64
-	mod      time.Time
-	dev, ino uint64
-}
-
-func (c *Certificate) stamp() [2]fileStamp {
-	var out [2]fileStamp
-	for i, p := range []string{c.certFile, c.keyFile} {
-		fi, err := os.Stat(p)
-		if err != nil {
-			continue
-		}
-		out[i] = fileStamp{ok: true, size: fi.Size(), mod: fi.ModTime()}
-		out[i].dev, out[i].ino = fileID(fi)
-	}
-	return out
-}

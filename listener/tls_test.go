@@ -208,9 +208,9 @@ func TestCertificateReloadErrorsKeepTheOldPair(t *testing.T) {
 }
 
 // TestCertificateRotationUnderLoad rotates the certificate five times,
-// Kubernetes-style, while clients send requests over new and kept-alive
-// connections: no request fails, and new handshakes present the new
-// certificate.
+// Kubernetes-style (a ..data symlink swap), reloading after each, while
+// clients send requests over new and kept-alive connections: no request
+// fails, and new handshakes present the new certificate.
 func TestCertificateRotationUnderLoad(t *testing.T) {
 	ca := newCA(t)
 	dir := t.TempDir()
@@ -220,18 +220,7 @@ func TestCertificateRotationUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := make(chan struct{})
 	var reloads atomic.Int64
-	watchDone := make(chan struct{})
-	go func() {
-		cert.Watch(stop, WatchOptions{Interval: 20 * time.Millisecond, OnReload: func(changed bool, err error) {
-			if changed {
-				reloads.Add(1)
-			}
-		}})
-		close(watchDone)
-	}()
-	defer func() { close(stop); <-watchDone }()
 	addr, _ := serve(t, Options{TLS: ServerConfig(cert)})
 	url := "https://" + addr + "/"
 
@@ -272,12 +261,16 @@ func TestCertificateRotationUnderLoad(t *testing.T) {
 		time.Sleep(150 * time.Millisecond)
 		cp, kp := ca.leaf(t, int64(100+gen), time.Now().Add(time.Hour))
 		writePair(t, dir, gen, cp, kp)
-		deadline := time.Now().Add(3 * time.Second)
-		for cert.cur.Load().Leaf.SerialNumber.Int64() != int64(100+gen) {
-			if time.Now().After(deadline) {
-				t.Fatalf("generation %d not picked up by Watch", gen)
-			}
-			time.Sleep(5 * time.Millisecond)
+		changed, err := cert.Reload()
+		if err != nil || !changed {
+			t.Fatalf("generation %d: Reload %v %v", gen, changed, err)
+		}
+		reloads.Add(1)
+		if _, err := cert.Reload(); err != nil {
+			t.Fatalf("generation %d: second Reload: %v", gen, err)
+		}
+		if got := cert.cur.Load().Leaf.SerialNumber.Int64(); got != int64(100+gen) {
+			t.Fatalf("serial %d in force, want %d", got, 100+gen)
 		}
 	}
 	time.Sleep(150 * time.Millisecond)

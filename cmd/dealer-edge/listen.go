@@ -108,21 +108,9 @@ func (a *app) listenPublic(cfg *configs.Config, conc int) error {
 var tooManyConns = []byte("HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Type: application/problem+json\r\nContent-Length: 120\r\n\r\n" +
 	`{"type":"about:blank","title":"Too Many Requests","status":429,"detail":"too many connections from this client address"}`)
 
-// watchCertificate re-reads the TLS files when they change (a Secret
-// volume's symlink swap, a renewal that rewrites them), as a reload does.
-func (a *app) watchCertificate() {
-	if a.cert == nil {
-		return
-	}
-	stop := make(chan struct{})
-	a.closers = append(a.closers, func() { close(stop) })
-	go a.cert.Watch(stop, listener.WatchOptions{Interval: certWatchInterval, OnReload: a.certReloaded})
-}
-
-// certWatchInterval is how often the TLS files are checked for a change.
-var certWatchInterval = 2 * time.Second
-
-// reloadCertificate re-reads the TLS files (SIGHUP, POST /admin/reload).
+// reloadCertificate re-reads the TLS files: part of every reload (SIGHUP,
+// POST /admin/reload, a change of the config file or of the TLS files,
+// which configs.Config.WatchedFiles lists).
 func (a *app) reloadCertificate() error {
 	if a.cert == nil {
 		return nil

@@ -572,7 +572,6 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		}
 	}
 	go a.serve("public", a.srv, a.public)
-	a.watchCertificate()
 	a.ready.Store(true)
 
 	scheme := "http"
