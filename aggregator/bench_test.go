@@ -130,6 +130,8 @@ func benchHitPath(b *testing.B, s *Server) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0 := benchCPU()
+			defer func() { b.ReportMetric(float64(benchCPU()-cpu0)/float64(b.N), "cpu-ns/op") }()
 			b.RunParallel(func(pb *testing.PB) {
 				var ctx fasthttp.RequestCtx
 				ctx.Request.SetRequestURI(c.uri)
