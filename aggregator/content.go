@@ -105,7 +105,7 @@ func (s *Server) listing(ctx context.Context, st *liveSettings, dealerID int64, 
 	to := min(from+int64(p.pageSize), int64(n))
 	l.Items = make([]publicshape.ContentItem, 0, max(to-from, 0))
 	for i := from; i < to; i++ {
-		l.Items = append(l.Items, mapping.ContentItem(*vis.at(int(i)), ct, mapping.ListingForm))
+		l.Items = append(l.Items, mapping.ViewItem(vis.at(int(i)), ct, mapping.ListingForm))
 	}
 	l.HasNext = to < int64(n)
 	if echo {
@@ -283,7 +283,7 @@ func (s *Server) contentSearch(ctx *fasthttp.RequestCtx, rs *reqState) {
 		for rank := 0; rank < fp.pageSize; rank++ {
 			for i, ct := range upstream.ContentTypes {
 				if rank < len(matches[i]) {
-					res.Items = append(res.Items, mapping.ContentItem(*matches[i][rank], ct, mapping.SearchForm))
+					res.Items = append(res.Items, mapping.ViewItem(matches[i][rank], ct, mapping.SearchForm))
 				}
 			}
 		}

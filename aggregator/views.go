@@ -96,7 +96,8 @@ func (vm *viewMemo) get(dealer int64, ct string, e *cache.Entry) ([]upstream.Con
 }
 
 // visibleView returns the dealer's visible records of one content type,
-// in the public order, from the cache while the view is fresh. A view is
+// in the public order, as view records (mapping.ViewRecords: BodyText is
+// the preview), from the cache while the view is fresh. A view is
 // used fresh only (its entry has no stale windows): a response made from
 // it is cached for its own TTL, so a stale view would make stale data look
 // fresh; the responses keep their own stale-while-revalidate and
@@ -108,7 +109,7 @@ func (s *Server) visibleView(ctx context.Context, st *liveSettings, dealerID int
 		if err != nil {
 			return nil, err
 		}
-		return mapping.Visible(dealerID, ct, recs, mapping.Discovery), nil
+		return mapping.ViewRecords(mapping.Visible(dealerID, ct, recs, mapping.Discovery)), nil
 	}
 	pol := cache.Policy{TTL: st.policy(RouteContentListing, ct).TTL}
 	if pol.TTL <= 0 {

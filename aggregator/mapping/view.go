@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dealer-edge/dealer-edge/publicshape"
 	"github.com/dealer-edge/dealer-edge/upstream"
 )
 
@@ -19,7 +20,9 @@ import (
 // filters compare (category, topic, brand) and what relates a record to
 // the content service's answers (dealer id and slug), nothing else: no
 // internal-only field is ever written, and the visibility fields are not
-// needed once the rules have been applied.
+// needed once the rules have been applied. A view record's BodyText is
+// already the listing preview (ViewRecords): a page or hub made from a
+// view does not compute previews again; map view records with ViewItem.
 //
 // Layout: "v1" then the record count (uvarint), then per record: id,
 // dealer id, updated_at as Unix seconds (varints) and nanoseconds,
@@ -34,8 +37,29 @@ func viewStrings(r *upstream.ContentRecord) [13]*string {
 		&r.Excerpt, &r.BodyText, &r.URL, &r.SourceProvider, &r.MediaURL, &r.ThumbnailURL}
 }
 
-// AppendView appends the cache form of a view (records as Visible returns
-// them) to dst.
+// ViewRecords turns visible records (as Visible returns them) into view
+// records, in place: BodyText becomes the listing preview.
+func ViewRecords(vis []upstream.ContentRecord) []upstream.ContentRecord {
+	for i := range vis {
+		vis[i].BodyText = publicshape.Preview(vis[i].BodyText, PreviewRunes)
+	}
+	return vis
+}
+
+// ViewItem maps a view record (see ViewRecords) to a public listing item
+// (ListingForm) or search item (SearchForm): ContentItem without
+// computing the preview again.
+func ViewItem(r *upstream.ContentRecord, contentType string, form ContentForm) publicshape.ContentItem {
+	body := r.BodyText
+	rr := *r
+	rr.BodyText = ""
+	it := ContentItem(rr, contentType, form)
+	it.BodyTextPreview = body
+	return it
+}
+
+// AppendView appends the cache form of a view (view records, see
+// ViewRecords) to dst.
 func AppendView(dst []byte, view []upstream.ContentRecord) []byte {
 	n := len(viewMagic) + binary.MaxVarintLen64
 	for i := range view {

@@ -23,7 +23,7 @@ func TestViewRoundTrip(t *testing.T) {
 				raw[i].TemplateID, raw[i].SourceID = "tpl-internal-"+ct, "src-internal-"+ct
 			}
 			vis := Visible(d, ct, raw, Discovery)
-			b := AppendView(nil, vis)
+			b := AppendView(nil, ViewRecords(Visible(d, ct, raw, Discovery)))
 			for _, secret := range []string{"tpl-internal-", "src-internal-"} {
 				if bytesContain(b, secret) {
 					t.Fatalf("dealer %d %s: the view's cache form holds %q", d, ct, secret)
@@ -38,7 +38,7 @@ func TestViewRoundTrip(t *testing.T) {
 			}
 			for i := range vis {
 				for _, form := range []ContentForm{ListingForm, SearchForm} {
-					if g, w := ContentItem(got[i], ct, form), ContentItem(vis[i], ct, form); g != w {
+					if g, w := ViewItem(&got[i], ct, form), ContentItem(vis[i], ct, form); g != w {
 						t.Fatalf("dealer %d %s record %d: %+v, want %+v", d, ct, i, g, w)
 					}
 				}
