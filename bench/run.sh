@@ -8,7 +8,7 @@
 #
 # Environment overrides: BENCH_DURATION (wrk -d, default 6s / smoke 3s), BENCH_RUNS (default 3 / smoke 1),
 # BENCH_CONNS (default "64 256" / smoke "64"), BENCH_KEEP=1 keeps the temp dir (nginx prefix, configs),
-# BENCH_ONLY=scale runs the scale mix (s, u) alone,
+# BENCH_ONLY=scale runs the scale mix (s, u) alone, BENCH_ONLY=miss only the miss rows (c, c100, d, d-views),
 # BENCH_PREBUILT=DIR uses DIR/dealer-edge and DIR/fake-upstream instead of building them.
 #
 # Everything listens on 127.0.0.1 on free ports chosen here; every process started is killed on exit.
@@ -212,6 +212,7 @@ export BENCH_KEYS="$KEYS_FILE" BENCH_URLS="$URLS_FILE"
 HOT_KEY="bench-key-000"
 HOT_PATH="/dealer/REWIND/listing?page=1&page_size=20"
 HUB_PATH="/dealer/content/hub?page_size=5"
+LIST100_PATH="/dealer/REWIND/listing?page=1&page_size=100"
 
 # ---------------------------------------------------------------- server helpers
 start_redis() { # NAME -> REDIS_PORT
@@ -239,6 +240,12 @@ off='{"ttl":"0s","stale_while_revalidate":"0s","stale_if_error":"0s"}'
 # table shows what that queueing costs in latency instead.
 printf '{"log":{"access_log":false},"server":{"request_timeout":"10s"},"upstream":{"timeouts":{"dealers":"10s","inventory":"10s","content":"10s"}},"cache":{"routes":{"inventory_listing":%s,"inventory_details":%s,"content_hub":%s,"content_search":%s,"content_listing":%s,"content_details":%s}}}\n' \
   "$off" "$off" "$off" "$off" "$off" "$off" >"$EDGE_NOCACHE_CFG"
+# As EDGE_NOCACHE_CFG but content listings cached with their default policy: the content views are cached
+# (and fresh for 5 minutes), so a hub (its own cache off) is cut from them without an upstream call.
+EDGE_VIEWS_CFG="$WORK/edge-views.json"
+printf '{"log":{"access_log":false},"server":{"request_timeout":"10s"},"upstream":{"timeouts":{"dealers":"10s","inventory":"10s","content":"10s"}},"cache":{"routes":{"inventory_listing":%s,"inventory_details":%s,"content_hub":%s,"content_search":%s,"content_details":%s}}}\n' \
+  "$off" "$off" "$off" "$off" "$off" >"$EDGE_VIEWS_CFG"
+
 
 start_edge() { # NAME UP_PORT REDIS_PORT CONFIG -> EDGE_PORT ADMIN_PORT EDGE_PID ADMIN_OK
   free_port; EDGE_PORT=$PORT
@@ -274,24 +281,35 @@ rss_sampler() { # PID: record max VmRSS (KiB) into $RSS_MAX_FILE until killed
   done
 }
 
+# cpu_ticks PID: the process's user + system CPU time so far, in clock ticks (/proc/PID/stat fields 14, 15).
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+CLK_TCK=$(getconf CLK_TCK)
+
 # wrk_run SCENARIO TARGET CONNS RUN URL SCRIPT [wrk args...]: one wrk run, appended to runs.jsonl.
+# With CPU_PID set, an edge run also records that process's CPU time per request (cpu_us_per_req).
 wrk_run() {
   local scn="$1" target="$2" conns="$3" run="$4" url="$5" script="$6"
   shift 6
-  local raw="$LOGS/wrk-$scn-$target-c$conns-r$run.txt"
+  local raw="$LOGS/wrk-$scn-$target-c$conns-r$run.txt" t0=""
+  if [ -n "${CPU_PID:-}" ] && [ "$target" = edge ]; then t0=$(cpu_ticks "$CPU_PID"); fi
   if ! timeout $((DUR_S + 60)) taskset -c "$CPU_GEN" wrk -t1 -c"$conns" -d"$DURATION" --timeout 10s --latency \
     -s "$script" "$@" "$url" >"$raw" 2>&1; then
     cat "$raw" >&2
     die "wrk failed for scenario $scn against $target"
   fi
-  local json
+  local json cpu=0
   json=$(sed -n 's/^WRKJSON //p' "$raw" | head -n 1)
   [ -n "$json" ] || { cat "$raw" >&2; die "no WRKJSON line from wrk ($raw)"; }
-  printf '{"kind":"wrk","scenario":"%s","target":"%s","conns":%d,"run":%d,"wrk":%s}\n' \
-    "$scn" "$target" "$conns" "$run" "$json" >>"$RUNS_JSONL"
+  if [ -n "$t0" ]; then
+    cpu=$(awk -v a="$t0" -v b="$(cpu_ticks "$CPU_PID")" -v hz="$CLK_TCK" \
+      -v n="$(printf '%s' "$json" | sed -n 's/.*"requests":\([0-9]*\).*/\1/p')" \
+      'BEGIN { printf "%.1f", (n > 0 ? (b - a) * 1e6 / hz / n : 0) }')
+  fi
+  printf '{"kind":"wrk","scenario":"%s","target":"%s","conns":%d,"run":%d,"cpu_us_per_req":%s,"wrk":%s}\n' \
+    "$scn" "$target" "$conns" "$run" "$cpu" "$json" >>"$RUNS_JSONL"
   local summary
   summary=$(awk -v d="$DUR_S" '/requests in/ {r=$1} /Non-2xx/ {n=$NF} END {printf "%s requests%s", r, (n ? ", non-2xx " n : "")}' "$raw")
-  log "  $scn $target c=$conns run $run: $summary; $(grep -E '^ +(50|99)%' "$raw" | tr -s ' ' | tr '\n' ' ')"
+  log "  $scn $target c=$conns run $run: $summary; $(grep -E '^ +(50|99)%' "$raw" | tr -s ' ' | tr '\n' ' ')${t0:+; edge CPU $cpu us/request}"
 }
 
 # pair SCENARIO EDGE_URL VS_TARGET VS_URL SCRIPT [wrk args...]: edge and baseline back to back, for
@@ -331,6 +349,7 @@ start_redis redis-1
 REDIS1=$REDIS_PORT
 start_upstream upstream-5ms 5ms
 UP5=$UP_PORT
+if [ "${BENCH_ONLY:-}" = miss ]; then log "BENCH_ONLY=miss: the hit path, the stampede and the scale mix are skipped"; else
 start_edge edge-cached "$UP5" "$REDIS1" "$EDGE_CACHED_CFG"
 EDGE_A="http://127.0.0.1:$EDGE_PORT"
 EDGE_A_PID=$EDGE_PID
@@ -406,32 +425,55 @@ hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$EDGE_A_PID/status" 2>/dev/null || echo 
 rss=$(cat "$RSS_MAX_FILE" 2>/dev/null || echo 0)
 printf '{"kind":"rss","conns":%d,"vmrss_kib":%d,"vmhwm_kib":%d}\n' "$MAXCONNS" "${rss:-0}" "${hwm:-0}" >>"$RUNS_JSONL"
 log "scenario f: edge VmRSS max $((rss / 1024)) MiB during hit mix at $MAXCONNS connections (VmHWM $((hwm / 1024)) MiB)"
+fi # BENCH_ONLY=miss
 
 # ================================================================ phase 2: miss path (c, d)
 log "phase 2: dealer-edge with caching off against the same fake-upstream (5 ms)"
 start_edge edge-nocache "$UP5" "$REDIS1" "$EDGE_NOCACHE_CFG"
 EDGE_N="http://127.0.0.1:$EDGE_PORT"
+EDGE_N_PID=$EDGE_PID
+EDGE_N_ADMIN=$ADMIN_PORT
+start_edge edge-views "$UP5" "$REDIS1" "$EDGE_VIEWS_CFG"
+EDGE_V="http://127.0.0.1:$EDGE_PORT"
+EDGE_V_PID=$EDGE_PID
 DEALER=$("$TOOL" whoami -base "$EDGE_N" -key "$HOT_KEY") || die "cannot resolve the dealer of $HOT_KEY"
 UP_DIRECT="http://127.0.0.1:$UP5/inventory/v1/dealers/$DEALER/vehicles?service=REWIND&page=1&page_size=20&view=summary"
+UP_DIRECT100="http://127.0.0.1:$UP5/inventory/v1/dealers/$DEALER/vehicles?service=REWIND&page=1&page_size=100&view=summary"
 UP_SECTION="http://127.0.0.1:$UP5/content/v1/dealers/$DEALER/faq"
+"$TOOL" get -url "$EDGE_V$HUB_PATH" -key "$HOT_KEY" >/dev/null || die "edge (content views) does not answer $HUB_PATH"
+"$TOOL" get -url "$UP_DIRECT100" >/dev/null || die "fake-upstream does not answer $UP_DIRECT100"
 "$TOOL" get -url "$EDGE_N$HOT_PATH" -key "$HOT_KEY" >/dev/null || die "edge (caching off) does not answer $HOT_PATH"
 "$TOOL" get -url "$EDGE_N$HUB_PATH" -key "$HOT_KEY" >/dev/null || die "edge (caching off) does not answer $HUB_PATH"
 "$TOOL" get -url "$UP_DIRECT" >/dev/null || die "fake-upstream does not answer $UP_DIRECT"
 "$TOOL" get -url "$UP_SECTION" >/dev/null || die "fake-upstream does not answer $UP_SECTION"
 
-log "scenario c: miss path, caching off, vs the fake upstream's own listing (dealer $DEALER)"
-pair c "$EDGE_N$HOT_PATH" upstream "$UP_DIRECT" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
-log "scenario d: hub fan-out, caching off, vs one section from the fake upstream"
-pair d "$EDGE_N$HUB_PATH" upstream "$UP_SECTION" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
-if [ "$MODE" = full ]; then
-  log "scenarios c and d at 1 connection: the miss overhead and the fan-out latency themselves, without queueing"
-  PAIR_CONNS=(1)
+miss_rows() { # the miss rows c, c100, d, d-views at the connection counts in PAIR_CONNS (or CONNS)
+  CPU_PID=$EDGE_N_PID
   pair c "$EDGE_N$HOT_PATH" upstream "$UP_DIRECT" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
+  pair c100 "$EDGE_N$LIST100_PATH" upstream "$UP_DIRECT100" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
   pair d "$EDGE_N$HUB_PATH" upstream "$UP_SECTION" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
+  CPU_PID=$EDGE_V_PID
+  pair dv "$EDGE_V$HUB_PATH" "" "" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
+  CPU_PID=""
+}
+log "scenarios c (20-item listing), c100 (100-item listing), d (hub, all cold), d-views (hub from fresh content views): misses; edge CPU per request from /proc/PID/stat"
+miss_rows
+if [ "$MODE" = full ]; then
+  log "the miss rows at 1 connection: the miss overhead and the fan-out latency themselves, without queueing"
+  # The hubs queued at 256 connections may still be draining (and may have opened the content breaker, whose
+  # upstream waits for a free connection count as failures): wait until the caching-off edge is ready again.
+  for _ in $(seq 120); do
+    "$TOOL" get -url "http://127.0.0.1:$EDGE_N_ADMIN/readyz" -o "$WORK/readyz.json" >/dev/null 2>&1 &&
+      grep -q '"status":"ready"' "$WORK/readyz.json" && break
+    sleep 0.5
+  done
+  PAIR_CONNS=(1)
+  miss_rows
   PAIR_CONNS=()
 fi
 
 # ================================================================ phase 3: stampede (e)
+if [ "${BENCH_ONLY:-}" != miss ]; then
 log "phase 3: stampede: fake-upstream (200 ms), fresh redis-server, edge (caching on), nginx in front of an edge with caching off"
 start_redis redis-3
 REDIS3=$REDIS_PORT
@@ -453,9 +495,11 @@ for side in edge nginx; do
   cat "$LOGS/stampede-$side.json" >>"$RUNS_JSONL"
   log "scenario e ($side): $(cat "$LOGS/stampede-$side.json")"
 done
+fi # BENCH_ONLY=miss
 
 fi # BENCH_ONLY
 
+if [ "${BENCH_ONLY:-}" != miss ]; then
 # ================================================================ phase 4: scale mix (s, u)
 # Zipf(1.0) over every listing page of every page size of REWIND/NOS/NLT of the fake's three dealers, the edge's
 # L1 cut to 1/12 of the working set (what a fleet sees), listing TTL 1 h on both sides so nothing expires,
@@ -544,6 +588,8 @@ WSL1=$(echo "$uniform" | seqstat ws_over_l1)
 for r in $(seq 1 "$SCALE_RUNS"); do
   scale_run u edge "$EDGE_U/" "$r" "$BENCH_DIR/wrk/scale.lua"
 done
+
+fi # BENCH_ONLY=miss
 
 # ================================================================ report
 log "all scenarios done in ${SECONDS}s"
