@@ -105,7 +105,7 @@ func (s *Server) listing(ctx context.Context, st *liveSettings, dealerID int64, 
 	to := min(from+int64(p.pageSize), int64(n))
 	l.Items = make([]publicshape.ContentItem, 0, max(to-from, 0))
 	for i := from; i < to; i++ {
-		l.Items = append(l.Items, mapping.ViewItem(vis.at(int(i)), ct, mapping.ListingForm))
+		l.Items = append(l.Items, vis.item(vis.at(int(i)), ct, mapping.ListingForm))
 	}
 	l.HasNext = to < int64(n)
 	if echo {
@@ -250,6 +250,7 @@ func (s *Server) contentSearch(ctx *fasthttp.RequestCtx, rs *reqState) {
 		c, cancel := fillCtx(c, st, reqID, tp)
 		defer cancel()
 		matches := make([][]*upstream.ContentRecord, len(upstream.ContentTypes))
+		sels := make([]viewSelection, len(upstream.ContentTypes))
 		// Not errgroup.WithContext: cancelling the other types at the first
 		// failure would leave their calls out of the content breaker's
 		// accounting (cancellations are excluded), so one failing type
@@ -268,7 +269,7 @@ func (s *Server) contentSearch(ctx *fasthttp.RequestCtx, rs *reqState) {
 				for j := range ptrs {
 					ptrs[j] = vis.at(j)
 				}
-				matches[i] = mapping.Ranked(ptrs, fp.q)
+				matches[i], sels[i] = mapping.Ranked(ptrs, fp.q), vis
 				return nil
 			}))
 		}
@@ -283,7 +284,7 @@ func (s *Server) contentSearch(ctx *fasthttp.RequestCtx, rs *reqState) {
 		for rank := 0; rank < fp.pageSize; rank++ {
 			for i, ct := range upstream.ContentTypes {
 				if rank < len(matches[i]) {
-					res.Items = append(res.Items, mapping.ViewItem(matches[i][rank], ct, mapping.SearchForm))
+					res.Items = append(res.Items, sels[i].item(matches[i][rank], ct, mapping.SearchForm))
 				}
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dealer-edge/dealer-edge/aggregator/mapping"
 	"github.com/dealer-edge/dealer-edge/cache"
+	"github.com/dealer-edge/dealer-edge/publicshape"
 	"github.com/dealer-edge/dealer-edge/upstream"
 )
 
@@ -96,24 +97,27 @@ func (vm *viewMemo) get(dealer int64, ct string, e *cache.Entry) ([]upstream.Con
 }
 
 // visibleView returns the dealer's visible records of one content type,
-// in the public order, as view records (mapping.ViewRecords: BodyText is
-// the preview), from the cache while the view is fresh. A view is
-// used fresh only (its entry has no stale windows): a response made from
-// it is cached for its own TTL, so a stale view would make stale data look
-// fresh; the responses keep their own stale-while-revalidate and
-// stale-if-error windows, as before. The records are shared: callers must
-// not modify them.
-func (s *Server) visibleView(ctx context.Context, st *liveSettings, dealerID int64, ct string) ([]upstream.ContentRecord, error) {
+// in the public order, from the cache while the view is fresh. Cached
+// views hold view records (mapping.ViewRecords: BodyText is the preview,
+// made once per view); with views off for the type (TTL 0) the records
+// keep their summary body and previews are made for the shown items only
+// (previewed false). A view is used fresh only (its entry has no stale
+// windows): a response made from it is cached for its own TTL, so a stale
+// view would make stale data look fresh; the responses keep their own
+// stale-while-revalidate and stale-if-error windows, as before. The
+// records are shared: callers must not modify them.
+func (s *Server) visibleView(ctx context.Context, st *liveSettings, dealerID int64, ct string) (recs []upstream.ContentRecord, previewed bool, err error) {
 	build := func(c context.Context) ([]upstream.ContentRecord, error) {
 		recs, err := s.backend.Content(c, dealerID, ct, upstream.ContentFilter{Summary: true})
 		if err != nil {
 			return nil, err
 		}
-		return mapping.ViewRecords(mapping.Visible(dealerID, ct, recs, mapping.Discovery)), nil
+		return mapping.Visible(dealerID, ct, recs, mapping.Discovery), nil
 	}
 	pol := cache.Policy{TTL: st.policy(RouteContentListing, ct).TTL}
 	if pol.TTL <= 0 {
-		return build(ctx) // views are not cached for this type
+		recs, err := build(ctx) // views are not cached for this type
+		return recs, false, err
 	}
 	key := make([]byte, 0, len(viewKeyPrefix)+len(ct))
 	key = append(append(key, viewKeyPrefix...), ct...)
@@ -122,27 +126,37 @@ func (s *Server) visibleView(ctx context.Context, st *liveSettings, dealerID int
 		if err != nil {
 			return nil, err
 		}
-		return mapping.AppendView(nil, vis), nil
+		return mapping.AppendView(nil, mapping.ViewRecords(vis)), nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	recs, err := s.views.get(dealerID, ct, e)
-	if err != nil {
+	if recs, err = s.views.get(dealerID, ct, e); err != nil {
 		// A view the edge cannot read (a damaged Redis value): build it
 		// from the service instead of failing the request.
 		s.log.Warn("content view unreadable; read from the content service", "dealer_id", dealerID, "content_type", ct, "err", err)
-		return build(ctx)
+		recs, err = build(ctx)
+		return recs, false, err
 	}
-	return recs, nil
+	return recs, true, nil
 }
 
 // viewSelection is the part of a view a listing shows: the records whose
 // indices are in sel, or every record when all is set.
 type viewSelection struct {
-	view []upstream.ContentRecord
-	sel  []int32
-	all  bool
+	view      []upstream.ContentRecord
+	previewed bool // BodyText is the preview (see visibleView)
+	sel       []int32
+	all       bool
+}
+
+// item maps one record of the selection to a public listing or search
+// item.
+func (v viewSelection) item(r *upstream.ContentRecord, ct string, form mapping.ContentForm) publicshape.ContentItem {
+	if v.previewed {
+		return mapping.ViewItem(r, ct, form)
+	}
+	return mapping.ContentItem(*r, ct, form)
 }
 
 func (v viewSelection) len() int {
@@ -173,14 +187,14 @@ func (v viewSelection) at(i int) *upstream.ContentRecord {
 // has.
 func (s *Server) listingSelection(ctx context.Context, st *liveSettings, dealerID int64, ct string, p *params) (viewSelection, error) {
 	if p.q == "" {
-		view, err := s.visibleView(ctx, st, dealerID, ct)
+		view, previewed, err := s.visibleView(ctx, st, dealerID, ct)
 		if err != nil {
 			return viewSelection{}, err
 		}
 		if p.category == "" && p.topic == "" && p.brand == "" {
-			return viewSelection{view: view, all: true}, nil
+			return viewSelection{view: view, previewed: previewed, all: true}, nil
 		}
-		out := viewSelection{view: view, sel: []int32{}}
+		out := viewSelection{view: view, previewed: previewed, sel: []int32{}}
 		for i := range view {
 			if mapping.Match(&view[i], p.category, p.topic, p.brand) {
 				out.sel = append(out.sel, int32(i))
@@ -189,9 +203,10 @@ func (s *Server) listingSelection(ctx context.Context, st *liveSettings, dealerI
 		return out, nil
 	}
 	var view, matched []upstream.ContentRecord
+	var previewed bool
 	var g errgroup.Group // no shared cancellation: see contentSearch
 	g.Go(guard(func() (err error) {
-		view, err = s.visibleView(ctx, st, dealerID, ct)
+		view, previewed, err = s.visibleView(ctx, st, dealerID, ct)
 		return err
 	}))
 	g.Go(guard(func() (err error) {
@@ -209,7 +224,7 @@ func (s *Server) listingSelection(ctx context.Context, st *liveSettings, dealerI
 	for i := range matched {
 		hit[recKey{matched[i].DealerID, matched[i].Slug}] = true
 	}
-	out := viewSelection{view: view, sel: []int32{}}
+	out := viewSelection{view: view, previewed: previewed, sel: []int32{}}
 	for i := range view {
 		if hit[recKey{view[i].DealerID, view[i].Slug}] {
 			out.sel = append(out.sel, int32(i))

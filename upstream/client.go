@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -247,7 +248,9 @@ func (c *Client) Dealer(ctx context.Context, id int64) (Dealer, error) {
 // filtered and paginated by the inventory service. Zero Page or PageSize
 // leave the service's defaults in force (1 and 20).
 func (c *Client) ListVehicles(ctx context.Context, dealerID int64, q VehicleQuery) (VehiclePage, error) {
-	var out VehiclePage
+	// Room for the page, so that decoding does not grow the slice of
+	// large records step by step.
+	out := VehiclePage{Items: make([]Vehicle, 0, min(cmp.Or(q.PageSize, 20), 1000))}
 	b := c.begin("/inventory/v1/dealers/")
 	b = strconv.AppendInt(b, dealerID, 10)
 	b = append(b, "/vehicles?service="...)
@@ -288,7 +291,7 @@ func (c *Client) Vehicle(ctx context.Context, dealerID int64, service, idAuto st
 
 // ListOffers returns one page of the dealer's NLT offers.
 func (c *Client) ListOffers(ctx context.Context, dealerID int64, q OfferQuery) (OfferPage, error) {
-	var out OfferPage
+	out := OfferPage{Items: make([]Offer, 0, min(cmp.Or(q.PageSize, 20), 1000))}
 	b := c.begin("/inventory/v1/dealers/")
 	b = strconv.AppendInt(b, dealerID, 10)
 	b = append(b, "/offers"...)
