@@ -31,9 +31,10 @@ import (
 // fieldReader is one decoding: a tokenizer over the body and a string copy
 // of it that unescaped strings are cut from.
 type fieldReader struct {
-	dec jsontext.Decoder
-	buf bytes.Buffer
-	src string
+	dec     jsontext.Decoder
+	buf     bytes.Buffer
+	src     string
+	scratch []byte // unquoting buffer of escaped strings
 }
 
 var readers = sync.Pool{New: func() any { return new(fieldReader) }}
@@ -72,6 +73,9 @@ func decodeFields(body []byte, out any) (ok bool, err error) {
 	// Keep neither the body nor its copy in the pool.
 	r.buf = bytes.Buffer{}
 	r.src = ""
+	if cap(r.scratch) > 64<<10 {
+		r.scratch = nil // do not pool a large buffer
+	}
 	r.dec.Reset(&r.buf)
 	readers.Put(r)
 	return true, err
@@ -226,8 +230,9 @@ func (r *fieldReader) unquote(v jsontext.Value, at int) (string, error) {
 		return r.src[at+1 : at+len(v)-1], nil
 	}
 	if utf8.Valid(body) {
-		b, err := jsontext.AppendUnquote(nil, v)
-		return string(b), err
+		var err error
+		r.scratch, err = jsontext.AppendUnquote(r.scratch[:0], v)
+		return string(r.scratch), err
 	}
 	var s string
 	err := json.Unmarshal(v, &s, readerOptions)
