@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -368,4 +369,74 @@ func TestSettingsValidateCosts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBareLFRejected: a header line ended by a bare LF is 400 bad_request
+// and the connection is closed; nothing of the header block is used (the
+// request id is the edge's own), so a header hidden behind a bare LF in
+// another field's value can never be acted on.
+func TestBareLFRejected(t *testing.T) {
+	s := newBenchServer(t, true)
+	base := serveLoopback(t, s)
+	addr := strings.TrimPrefix(base, "http://")
+	for _, c := range []struct {
+		name, hdrs string
+		status     int
+	}{
+		{"CRLF throughout", "X-Api-Key: demo-key-alpha\r\nX-Request-ID: abc\r\n", 200},
+		{"key smuggled after a bare LF", "X-Request-ID: abc\nX-Api-Key: demo-key-alpha\r\n", 400},
+		{"second key behind a bare LF", "X-Api-Key: demo-key-alpha\r\nX-Note: a\nX-Api-Key: demo-key-beta\r\n", 400},
+		{"If-None-Match behind a bare LF", "X-Api-Key: demo-key-alpha\r\nX-Note: a\nIf-None-Match: *\r\n", 400},
+		{"bare LF ends the first line", "X-Api-Key: demo-key-alpha\nX-Request-ID: abc\r\n", 400},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+			req := "GET /dealer/REWIND/listing?page_size=1 HTTP/1.1\r\nHost: edge.test\r\n" + c.hdrs + "\r\n"
+			if _, err := conn.Write([]byte(req)); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(conn)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.status, body)
+			}
+			if c.status == 200 {
+				return
+			}
+			if !strings.Contains(string(body), `"bad_request"`) || resp.Header.Get("X-Request-Id") == "abc" || !resp.Close {
+				t.Errorf("body %s, X-Request-Id %q, closed %v", body, resp.Header.Get("X-Request-Id"), resp.Close)
+			}
+			if n, _ := br.Read(make([]byte, 1)); n != 0 {
+				t.Error("connection still open")
+			}
+		})
+	}
+}
+
+func FuzzHasBareLF(f *testing.F) {
+	for _, s := range []string{"", "a: b\r\n", "a: b\n", "\n", "\r\n\n", "a\r\nb\nc\r\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		want := false
+		for i, c := range raw {
+			if c == '\n' && (i == 0 || raw[i-1] != '\r') {
+				want = true
+				break
+			}
+		}
+		if got := hasBareLF(raw); got != want {
+			t.Fatalf("hasBareLF(%q) = %v, want %v", raw, got, want)
+		}
+	})
 }

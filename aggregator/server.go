@@ -260,8 +260,27 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	defer s.finish(ctx, rs)
 
 	rs.hdr.read(&ctx.Request.Header)
+	bareLF := hasBareLF(ctx.Request.Header.RawHeaders())
+	if bareLF {
+		// Nothing read from such a header block is trusted, not even the
+		// request id to echo.
+		rs.hdr = reqHeaders{}
+	}
 	s.setRequestID(ctx, rs)
 	ctx.Response.Header.SetCanonical(hdrNosniff, valNosniff)
+	if bareLF {
+		// A header line ended by a bare LF: fasthttp, like nginx, splits
+		// the line there, but a proxy in front that does not (it keeps the
+		// LF inside one field value and forwards it) would let
+		// "X-Note: a\nX-Api-Key: other" reach the edge as a header the
+		// proxy never saw. RFC 9112 section 2.2 lets a recipient accept a
+		// bare LF; the edge rejects it (no client of an API needs it) and
+		// closes the connection, so no header can be smuggled that way.
+		rs.route = RouteNotFound
+		s.writeProblem(ctx, rs, problemf(codeBadRequest, "header lines must end in CRLF"))
+		ctx.SetConnectionClose()
+		return
+	}
 	if tp := rs.hdr.traceparent; len(tp) > 0 && ValidTraceparent(tp) {
 		rs.traceparent = string(tp)
 		if ts := rs.hdr.tracestate; len(ts) > 0 {
@@ -292,6 +311,22 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	}
 	ctx.SetUserValue(stateKey, rs)
 	s.router.Handler(ctx)
+}
+
+// hasBareLF reports whether a raw header block has a line ended by LF
+// without CR. It does not allocate.
+func hasBareLF(raw []byte) bool {
+	off := 0
+	for {
+		i := bytes.IndexByte(raw[off:], '\n')
+		if i < 0 {
+			return false
+		}
+		if off+i == 0 || raw[off+i-1] != '\r' {
+			return true
+		}
+		off += i + 1
+	}
 }
 
 // hasRawHeader reports whether the raw header block (one "Name: value"
