@@ -1,0 +1,282 @@
+package reliability
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// recorder is a TCP relay between the front proxy and the edge that keeps
+// every byte the proxy sent: what the edge really received.
+type recorder struct {
+	ln  net.Listener
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func startRecorder(t *testing.T, target string) *recorder {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{ln: ln}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				up, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				go func() { _, _ = io.Copy(c, up); c.Close() }()
+				_, _ = io.Copy(io.MultiWriter(up, r), c)
+			}()
+		}
+	}()
+	return r
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.buf.Write(p)
+}
+
+func (r *recorder) take() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.buf.String()
+	r.buf.Reset()
+	return s
+}
+
+// freePort finds a loopback port for nginx (which cannot be told to take
+// port 0 and report it).
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startNginx runs nginx as the front proxy of upstream (host:port) with
+// the usual front-proxy header policy: it sets X-Request-ID, traceparent
+// and X-Forwarded-For itself and passes the client's X-Api-Key,
+// Authorization, If-None-Match and Accept-Encoding on.
+func startNginx(t *testing.T, upstream string) string {
+	t.Helper()
+	bin, err := exec.LookPath("nginx")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("nginx not installed (scripts/test.sh installs it)")
+		}
+		t.Skip("nginx not installed")
+	}
+	dir := t.TempDir()
+	for _, d := range []string{"tmp/client_body", "tmp/proxy", "tmp/fastcgi", "tmp/uwsgi", "tmp/scgi", "logs"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	port := freePort(t)
+	conf := fmt.Sprintf(`worker_processes 1;
+daemon off;
+master_process off;
+pid %[1]s/nginx.pid;
+error_log %[1]s/logs/error.log warn;
+events { worker_connections 64; }
+http {
+    access_log off;
+    client_body_temp_path %[1]s/tmp/client_body;
+    proxy_temp_path %[1]s/tmp/proxy;
+    fastcgi_temp_path %[1]s/tmp/fastcgi;
+    uwsgi_temp_path %[1]s/tmp/uwsgi;
+    scgi_temp_path %[1]s/tmp/scgi;
+    server {
+        listen 127.0.0.1:%[2]d;
+        location / {
+            proxy_pass http://%[3]s;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header X-Request-ID "front-$connection-$connection_requests";
+            proxy_set_header traceparent "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+            proxy_set_header X-Forwarded-For $remote_addr;
+        }
+    }
+}
+`, dir, port, upstream)
+	confPath := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-p", dir+"/", "-c", confPath, "-e", filepath.Join(dir, "logs/error.log"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nginx did not listen on %s: %v\n%s", addr, err, stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestBareLFThroughNginx: no header the edge acts on can be smuggled past
+// a real nginx in front with a bare LF. For each of them a client hides it
+// behind a bare LF in another field (and, as a control, sends it on a
+// line of its own). Whatever nginx does with the bare LF (it rejects the
+// request or splits the line there), what it forwards has CRLF line ends
+// only, so the edge acts on exactly the header fields nginx saw: the ones
+// nginx sets itself (X-Request-ID, traceparent, X-Forwarded-For) arrive
+// with nginx's values only, and the ones it passes on arrive as the
+// separate lines nginx parsed. Sent to the edge directly, every bare-LF
+// request is 400 and acted on in no way.
+func TestBareLFThroughNginx(t *testing.T) {
+	s := startStack(t, hostileConfig())
+	edgeAddr := strings.TrimPrefix(s.edge.Base, "http://")
+	rec := startRecorder(t, edgeAddr)
+	front := startNginx(t, rec.ln.Addr().String())
+
+	const path = "/dealer/REWIND/listing?page_size=1"
+	cases := []struct {
+		name, header, value string
+		owned               bool // nginx sets it itself
+	}{
+		{"X-Api-Key", "X-Api-Key", "demo-key-beta", false},
+		{"Authorization", "Authorization", "Bearer demo-key-beta", false},
+		{"X-Request-ID", "X-Request-ID", "smuggled-id", true},
+		{"If-None-Match", "If-None-Match", "*", false},
+		{"Accept-Encoding", "Accept-Encoding", "gzip", false},
+		{"traceparent", "traceparent", "00-11111111111111111111111111111111-2222222222222222-01", true},
+		{"X-Forwarded-For", "X-Forwarded-For", "10.66.66.66", true},
+	}
+	send := func(t *testing.T, addr, req string) (*http.Response, []byte) {
+		t.Helper()
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.Write([]byte(req)); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("no answer: %v", err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, body
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			hidden := c.header + ": " + c.value
+			// The legitimate key comes first, unless the key itself is the
+			// hidden header (then it would be the second key).
+			req := "GET " + path + " HTTP/1.1\r\nHost: edge.test\r\nX-Api-Key: " + hostileKey + "\r\nX-Note: a\n" + hidden + "\r\nConnection: close\r\n\r\n"
+			if c.header == "X-Api-Key" || c.header == "Authorization" {
+				req = "GET " + path + " HTTP/1.1\r\nHost: edge.test\r\nX-Note: a\n" + hidden + "\r\nConnection: close\r\n\r\n"
+			}
+			// Directly: always 400, nothing acted on.
+			resp, body := send(t, edgeAddr, req)
+			if resp.StatusCode != 400 || !strings.Contains(string(body), `"bad_request"`) || resp.Header.Get("X-Request-Id") == "smuggled-id" {
+				t.Errorf("direct: %d %s (X-Request-Id %q), want 400 bad_request", resp.StatusCode, body, resp.Header.Get("X-Request-Id"))
+			}
+			// Through nginx.
+			rec.take()
+			resp, body = send(t, front, req)
+			fwd := rec.take()
+			if strings.Contains(strings.ReplaceAll(fwd, "\r\n", ""), "\n") {
+				t.Fatalf("nginx forwarded a bare LF:\n%q", fwd)
+			}
+			lines := headerLines(fwd)
+			t.Logf("nginx answered %d; forwarded %q", resp.StatusCode, lines)
+			if resp.StatusCode >= 500 {
+				t.Errorf("through nginx: %d %s", resp.StatusCode, body)
+			}
+			if fwd == "" {
+				if resp.StatusCode != 400 {
+					t.Errorf("nginx forwarded nothing but answered %d", resp.StatusCode)
+				}
+				return // nginx rejected it: nothing reached the edge
+			}
+			got := lines[strings.ToLower(c.header)]
+			if c.owned {
+				// nginx's value only: the client's never reaches the edge.
+				for _, v := range got {
+					if v == c.value {
+						t.Errorf("%s: the client's value reached the edge past nginx's own: %q", c.header, got)
+					}
+				}
+				if c.header == "X-Request-ID" && !strings.HasPrefix(resp.Header.Get("X-Request-Id"), "front-") {
+					t.Errorf("edge answered with X-Request-Id %q, not nginx's", resp.Header.Get("X-Request-Id"))
+				}
+				return
+			}
+			// Passed on: the edge sees it only as a line of its own that
+			// nginx parsed and forwarded, never inside another value.
+			for name, vs := range lines {
+				for _, v := range vs {
+					if name != strings.ToLower(c.header) && strings.Contains(strings.ToLower(v), strings.ToLower(c.header)+":") {
+						t.Errorf("%s forwarded inside %s: %q", c.header, name, v)
+					}
+				}
+			}
+		})
+	}
+	// Control: on lines of their own, nginx passes the client's headers
+	// on and overrides its own, as configured.
+	rec.take()
+	resp, _ := send(t, front, "GET "+path+" HTTP/1.1\r\nHost: edge.test\r\nX-Api-Key: "+hostileKey+"\r\nX-Request-ID: client-id\r\nIf-None-Match: *\r\nConnection: close\r\n\r\n")
+	lines := headerLines(rec.take())
+	if resp.StatusCode != 304 || !strings.HasPrefix(resp.Header.Get("X-Request-Id"), "front-") || len(lines["x-api-key"]) != 1 {
+		t.Errorf("control through nginx: %d, X-Request-Id %q, forwarded %q", resp.StatusCode, resp.Header.Get("X-Request-Id"), lines)
+	}
+}
+
+// headerLines parses the header block of the first request in raw (CRLF
+// line ends) into lowercase names and their values in order.
+func headerLines(raw string) map[string][]string {
+	out := map[string][]string{}
+	head, _, _ := strings.Cut(raw, "\r\n\r\n")
+	for i, line := range strings.Split(head, "\r\n") {
+		if i == 0 {
+			continue
+		}
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			out[strings.ToLower(k)] = append(out[strings.ToLower(k)], strings.TrimSpace(v))
+		}
+	}
+	return out
+}
