@@ -91,7 +91,8 @@ type Config struct {
 		ReduceMemory   bool     `json:"reduce_memory"`
 		GzipMinBytes   int      `json:"gzip_min_bytes"`
 		// IdleTimeoutBusy replaces IdleTimeout (and caps every read
-		// deadline) while half of the concurrency or more is in use.
+		// deadline) while 4,096 connections, or half of the concurrency
+		// if lower, are open.
 		IdleTimeoutBusy Duration `json:"idle_timeout_busy"`
 		// ProxyProtocol makes the public listener read a PROXY protocol
 		// (v1 or v2) header on each connection: from every source when

@@ -60,6 +60,12 @@ func concurrency(cfg *configs.Config, limit uint64, services int) (n int, note s
 	return int(min(free, maxConcurrency)), fmt.Sprintf("derived: file-descriptor limit %d minus %d kept for upstream, Redis and admin connections (at least half the limit)", limit, reserve)
 }
 
+// busyConns is the most open public connections before the edge counts as
+// under pressure (idle connections then close after
+// server.idle_timeout_busy): about 100 MB of idle connections at the
+// default settings (README, "Memory per idle connection").
+const busyConns = 4096
+
 // adminConcurrency caps the admin listener's connections.
 const adminConcurrency = 64
 
@@ -74,7 +80,7 @@ func (a *app) listenPublic(cfg *configs.Config, conc int) error {
 		Retry: listener.RetryOptions{Name: "public", Logger: a.log, OnError: func(kind string) { a.metrics.AcceptError("public", kind) }},
 		Limits: listener.LimitOptions{
 			MaxConnsPerIP:   cfg.Server.MaxConnsPerIP,
-			BusyConns:       conc / 2,
+			BusyConns:       min(conc/2, busyConns),
 			BusyIdleTimeout: cfg.Server.IdleTimeoutBusy.D(),
 			OnReject:        func(reason string) { a.metrics.ConnRejected(reason) },
 		},
