@@ -61,6 +61,7 @@ type Admin struct {
 	o         AdminOptions
 	tokenHash [sha256.Size]byte
 	log       *slog.Logger
+	window    statusWindow
 }
 
 // NewAdmin returns the admin handler.
@@ -83,6 +84,8 @@ func NewAdmin(o AdminOptions) (*Admin, error) {
 
 // Handler returns the fasthttp handler of the admin endpoints:
 //
+//	GET  /                            live status page (HTML; no data without the token)
+//	GET  /admin/status                what the status page shows; JSON
 //	GET  /metrics                     Prometheus text exposition
 //	GET  /healthz                     200 while the process runs
 //	GET  /readyz                      200 ready (maybe degraded), 503 not ready; JSON
@@ -106,6 +109,12 @@ func (a *Admin) serve(ctx *fasthttp.RequestCtx) {
 	}
 	var r route
 	switch path {
+	case "/":
+		// The page itself is a static shell with no data in it; its
+		// script asks for the token and sends it with every call.
+		r = route{fasthttp.MethodGet, true, statusPage}
+	case "/admin/status":
+		r = route{fasthttp.MethodGet, false, a.statusJSON}
 	case "/metrics":
 		r = route{fasthttp.MethodGet, false, a.metrics}
 	case "/healthz":
@@ -247,6 +256,10 @@ func (a *Admin) metrics(ctx *fasthttp.RequestCtx) {
 	var buf bytes.Buffer
 	a.o.Metrics.WritePrometheus(&buf)
 	ctx.SetBody(buf.Bytes())
+}
+
+func (a *Admin) statusJSON(ctx *fasthttp.RequestCtx) {
+	writeJSON(ctx, fasthttp.StatusOK, a.status(context.Background()))
 }
 
 func (a *Admin) healthz(ctx *fasthttp.RequestCtx) {

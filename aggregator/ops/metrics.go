@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -102,6 +103,14 @@ type LimiterStats struct {
 	FallbackActivations uint64
 	FallbackActive      bool
 	RedisErrors         uint64
+	// FailMode is what the limiter does when Redis fails: "local" (the
+	// in-process fallback), "open" or "closed".
+	FailMode string
+}
+
+// CachePolicy is one route's response cache policy in force.
+type CachePolicy struct {
+	TTL, StaleWhileRevalidate, StaleIfError time.Duration
 }
 
 // Sources are read at every scrape. Any nil function leaves its metrics
@@ -115,6 +124,9 @@ type Sources struct {
 	// Redis reports whether Redis answers (nil error: up). It is called
 	// with a short deadline.
 	Redis func(context.Context) error
+	// CachePolicies returns the cache policy in force per route; a route
+	// without one is not cached.
+	CachePolicies func() map[string]CachePolicy
 }
 
 // MetricsOptions configure Metrics.
@@ -159,6 +171,7 @@ type Metrics struct {
 	reloadOK                   *metrics.Counter
 	reloadFailed               *metrics.Counter
 	lastReloadUnix             atomic.Int64
+	lastAttempt                atomic.Pointer[reloadAttempt]
 	purges                     *metrics.Counter
 	bodyBytes                  [2]*metrics.Counter // identity, gzip
 	gzipResponses              *metrics.Counter
@@ -288,12 +301,23 @@ func (m *Metrics) LogEventLineDropped() { m.eventDropped.Inc() }
 
 // ConfigReload counts a config reload attempt and its result.
 func (m *Metrics) ConfigReload(err error) {
+	at := &reloadAttempt{at: time.Now()}
+	if err != nil {
+		at.err = err.Error()
+	}
+	m.lastAttempt.Store(at)
 	if err != nil {
 		m.reloadFailed.Inc()
 		return
 	}
 	m.reloadOK.Inc()
 	m.lastReloadUnix.Store(time.Now().Unix())
+}
+
+// reloadAttempt is the last config reload attempt, for the status page.
+type reloadAttempt struct {
+	at  time.Time
+	err string // "" when it succeeded
 }
 
 // CachePurge counts a per-dealer cache purge.
@@ -391,6 +415,9 @@ func (m *Metrics) writeDynamic(w io.Writer) {
 			fmt.Fprintf(w, "%s %d\n", name, v)
 		}
 	}
+	if src.CachePolicies != nil {
+		writePolicies(w, src.CachePolicies())
+	}
 	var cacheRedisErr, limRedisErr uint64
 	if src.Cache != nil {
 		s := src.Cache()
@@ -418,6 +445,9 @@ func (m *Metrics) writeDynamic(w io.Writer) {
 			active = 1
 		}
 		metrics.WriteGaugeUint64(w, "edge_ratelimit_fallback_active", active)
+		if s.FailMode != "" {
+			metrics.WriteGaugeUint64(w, fmt.Sprintf("edge_ratelimit_fail_mode{mode=%q}", s.FailMode), 1)
+		}
 		limRedisErr = s.RedisErrors
 	}
 	if src.Cache != nil || src.Limiter != nil {
@@ -447,4 +477,31 @@ func (m *Metrics) writeDynamic(w io.Writer) {
 // double quote, line feed).
 func labelValue(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
+}
+
+// writePolicies writes the cache policy in force per route as gauges, so
+// that a dashboard can show a route's hit ratio next to the TTL that
+// produced it (and a reload that changed it).
+func writePolicies(w io.Writer, pols map[string]CachePolicy) {
+	routes := make([]string, 0, len(pols))
+	for r := range pols {
+		routes = append(routes, r)
+	}
+	sort.Strings(routes)
+	for _, f := range [...]struct {
+		name string
+		get  func(CachePolicy) time.Duration
+	}{
+		{"edge_cache_policy_ttl_seconds", func(p CachePolicy) time.Duration { return p.TTL }},
+		{"edge_cache_policy_stale_while_revalidate_seconds", func(p CachePolicy) time.Duration { return p.StaleWhileRevalidate }},
+		{"edge_cache_policy_stale_if_error_seconds", func(p CachePolicy) time.Duration { return p.StaleIfError }},
+	} {
+		for i, r := range routes {
+			name := fmt.Sprintf("%s{route=%q}", f.name, r)
+			if i == 0 {
+				metrics.WriteMetadataIfNeeded(w, name, "gauge")
+			}
+			fmt.Fprintf(w, "%s %s\n", name, strconv.FormatFloat(f.get(pols[r]).Seconds(), 'g', -1, 64))
+		}
+	}
 }

@@ -555,9 +555,14 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 	}
 	mtr.SetSources(ops.Sources{
 		Cache:    func() ops.CacheStats { return cacheStats(a.cache.Stats()) },
-		Limiter:  func() ops.LimiterStats { return limiterStats(a.limiter.Stats()) },
-		Breakers: up.BreakerStates,
-		Redis:    a.pingRedis,
+		Limiter: func() ops.LimiterStats {
+			s := limiterStats(a.limiter.Stats())
+			s.FailMode = cfg.RateLimit.FailMode
+			return s
+		},
+		Breakers:      up.BreakerStates,
+		Redis:         a.pingRedis,
+		CachePolicies: a.cachePolicies,
 	})
 	if err := a.listenPublic(cfg, conc); err != nil {
 		return nil, err
@@ -760,6 +765,17 @@ func limiterStats(s ratelimit.Stats) ops.LimiterStats {
 		Admitted: s.Admitted, Rejected: s.Rejected, FallbackActivations: s.FallbackActivations,
 		FallbackActive: s.FallbackActive, RedisErrors: s.RedisErrors,
 	}
+}
+
+// cachePolicies returns the cache policy in force per route (it changes
+// on reload).
+func (a *app) cachePolicies() map[string]ops.CachePolicy {
+	pols := a.api.Settings().Cache
+	out := make(map[string]ops.CachePolicy, len(pols))
+	for r, p := range pols {
+		out[r] = ops.CachePolicy{TTL: p.TTL, StaleWhileRevalidate: p.StaleWhileRevalidate, StaleIfError: p.StaleIfError}
+	}
+	return out
 }
 
 func (a *app) closeAll() {
