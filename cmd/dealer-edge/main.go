@@ -554,7 +554,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		SecureErrorLogMessage: true,
 	}
 	mtr.SetSources(ops.Sources{
-		Cache:    func() ops.CacheStats { return cacheStats(a.cache.Stats()) },
+		Cache: func() ops.CacheStats { return cacheStats(a.cache.Stats()) },
 		Limiter: func() ops.LimiterStats {
 			s := limiterStats(a.limiter.Stats())
 			s.FailMode = cfg.RateLimit.FailMode
