@@ -16,6 +16,8 @@ command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
 command -v nginx >/dev/null 2>&1 || need+=(nginx)
 command -v wrk >/dev/null 2>&1 || need+=(wrk)
+# The status page test drives a real headless chromium (deploy/checks/statuspage).
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if ((${#need[@]})); then
   echo "installing: ${need[*]}"
   SUDO=""
@@ -29,6 +31,24 @@ go vet ./...
 
 echo "== go test"
 go test -count=1 -timeout 20m ./...
+
+# promtool, pinned, built once into GOPATH/bin (checks and unit-tests the
+# alert and recording rules of deploy/prometheus).
+PROMTOOL_VERSION=v0.316.0
+GOBIN_DIR="$(go env GOPATH)/bin"
+promtool="$GOBIN_DIR/promtool"
+# The version is read from the binary's build info (promtool --version
+# prints none when built by go install).
+if ! go version -m "$promtool" 2>/dev/null | grep -qE "^\s+mod\s+github.com/prometheus/prometheus\s+$PROMTOOL_VERSION\b"; then
+  echo "installing promtool $PROMTOOL_VERSION (a few minutes, once)"
+  go install "github.com/prometheus/prometheus/cmd/promtool@$PROMTOOL_VERSION"
+fi
+echo "== promtool check rules / test rules"
+"$promtool" check rules deploy/prometheus/dealer-edge.rules.yml
+(cd deploy/prometheus && "$promtool" test rules dealer-edge.rules.test.yml)
+
+echo "== deploy module (dashboard and rules against the real edge's metrics, status page in chromium)"
+(cd deploy && go vet ./... && go test -count=1 -timeout 10m ./...)
 
 echo "== race detector on the concurrent core"
 go test -count=1 -race -timeout 15m ./aggregator/... ./cache/... ./upstream/...

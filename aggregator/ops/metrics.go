@@ -214,6 +214,14 @@ func NewMetrics(o MetricsOptions) *Metrics {
 	m.set.NewGauge("edge_config_last_reload_success_timestamp_seconds", func() float64 {
 		return float64(m.lastReloadUnix.Load())
 	})
+	// 1 unless the last reload attempt was rejected: an alert on it stays
+	// until a good file is loaded.
+	m.set.NewGauge("edge_config_last_reload_successful", func() float64 {
+		if at := m.lastAttempt.Load(); at != nil && at.err != "" {
+			return 0
+		}
+		return 1
+	})
 	m.purges = m.set.NewCounter("edge_cache_purges_total")
 	m.bodyBytes[0] = m.set.NewCounter(`edge_response_body_bytes_total{encoding="identity"}`)
 	m.bodyBytes[1] = m.set.NewCounter(`edge_response_body_bytes_total{encoding="gzip"}`)

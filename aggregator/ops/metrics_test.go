@@ -69,7 +69,10 @@ func TestMetricsFamilies(t *testing.T) {
 			return CacheStats{Hits: 7, Misses: 3, StaleServed: 2, L1Evictions: 1, L1Bytes: 4096, L1Entries: 12, RedisErrors: 4}
 		},
 		Limiter: func() LimiterStats {
-			return LimiterStats{Admitted: 10, Rejected: 2, FallbackActivations: 1, FallbackActive: true, RedisErrors: 5}
+			return LimiterStats{Admitted: 10, Rejected: 2, FallbackActivations: 1, FallbackActive: true, RedisErrors: 5, FailMode: "local"}
+		},
+		CachePolicies: func() map[string]CachePolicy {
+			return map[string]CachePolicy{"inventory_listing": {TTL: 30 * time.Second, StaleWhileRevalidate: 1500 * time.Millisecond, StaleIfError: 10 * time.Minute}}
 		},
 		Breakers: func() map[string]string {
 			return map[string]string{"inventory": "open", "dealers": "closed", "media": "half-open"}
@@ -134,6 +137,11 @@ func TestMetricsFamilies(t *testing.T) {
 		`edge_config_reloads_total{result="error"} 1`,
 		`edge_cache_purges_total 1`,
 		`edge_config_last_reload_success_timestamp_seconds `,
+		"edge_config_last_reload_successful 0", // the last attempt failed
+		`edge_cache_policy_ttl_seconds{route="inventory_listing"} 30`,
+		`edge_cache_policy_stale_while_revalidate_seconds{route="inventory_listing"} 1.5`,
+		`edge_cache_policy_stale_if_error_seconds{route="inventory_listing"} 600`,
+		`edge_ratelimit_fail_mode{mode="local"} 1`,
 	}
 	for _, w := range want {
 		if !strings.Contains(out, w) {
