@@ -199,8 +199,25 @@ func Build() Dashboard {
 		q(`edge_redis_up{`+sel+`}`, "{{instance}}")))
 	b.add(8, 8, timeseries("Redis errors by component", "Failed or timed-out Redis commands of the cache and the rate limiter.", "ops",
 		q(`sum by (component) (rate(edge_redis_errors_total{`+sel+`}`+rate+`))`, "{{component}}")))
-	b.add(8, 8, timeseries("Log lines dropped", "Lines over log.max_lines_per_sec.", "short",
-		q(`sum(increase(edge_log_lines_dropped_total{`+sel+`}`+rate+`))`, "dropped")))
+	b.add(8, 8, timeseries("Log lines dropped", "Access lines over log.max_lines_per_sec, event lines over log.max_event_lines_per_sec.", "short",
+		q(`sum(increase(edge_log_lines_dropped_total{`+sel+`}`+rate+`))`, "access"),
+		q(`sum(increase(edge_log_event_lines_dropped_total{`+sel+`}`+rate+`))`, "event")))
+
+	b.row("Listeners and process")
+	b.add(8, 8, timeseries("Open connections and concurrency", "Open public connections per instance against server.concurrency in force.", "short",
+		q(`sum by (instance) (edge_listener_open_connections{`+sel+`})`, "open {{instance}}"),
+		q(`max by (instance) (edge_listener_concurrency{`+sel+`})`, "concurrency {{instance}}")))
+	b.add(8, 8, stateTimeline("Accepting connections", "0 while a listener's accept fails (file descriptors, memory): /readyz is then not ready.",
+		map[string][2]string{"0": {"failing", "red"}, "1": {"accepting", "green"}},
+		[]Step{{Color: "red"}, {Color: "green", Value: f(1)}},
+		q(`min by (instance, listener) (edge_listener_accepting{`+sel+`})`, "{{instance}} {{listener}}")))
+	b.add(8, 8, timeseries("File-descriptor limit", "The open-files limit found at start; server.concurrency derives from it when 0.", "short",
+		q(`edge_process_fd_limit{`+sel+`}`, "{{instance}}")))
+	b.add(12, 8, timeseries("Embedded Redis", "Only without redis.addrs: the in-process Redis' measured bytes against its cap, and keys.", "bytes",
+		q(`edge_embedded_redis_bytes{`+sel+`}`, "bytes {{instance}}"),
+		q(`edge_embedded_redis_max_bytes{`+sel+`}`, "cap {{instance}}")))
+	b.add(12, 8, timeseries("Embedded Redis keys", "Keys held by the in-process Redis.", "short",
+		q(`edge_embedded_redis_keys{`+sel+`}`, "{{instance}}")))
 
 	b.row("Config and SLOs")
 	b.add(8, 8, timeseries("Config reloads", "Reload attempts (SIGHUP, endpoint) by result; the last must be successful.", "short",
