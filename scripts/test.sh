@@ -79,7 +79,7 @@ fuzz() { # package target
     return "$rc"
   done
 }
-for pkg in ./aggregator ./aggregator/mapping ./publicshape ./cache ./cache/ratelimit ./upstream; do
+for pkg in ./aggregator ./aggregator/mapping ./publicshape ./cache ./cache/ratelimit ./upstream ./listener; do
   for t in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz'); do fuzz "$pkg" "$t"; done
 done
 
