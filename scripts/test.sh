@@ -51,7 +51,7 @@ echo "== deploy module (dashboard and rules against the real edge's metrics, sta
 (cd deploy && go vet ./... && go test -count=1 -timeout 10m ./...)
 
 echo "== race detector on the concurrent core"
-go test -count=1 -race -timeout 15m ./aggregator/... ./cache/... ./upstream/...
+go test -count=1 -race -timeout 15m ./aggregator/... ./cache/... ./upstream/... ./listener/...
 
 # The default budget is a count of inputs, not a duration: with a duration,
 # Go's fuzz coordinator can race its own deadline on a loaded machine and fail
