@@ -35,8 +35,10 @@ type Stats struct {
 	Refreshes, RefreshErrors uint64
 	// Purges counts PurgeDealer calls.
 	Purges uint64
-	// Evictions counts entries evicted from L1 for space.
-	Evictions uint64
+	// Evictions counts entries evicted from L1 for space; L1Rejected the
+	// new entries L1 did not keep because the entry they would have
+	// evicted is asked for more often per byte (TinyLFU admission).
+	Evictions, L1Rejected uint64
 	// L1Bytes and L1Entries are the current size of L1.
 	L1Bytes, L1Entries int64
 	// RedisUp reports whether Redis is in use, PubSubUp whether the purge
@@ -69,6 +71,7 @@ func (c *Cache) Stats() Stats {
 	if c.l1 != nil {
 		s.L1Hits = c.l1.hits()
 		s.Evictions = c.l1.evictions.Load()
+		s.L1Rejected = c.l1.rejected.Load()
 		s.L1Bytes = c.l1.bytes.Load()
 		s.L1Entries = c.l1.entries.Load()
 	}
