@@ -210,6 +210,17 @@ func (tr spanTree) under(s *tracepb.Span, ancestor string) bool {
 	return false
 }
 
+// ancestorSection is the name of the nearest ancestor of s that is a hub
+// or search section, or "".
+func ancestorSection(tr spanTree, s *tracepb.Span) string {
+	for p := tr.parentOf(s); p != nil; p = tr.parentOf(p) {
+		if strings.HasPrefix(p.Name, "hub section ") || strings.HasPrefix(p.Name, "search section ") {
+			return p.Name
+		}
+	}
+	return ""
+}
+
 // TestTracingSpanTrees runs the edge with tracing on (the OTEL_* variables,
 // over a config file that says otherwise) against a real redis-server and
 // the fake services behind a recorder, and checks in an OTLP/HTTP receiver
@@ -237,7 +248,9 @@ func TestTracingSpanTrees(t *testing.T) {
 	defer func() { _ = up.Shutdown() }()
 
 	cfgPath := t.TempDir() + "/edge.json"
-	writeConfig(t, cfgPath, `{"tracing": {"sampler": "always_off", "service_name": "from-file", "resource_attributes": {"deployment.environment.name": "test", "team": "file"}}}`)
+	// Generous timeouts: the test checks span trees, not the budgets (a
+	// slow run, such as under -race, must not open a breaker).
+	writeConfig(t, cfgPath, `{"server": {"request_timeout": "10s"}, "upstream": {"timeouts": {"dealers": "5s", "inventory": "5s", "content": "5s"}}, "tracing": {"sampler": "always_off", "service_name": "from-file", "resource_attributes": {"deployment.environment.name": "test", "team": "file"}}}`)
 	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", recv.url)
 	t.Setenv("OTEL_TRACES_SAMPLER", "parentbased_always_on")
 	t.Setenv("OTEL_SERVICE_NAME", "edge-under-test")
@@ -361,6 +374,32 @@ func TestTracingSpanTrees(t *testing.T) {
 		slices.Sort(sections)
 		if want := []string{"faq", "glossary", "guides", "news", "podcasts", "videos"}; !slices.Equal(sections, want) {
 			t.Errorf("hub sections %v, want %v:\n%s", sections, want, tr)
+		}
+	})
+
+	t.Run("search", func(t *testing.T) {
+		r := get("/dealer/content/search?q=noleggio", "demo-key-alpha", "tr-search")
+		if r.status != 200 {
+			t.Fatalf("status %d", r.status)
+		}
+		tr := recv.trace(t, "tr-search", func(tr spanTree) bool { return len(tr.named("GET content")) >= 6 })
+		var sections []string
+		for _, s := range tr.spans {
+			if strings.HasPrefix(s.Name, "search section ") {
+				sections = append(sections, attr(s, "edge.section"))
+				if p := tr.parentOf(s); p == nil || p.Name != "cache fill" {
+					t.Errorf("%s not under the search's fill:\n%s", s.Name, tr)
+				}
+			}
+		}
+		slices.Sort(sections)
+		if want := []string{"faq", "glossary", "guides", "news", "podcasts", "videos"}; !slices.Equal(sections, want) {
+			t.Errorf("search sections %v, want %v:\n%s", sections, want, tr)
+		}
+		for _, c := range tr.named("GET content") {
+			if !strings.HasPrefix(ancestorSection(tr, c), "search section ") {
+				t.Errorf("content call outside a search section:\n%s", tr)
+			}
 		}
 	})
 
