@@ -265,6 +265,17 @@ func headLikeGet(resp *http.Response, _ []byte) error {
 	return nil
 }
 
+// notEchoed: the answer's request id is the edge's own, not id (sent in
+// a header block the edge does not trust).
+func notEchoed(id string) func(*http.Response, []byte) error {
+	return func(resp *http.Response, _ []byte) error {
+		if got := resp.Header.Get("X-Request-Id"); got == id || !generatedID.MatchString(got) {
+			return fmt.Errorf("X-Request-Id %q, want one the edge generated", got)
+		}
+		return nil
+	}
+}
+
 func echoesRequestID(want string) func(*http.Response, []byte) error {
 	return func(resp *http.Response, _ []byte) error {
 		if got := resp.Header.Get("X-Request-Id"); got != want {
@@ -370,9 +381,9 @@ func hostileCases() []hostileCase {
 
 		// Header injection.
 		{name: "CR in X-Request-ID", req: get("/dealer/REWIND/listing?page_size=1", "X-Request-ID: abc\rSet-Cookie: x=1\r\n"), want: 400, code: "bad_request", closeOK: true},
-		{name: "bare LF in X-Request-ID", req: get("/dealer/REWIND/listing?page_size=1", "X-Request-ID: abc\nSet-Cookie: x=1\r\n"), want: 200, check: echoesRequestID("abc")},
+		{name: "bare LF in X-Request-ID", req: get("/dealer/REWIND/listing?page_size=1", "X-Request-ID: abc\nSet-Cookie: x=1\r\n"), want: 400, code: "bad_request", check: notEchoed("abc")},
 		{name: "CR in traceparent", req: get("/dealer/REWIND/listing?page_size=1", "traceparent: "+validTraceparent+"\rX-Injected: 1\r\n"), want: 400, code: "bad_request", closeOK: true},
-		{name: "bare LF in traceparent", req: get("/dealer/REWIND/listing?page_size=1", "traceparent: "+validTraceparent+"\nX-Evil: 1\r\n"), want: 200},
+		{name: "bare LF in traceparent", req: get("/dealer/REWIND/listing?page_size=1", "traceparent: "+validTraceparent+"\nX-Evil: 1\r\n"), want: 400, code: "bad_request"},
 		{name: "percent-encoded CRLF in traceparent", req: get("/dealer/REWIND/listing?page_size=1", "traceparent: 00-%0d%0aX-Evil:%201\r\n"), want: 200},
 		{name: "folded X-Request-ID (obs-fold)", req: get("/dealer/REWIND/listing?page_size=1", "X-Request-ID: abc\r\n def\r\n"), want: 200, also: []int{400}, check: func(resp *http.Response, b []byte) error {
 			if resp.StatusCode == 200 {
