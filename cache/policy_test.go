@@ -211,3 +211,39 @@ func TestLargeL1Concurrent(t *testing.T) {
 	}
 	t.Logf("%d entries, %.1f MB; %d evictions, %d not admitted", entries, float64(bytesHeld)/1e6, st.Evictions, st.L1Rejected)
 }
+
+// BenchmarkL1Policy replays a Zipf(1.0) listing trace through an L1 of 1/12
+// of the working set (lookup, put on a miss), with plain CLOCK and with
+// TinyLFU admission: ns per request and the hit ratio reached.
+func BenchmarkL1Policy(b *testing.B) {
+	tr := newListingTrace(1.0, 200_000)
+	l1 := tr.workingSet() / 12
+	body := make([]byte, slices.Max(tr.sizes))
+	kb := make([][]byte, len(tr.keys))
+	for i, k := range tr.keys {
+		kb[i] = []byte(k)
+	}
+	for _, admit := range []bool{false, true} {
+		name := "clock"
+		if admit {
+			name = "tinylfu"
+		}
+		b.Run(name, func(b *testing.B) {
+			c := newL1(l1)
+			c.noAdmit = !admit
+			var gen atomic.Uint64
+			hits := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				k := tr.reqs[i%len(tr.reqs)]
+				if n, _ := c.lookup(1, kb[k]); n != nil {
+					hits++
+					continue
+				}
+				c.put(1, tr.keys[k], 0, &gen, &Entry{Body: body[:tr.sizes[k]]})
+			}
+			b.ReportMetric(float64(hits)/float64(b.N), "hit-ratio")
+		})
+	}
+}
