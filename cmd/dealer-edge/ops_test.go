@@ -299,6 +299,30 @@ func TestReloadChangesTTLAndLimit(t *testing.T) {
 	if b := burstOf(t, r); b != 3 {
 		t.Errorf("burst %d after reload, want 3", b)
 	}
+	// The policy in force is what the dashboard and the status page show.
+	if v := e.scrape()[`edge_cache_policy_ttl_seconds{route="inventory_listing"}`]; v != 7 {
+		t.Errorf("edge_cache_policy_ttl_seconds{route=\"inventory_listing\"} = %v after reload, want 7", v)
+	}
+	var st struct {
+		Routes []struct {
+			Route  string
+			Policy *struct {
+				TTL float64 `json:"ttl_seconds"`
+			}
+		}
+		Reload struct{ Result string }
+	}
+	if rr := e.do("GET", e.admin+"/admin/status"); rr.status != 200 || json.Unmarshal(rr.body, &st) != nil {
+		t.Fatalf("/admin/status: %d %s", rr.status, rr.body)
+	}
+	for _, rt := range st.Routes {
+		if rt.Route == "inventory_listing" && (rt.Policy == nil || rt.Policy.TTL != 7) {
+			t.Errorf("/admin/status inventory_listing policy %+v after reload, want ttl 7", rt.Policy)
+		}
+	}
+	if st.Reload.Result != "ok" {
+		t.Errorf("/admin/status reload result %q, want ok", st.Reload.Result)
+	}
 	limited := false
 	for i := range 6 {
 		if r := e.get(fmt.Sprintf("/dealer/NOS/listing?page_size=%d", 3+i), "demo-key-limited"); r.status == 429 {
@@ -366,6 +390,10 @@ func TestInvalidReloadKeepsConfig(t *testing.T) {
 	}
 	if n := e.scrape()[`edge_config_reloads_total{result="error"}`]; n != float64(len(cases)) {
 		t.Errorf("edge_config_reloads_total{result=\"error\"} = %v, want %d", n, len(cases))
+	}
+	// EdgeConfigReloadFailed fires on this until a good reload.
+	if v := e.scrape()["edge_config_last_reload_successful"]; v != 0 {
+		t.Errorf("edge_config_last_reload_successful = %v after a rejected reload, want 0", v)
 	}
 	if !strings.Contains(e.stderr.String(), "config reload rejected") {
 		t.Error("the rejection was not logged")
