@@ -92,8 +92,14 @@
 // rendered body or payloads; body_text cut after SummaryBodyNonSpace
 // non-space characters: enough for any listing preview, about a third of
 // the bytes); view=full or none sends whole records; any other view is a
-// 400. Filters still match the whole text. The edge's listings, hub and
-// search ask for the summary; a detail asks for whole records.
+// 400. Filters still match the whole text: q matches when every
+// whitespace-separated word occurs, case-insensitively, in the title, the
+// excerpt or the body; category, topic and brand match when the record's
+// own field equals the value case-insensitively (Unicode simple folding,
+// as Go's strings.EqualFold). The edge applies that same category, topic
+// and brand rule to its cached views (aggregator/mapping.Match), so it asks
+// the service only for q. The edge's listings, hub and search ask for the
+// summary; a detail asks for whole records.
 //
 // The content service returns the dealer's raw view of one content type:
 // global records, the dealer's own records, its overrides of global records
@@ -107,5 +113,8 @@
 // catalog lookup cascades, raw technical-data directories, browser-side
 // secrets, rendering/SEO payloads, raw version optionals, hidden records.
 // They are declared on the types here (marked "internal only") so the fakes
-// can emit them and tests can prove the public mapping drops them.
+// can emit them and tests can prove the public mapping drops them. The
+// Client never builds them: the answers of the miss path are decoded field
+// by field and skip them (decode.go), the others skip the large payloads
+// (Opaque, Markup, RawOptionals).
 package upstream
