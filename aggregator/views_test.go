@@ -321,3 +321,43 @@ func TestViewListingBody(t *testing.T) {
 		}
 	}
 }
+
+// TestViewMemo: a decoded view is reused only for the very entry it was
+// decoded from, a new entry of the same view replaces it, and the memo
+// stays within its byte budget, dropping other views to make room.
+func TestViewMemo(t *testing.T) {
+	recs := []upstream.ContentRecord{{ID: 1, Slug: "a", Title: "A"}, {ID: 2, Slug: "b", Title: "B"}}
+	body := mapping.AppendView(nil, recs)
+	var vm viewMemo
+	e1 := &cache.Entry{Body: body}
+	a, err := vm.get(101, "faq", e1)
+	if err != nil || len(a) != 2 || a[1].Slug != "b" {
+		t.Fatalf("first get: %v %+v", err, a)
+	}
+	if b, _ := vm.get(101, "faq", e1); &b[0] != &a[0] {
+		t.Error("the same entry was decoded again")
+	}
+	e2 := &cache.Entry{Body: append([]byte(nil), body...)}
+	if b, _ := vm.get(101, "faq", e2); &b[0] == &a[0] {
+		t.Error("a new entry (refill, purge) was served the old decoded view")
+	}
+	if len(vm.m) != 1 || vm.bytes != 2*len(body) {
+		t.Errorf("one view held: %d entries, %d bytes", len(vm.m), vm.bytes)
+	}
+	if _, err := vm.get(101, "news", &cache.Entry{Body: []byte("garbage")}); err == nil {
+		t.Error("a damaged view decoded")
+	}
+	// Fill far past the budget with views of many dealers.
+	big := mapping.AppendView(nil, []upstream.ContentRecord{{Slug: "x", BodyText: strings.Repeat("y", 200<<10)}})
+	for d := int64(1); d <= 200; d++ {
+		if _, err := vm.get(d, "faq", &cache.Entry{Body: big}); err != nil {
+			t.Fatal(err)
+		}
+		if vm.bytes > viewMemoBytes {
+			t.Fatalf("after %d views: %d bytes held, budget %d", d, vm.bytes, viewMemoBytes)
+		}
+	}
+	if n := len(vm.m); n < 10 || n > viewMemoBytes/(2*len(big)) {
+		t.Errorf("%d views held of %d bytes each", n, 2*len(big))
+	}
+}
