@@ -172,12 +172,12 @@ func (c Config) Enabled() bool {
 func (c Config) Validate() error {
 	var errs []error
 	if c.Sampler != "" && !slices.Contains(Samplers, c.Sampler) {
-		errs = append(errs, fmt.Errorf("tracing.sampler: %q is not one of %s", c.Sampler, strings.Join(Samplers, ", ")))
+		errs = append(errs, fmt.Errorf("tracing.sampler (%s): %q is not one of %s", EnvSampler, c.Sampler, strings.Join(Samplers, ", ")))
 	}
 	if c.SamplerArg < 0 || c.SamplerArg > 1 || c.SamplerArg != c.SamplerArg {
-		errs = append(errs, fmt.Errorf("tracing.sampler_arg: must be within [0, 1], got %v", c.SamplerArg))
+		errs = append(errs, fmt.Errorf("tracing.sampler_arg (%s): must be within [0, 1], got %v", EnvSamplerArg, c.SamplerArg))
 	}
-	for name, v := range map[string]string{"tracing.endpoint": c.Endpoint, "tracing.traces_endpoint": c.TracesEndpoint} {
+	for name, v := range map[string]string{"tracing.endpoint (" + EnvEndpoint + ")": c.Endpoint, "tracing.traces_endpoint (" + EnvTracesEndpoint + ")": c.TracesEndpoint} {
 		if v == "" {
 			continue
 		}

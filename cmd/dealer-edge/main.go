@@ -117,6 +117,13 @@ func (f *flags) load() (*configs.Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	// The OTEL_* variables go over the tracing section at start: a bad
+	// one fails here, like a bad field.
+	if tc, err := cfg.TracingConfig().WithEnv(os.LookupEnv); err != nil {
+		return nil, err
+	} else if err := tc.Validate(); err != nil {
+		return nil, err
+	}
 	// Checked once the flags are in: --redis may bring the addresses.
 	if cfg.Redis.MasterName != "" && len(cfg.Redis.Addrs) == 0 {
 		return nil, errors.New("redis.master_name needs the Sentinel addresses in redis.addrs (or --redis); the embedded Redis is no Sentinel")

@@ -516,3 +516,28 @@ func TestTracingSpanTrees(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckConfigTracingEnv: --check-config (and start-up) validate the
+// OTEL_* variables with the tracing section, naming the bad one.
+func TestCheckConfigTracingEnv(t *testing.T) {
+	for _, c := range []struct {
+		name, key, value, want string
+		code                   int
+	}{
+		{"valid", "OTEL_TRACES_SAMPLER", "always_on", "", 0},
+		{"ratio not a number", "OTEL_TRACES_SAMPLER_ARG", "half", "OTEL_TRACES_SAMPLER_ARG", 2},
+		{"ratio out of range", "OTEL_TRACES_SAMPLER_ARG", "2", "OTEL_TRACES_SAMPLER_ARG", 2},
+		{"unknown sampler", "OTEL_TRACES_SAMPLER", "jaeger_remote", "OTEL_TRACES_SAMPLER", 2},
+		{"endpoint not a URL", "OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318", "OTEL_EXPORTER_OTLP_ENDPOINT", 2},
+		{"bad resource attributes", "OTEL_RESOURCE_ATTRIBUTES", "novalue", "OTEL_RESOURCE_ATTRIBUTES", 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv(c.key, c.value)
+			var stderr strings.Builder
+			code := run([]string{"--check-config", "../../configs/example.json"}, io.Discard, &stderr, nil)
+			if code != c.code || !strings.Contains(stderr.String(), c.want) {
+				t.Errorf("exit %d, stderr %q; want %d naming %q", code, stderr.String(), c.code, c.want)
+			}
+		})
+	}
+}
