@@ -35,7 +35,8 @@ go test -count=1 -timeout 20m ./...
 # promtool, pinned, built once into GOPATH/bin (checks and unit-tests the
 # alert and recording rules of deploy/prometheus).
 PROMTOOL_VERSION=v0.316.0
-GOBIN_DIR="$(go env GOPATH)/bin"
+GOBIN_DIR="$(go env GOBIN)"
+[ -n "$GOBIN_DIR" ] || GOBIN_DIR="$(go env GOPATH | cut -d: -f1)/bin"
 promtool="$GOBIN_DIR/promtool"
 # The version is read from the binary's build info (promtool --version
 # prints none when built by go install).
