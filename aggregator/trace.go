@@ -52,9 +52,28 @@ func (s *Server) startTrace(ctx *fasthttp.RequestCtx, rs *reqState) {
 	if !d.Sampled() {
 		return
 	}
-	rs.tctx, rs.span = s.tracing.StartServer(d, s2b(rs.tracestate), string(ctx.Method()),
+	m := spanMethod(ctx.Method())
+	path := ctx.Path()
+	if len(path) > maxSpanPath {
+		path = path[:maxSpanPath] // a hostile path does not make a huge span
+	}
+	rs.tctx, rs.span = s.tracing.StartServer(d, s2b(rs.tracestate), m,
 		trace.WithTimestamp(rs.start),
-		trace.WithAttributes(attrMethod.String(string(ctx.Method())), attrPath.String(string(ctx.Path()))))
+		trace.WithAttributes(attrMethod.String(m), attrPath.String(string(path))))
+}
+
+// maxSpanPath bounds the url.path attribute.
+const maxSpanPath = 256
+
+// spanMethod is the method as HTTP semantic conventions record it: a
+// known method, or "_OTHER" (a client's arbitrary token is not a name).
+func spanMethod(m []byte) string {
+	for _, k := range []string{"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT"} {
+		if string(m) == k {
+			return k
+		}
+	}
+	return "_OTHER"
 }
 
 // endTrace completes and ends the server span with what the request did.
@@ -68,7 +87,7 @@ func (s *Server) endTrace(ctx *fasthttp.RequestCtx, rs *reqState) {
 	}
 	if tmpl := routeTemplates[rs.route]; tmpl != "" {
 		attrs = append(attrs, attrRoute.String(tmpl))
-		sp.SetName(string(ctx.Method()) + " " + tmpl)
+		sp.SetName(spanMethod(ctx.Method()) + " " + tmpl)
 	}
 	if rs.cache != "" {
 		attrs = append(attrs, attrCache.String(rs.cache))

@@ -403,6 +403,18 @@ func TestTracingSpanTrees(t *testing.T) {
 		}
 	})
 
+	t.Run("unknown path", func(t *testing.T) {
+		r := e.do("GET", e.base+"/dealer/"+strings.Repeat("x", 2000), "X-Request-ID", "tr-404")
+		if r.status != 404 {
+			t.Fatalf("status %d", r.status)
+		}
+		tr := recv.trace(t, "tr-404", func(spanTree) bool { return true })
+		a := attrs(tr.root)
+		if tr.root.Name != "GET" || a["http.route"] != "" || len(a["url.path"]) != 256 || a["edge.problem_code"] != "not_found" || a["http.response.status_code"] != "404" {
+			t.Errorf("server span %q %v", tr.root.Name, a)
+		}
+	})
+
 	t.Run("failed upstream and breaker refusal", func(t *testing.T) {
 		fk.SetDown("inventory", true)
 		defer fk.SetDown("inventory", false)
