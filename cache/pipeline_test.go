@@ -117,18 +117,19 @@ func TestPipelineSharesRoundTrips(t *testing.T) {
 // after a restart the cache goes back to L2 by itself.
 func TestPipelineRedisKilled(t *testing.T) {
 	srv := redistest.Start(t)
-	const budget = 100 * time.Millisecond
+	// Generous: under -race with other packages' tests on two cores a
+	// healthy round trip can take a tenth of a second.
+	const budget = 400 * time.Millisecond
 	c := newCache(t, Options{Redis: newClient(t, srv.Addr), L1MaxBytes: -1, RedisTimeout: budget})
 	pol := Policy{TTL: time.Hour}
 	l := startL2Load(t, c, 64, 200, pol)
-	waitWithin(t, 10*time.Second, "load", func() bool { return c.Stats().L2Hits > 500 })
+	waitWithin(t, 30*time.Second, "load", func() bool { return c.Stats().L2Hits > 500 })
+	l.slowest.Store(0) // from the kill on
 	srv.Stop()
-	waitWithin(t, 2*time.Second, "redis marked down", func() bool { return !c.RedisHealthy() })
+	waitWithin(t, 5*time.Second, "redis marked down", func() bool { return !c.RedisHealthy() })
 	down := c.Stats()
-	time.Sleep(200 * time.Millisecond)
-	if st := c.Stats(); st.Fills <= down.Fills {
-		t.Fatalf("no fills while redis is down: %+v", st)
-	}
+	waitWithin(t, 10*time.Second, "requests to go on without redis", func() bool { return c.Stats().Fills > down.Fills+100 })
+	slowWhileDown := time.Duration(l.slowest.Load())
 	srv.Restart()
 	waitWithin(t, 10*time.Second, "redis back", c.RedisHealthy)
 	back := c.Stats().L2Hits
@@ -137,11 +138,12 @@ func TestPipelineRedisKilled(t *testing.T) {
 	if l.failures.Load() != 0 {
 		t.Fatalf("%d of %d gets failed", l.failures.Load(), l.gets.Load())
 	}
-	// A Get waits at most one budget for Redis (then the fill, which is
-	// instant here); the rest is scheduling of 64 goroutines on a box that
-	// may be shared (seen: 0.9s at a load average of 20 on 2 cores).
-	if s := time.Duration(l.slowest.Load()); s > budget+1500*time.Millisecond {
-		t.Fatalf("slowest get %v with a %v budget", s, budget)
+	// From the kill until requests go on without Redis, a Get meets at most
+	// two Redis calls (its lookup, the write of the flight it joins), each
+	// abandoned at the budget; the rest is scheduling of 64 goroutines on a
+	// box that may be shared (seen: 0.9s at a load average of 20 on 2 cores).
+	if slowWhileDown > 2*budget+2*time.Second {
+		t.Fatalf("slowest get %v with a %v budget while redis was down", slowWhileDown, budget)
 	}
 	if ev := c.Stats().RedisDownEvents; ev != 1 {
 		t.Fatalf("%d redis-down events, want 1", ev)
@@ -154,7 +156,7 @@ func TestPipelineRedisKilled(t *testing.T) {
 // nothing more is queued, and the cache comes back when Redis does.
 func TestPipelineQueuedCommandsTimeout(t *testing.T) {
 	srv := redistest.Start(t)
-	const budget = 50 * time.Millisecond
+	const budget = 250 * time.Millisecond
 	// Socket timeouts far above the budget: the budget alone must bound
 	// each caller's wait for a queued command.
 	rc := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, MaxRetries: -1})
@@ -162,17 +164,12 @@ func TestPipelineQueuedCommandsTimeout(t *testing.T) {
 	c := newCache(t, Options{Redis: rc, L1MaxBytes: -1, RedisTimeout: budget})
 	pol := Policy{TTL: time.Hour}
 	l := startL2Load(t, c, 64, 200, pol)
-	waitWithin(t, 10*time.Second, "load", func() bool { return c.Stats().L2Hits > 500 })
+	waitWithin(t, 30*time.Second, "load", func() bool { return c.Stats().L2Hits > 500 })
+	l.slowest.Store(0) // from the stall on
 	srv.Pause()
-	waitWithin(t, 2*time.Second, "redis marked down", func() bool { return !c.RedisHealthy() })
+	waitWithin(t, 5*time.Second, "redis marked down", func() bool { return !c.RedisHealthy() })
 	down := c.Stats()
-	start := time.Now()
-	for time.Since(start) < 300*time.Millisecond {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if st := c.Stats(); st.Fills <= down.Fills+100 {
-		t.Fatalf("requests did not go on without redis: %d fills in 300ms", st.Fills-down.Fills)
-	}
+	waitWithin(t, 10*time.Second, "requests to go on without redis", func() bool { return c.Stats().Fills > down.Fills+100 })
 	slowWhileDown := time.Duration(l.slowest.Load())
 	srv.Resume()
 	waitWithin(t, 10*time.Second, "redis back", c.RedisHealthy)
@@ -182,8 +179,11 @@ func TestPipelineQueuedCommandsTimeout(t *testing.T) {
 	if l.failures.Load() != 0 {
 		t.Fatalf("%d of %d gets failed", l.failures.Load(), l.gets.Load())
 	}
-	// Without the budget a caller would wait for the socket timeout (5s); with it, one budget plus scheduling on a busy box.
-	if slowWhileDown > budget+1500*time.Millisecond {
+	// Without the budget a caller would wait for the socket timeout (5s).
+	// A miss may meet two Redis calls before Redis is marked down (its
+	// lookup, and the write of the flight it joins), each abandoned at the
+	// budget.
+	if slowWhileDown > 2*budget+2*time.Second {
 		t.Fatalf("slowest get %v with a %v budget and a stalled redis", slowWhileDown, budget)
 	}
 }
@@ -197,14 +197,14 @@ func TestPipelineCluster(t *testing.T) {
 		Addrs:                 cl.Addrs(),
 		ContextTimeoutEnabled: true,
 		DialTimeout:           200 * time.Millisecond,
-		ReadTimeout:           200 * time.Millisecond,
-		WriteTimeout:          200 * time.Millisecond,
+		ReadTimeout:           time.Second,
+		WriteTimeout:          time.Second,
 		MaxRedirects:          1,
 	})
 	t.Cleanup(func() { _ = cc.Close() })
 	trips := &tripCounter{}
 	cc.AddHook(trips)
-	c := newCache(t, Options{Redis: cc, L1MaxBytes: -1, RedisTimeout: 200 * time.Millisecond})
+	c := newCache(t, Options{Redis: cc, L1MaxBytes: -1, RedisTimeout: time.Second})
 	pol := Policy{TTL: time.Hour}
 	// Dealers 1..30 spread over the three masters.
 	body := func(d int64) []byte { return bytes.Repeat([]byte(fmt.Sprint(d)), 100) }
