@@ -76,7 +76,7 @@ func newBreaker(svc string, b BreakerSettings, onChange func(svc, from, to strin
 			return c.ConsecutiveFailures >= b.ConsecutiveFailures
 		},
 		IsSuccessful: func(err error) bool {
-			return err == nil || errors.Is(err, ErrNotFound)
+			return err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrCursorExpired)
 		},
 		IsExcluded: func(err error) bool {
 			return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)

@@ -523,6 +523,8 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 		return nil
 	case sc == fasthttp.StatusNotFound:
 		return notFound(s.name)
+	case sc == fasthttp.StatusGone:
+		return fmt.Errorf("upstream %s: %w", s.name, ErrCursorExpired)
 	default:
 		return unavailable(s.name, "status "+strconv.Itoa(sc))
 	}

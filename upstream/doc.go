@@ -48,6 +48,43 @@
 // service that would rather not see even the SHA-256 in its access logs
 // can take it from a header; the path form is kept for its simplicity.
 //
+// # dealers: the key index feed
+//
+// The edge keeps a local index of every key so that an unknown key costs no
+// call at all. Two endpoints feed it; both are paged and GET only:
+//
+//	GET /dealers/v1/key-index?after=&limit=            -> KeySnapshotPage
+//	GET /dealers/v1/key-index/changes?cursor=&limit=   -> KeyChangesPage (410: cursor expired)
+//
+// The snapshot lists every key (active, revoked, expired) as a
+// KeyIndexEntry, in ascending order of key_sha256; after is the key_sha256
+// of the last entry the caller has ("" or absent: from the start), next is
+// the after of the following page and "" on the last one. limit defaults to
+// 1000 and is at most 10000 (a larger value is a 400). Pages are not one
+// consistent read: every page carries cursor, a change-feed position no
+// later than the moment the page was read. The caller keeps the cursor of
+// the FIRST page and, once the last page is in, reads the changes from it:
+// a key that changed while the snapshot was being paged is replayed there,
+// and replaying a change is harmless (every change is the key's whole new
+// state, an upsert).
+//
+// The change feed answers the changes after cursor, oldest first, at most
+// limit (default 1000, at most 10000); more is true when further changes
+// wait, and cursor (always present) is where the next call continues. An
+// entry with status "revoked" or "deleted" removes the key from the set of
+// valid keys; any other entry replaces the key's state. Expiry is data
+// (expires_at), not a change: the caller compares it with its clock.
+//
+// A cursor is opaque to the edge. It names a position in the service's
+// durable change log, so it stays valid across restarts of the service and
+// of the edge (an edge may keep it; this one does not persist its index and
+// loads a snapshot at start). The service keeps at least 24 hours of
+// changes. A cursor it cannot serve from (older than the log, from a log
+// that was reset, or not one of its cursors) is answered 410 Gone; the edge
+// then loads a full snapshot again. A 410 is not a failure for the breaker.
+// The fake keeps its log in memory: a restarted fake has a new epoch in its
+// cursors and answers 410 to every cursor of the old one.
+//
 // # inventory
 //
 //	GET /inventory/v1/dealers/{dealer_id}/vehicles?service=&page=&page_size=&q=&catalog_type=&upfit=&view=

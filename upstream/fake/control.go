@@ -15,6 +15,9 @@ import (
 //
 //	POST /_control/faults?service=catalog&latency=2s&fail_rate=0.5&down=true&reset=true
 //	GET  /_control/calls
+//	POST /_control/keys?action=add&key=RAW&dealer=101[&plan=default][&expires=RFC3339]
+//	POST /_control/keys?action=revoke&key=RAW   (or action=expire: expires_at = now)
+//	POST /_control/keys?action=reset_log        (new epoch: every old cursor gets 410)
 //
 // Every parameter of the POST is optional; an omitted one keeps its value,
 // service="" or absent means every service, and POST /_control/faults?clear=true
@@ -45,6 +48,12 @@ func (s *Server) control(ctx *fasthttp.RequestCtx) bool {
 		}
 		b.WriteByte('}')
 		writeJSON(ctx, []byte(b.String()))
+	case p == ControlPath+"keys" && ctx.IsPost():
+		if err := s.controlKeys(ctx.QueryArgs()); err != nil {
+			writeError(ctx, fasthttp.StatusBadRequest, err.Error())
+			return true
+		}
+		writeJSON(ctx, []byte(`{"status":"ok"}`))
 	case p == ControlPath+"faults" && ctx.IsPost():
 		if err := s.applyControl(ctx.QueryArgs()); err != nil {
 			writeError(ctx, fasthttp.StatusBadRequest, err.Error())

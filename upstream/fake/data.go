@@ -18,14 +18,8 @@ import (
 // without locks. Records are kept together with their JSON encoding, so a
 // request costs a filter and a copy, not an encode.
 type dataset struct {
-	keys     []keyEntry
 	dealers  map[int64]*dealerData
 	versions map[string]*version
-}
-
-type keyEntry struct {
-	hash []byte // lowercase hex SHA-256 of the raw key (never the raw key)
-	json []byte // the KeyRecord
 }
 
 type version struct {
@@ -74,15 +68,6 @@ func stream(seed uint64, part uint64) *rand.Rand {
 
 func generate(seed uint64) (*dataset, error) {
 	ds := &dataset{dealers: map[int64]*dealerData{}, versions: map[string]*version{}}
-
-	// Keys.
-	for _, k := range keySpecs() {
-		b, err := json.Marshal(k.record())
-		if err != nil {
-			return nil, err
-		}
-		ds.keys = append(ds.keys, keyEntry{hash: []byte(HashKey(k.Key)), json: b})
-	}
 
 	// Catalog versions, in table order.
 	byModel := make([][]*version, len(models))

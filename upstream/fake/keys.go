@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/dealer-edge/dealer-edge/upstream"
@@ -97,4 +98,28 @@ func (k keySpec) record() upstream.KeyRecord {
 		r.ExpiresAt = &t
 	}
 	return r
+}
+
+// LoadKey returns the i-th extra key of Options.ExtraKeys,
+// "load-key-0000000" for 0: active, plan bench, of dealers 101, 102 and 103
+// round robin.
+func LoadKey(i int) string { return fmt.Sprintf("load-key-%07d", i) }
+
+// loadDefaults fills the store with the demo and bench keys and n extra
+// keys, without change-log entries.
+func (ks *keyStore) loadDefaults(n int) error {
+	for _, k := range keySpecs() {
+		if err := ks.load(HashKey(k.Key), k.record()); err != nil {
+			return err
+		}
+	}
+	ids := []int64{101, 102, 103}
+	for i := 0; i < n; i++ {
+		rec := upstream.KeyRecord{KeyID: fmt.Sprintf("key_load_%07d", i), DealerID: ids[i%len(ids)], Status: upstream.KeyActive, Plan: PlanBench}
+		if err := ks.load(HashKey(LoadKey(i)), rec); err != nil {
+			return err
+		}
+	}
+	slices.Sort(ks.sorted)
+	return nil
 }

@@ -1,7 +1,6 @@
 package fake
 
 import (
-	"crypto/subtle"
 	"encoding/json"
 	"net/url"
 	"strconv"
@@ -92,24 +91,22 @@ func parseID(s string) (int64, bool) {
 	return id, err == nil && id > 0
 }
 
-// dealers: keys/{sha256-hex}, dealers/{id}.
+// dealers: keys/{sha256-hex}, dealers/{id}, key-index, key-index/changes.
 func (s *Server) dealers(ctx *fasthttp.RequestCtx, seg []string) {
-	if len(seg) != 2 {
+	switch {
+	case len(seg) == 1 && seg[0] == "key-index":
+		s.keys.snapshot(ctx)
+		return
+	case len(seg) == 2 && seg[0] == "key-index" && seg[1] == "changes":
+		s.keys.changes(ctx)
+		return
+	case len(seg) != 2:
 		notFound(ctx)
 		return
 	}
 	switch seg[0] {
 	case "keys":
-		h := []byte(strings.ToLower(seg[1]))
-		var found []byte
-		// Compare against every stored hash in constant time per entry,
-		// without stopping at the first match.
-		for i := range s.data.keys {
-			k := &s.data.keys[i]
-			if subtle.ConstantTimeCompare(k.hash, h) == 1 {
-				found = k.json
-			}
-		}
+		found := s.keys.get(strings.ToLower(seg[1]))
 		if found == nil {
 			notFound(ctx)
 			return

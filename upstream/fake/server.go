@@ -32,6 +32,12 @@ type Options struct {
 	// (see SetFailRate). Zero never fails; values outside [0, 1] are
 	// clamped.
 	FailRate float64
+	// ExtraKeys adds that many active keys, LoadKey(0) .. LoadKey(n-1), to
+	// the dealers service (for key index scale tests); zero adds none.
+	ExtraKeys int
+	// KeyLogRetention is how many changes the key change feed keeps;
+	// an older cursor is answered 410. Zero selects DefaultKeyLogRetention.
+	KeyLogRetention int
 }
 
 // faults is the fault injection state of one service; every field is
@@ -58,6 +64,7 @@ func ContentTypeService(contentType string) string {
 // concurrent use, including the Set* methods while serving.
 type Server struct {
 	data    *dataset
+	keys    *keyStore
 	dataErr error
 	// faults has a fixed set of keys: upstream.Services and, for every
 	// upstream.ContentTypes entry, ContentTypeService of it.
@@ -105,6 +112,10 @@ func NewServer(opts Options) *Server {
 		s.typeFaults[ct] = f
 	}
 	s.data, s.dataErr = generate(uint64(seed))
+	s.keys = newKeyStore(opts.KeyLogRetention)
+	if err := s.keys.loadDefaults(opts.ExtraKeys); err != nil && s.dataErr == nil {
+		s.dataErr = err
+	}
 	s.SetLatency("", opts.Latency)
 	s.SetFailRate("", opts.FailRate)
 	return s
