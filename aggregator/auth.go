@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"hash"
+	"strconv"
 	"sync"
 	"time"
 
@@ -67,7 +68,11 @@ type principal struct {
 	plan      string
 	expiresAt time.Time // zero: never
 	errCode   string    // non-empty: the key resolves to this error
-	fetched   time.Time
+	fetched   time.Time // when the dealers service answered (index: the index's last good sync)
+
+	fromIndex     bool      // built from the key index
+	ver           uint64    // the index version it was built from
+	dealerFetched time.Time // when the dealer profile was fetched (index principals)
 }
 
 // keyHasher computes keyed hashes (HMAC-SHA-256) of API keys without
@@ -139,23 +144,64 @@ func (c *authCache) put(id [32]byte, p *principal) {
 	sh.Unlock()
 }
 
-// authenticate resolves the request's key to a principal, from the
-// in-process cache when it is fresh, else from the dealers service (one
-// call per key at a time). When the dealers service cannot answer, a
-// stale principal is used for up to Settings.AuthStale.
+// Causes of a per-key lookup at the dealers service, and what happened to
+// those the lookup budget refused.
+const (
+	LookupNoIndex        = "no_index"    // the index is loading or expired (or there is none)
+	LookupIndexStale     = "index_stale" // a miss of a stale index
+	LookupBudgetExceeded = "budget_exceeded"
+)
+
+// errLookupBudget answers an unknown key when the lookup budget is spent
+// (see the README: why 503 and not 401).
+var errLookupBudget = &apiError{code: codeUnavailable, detail: "the API key cannot be checked right now; retry after the number of seconds in Retry-After", retryAfter: 1}
+
+// authenticate resolves the request's key to a principal. With a fresh key
+// index it asks nothing of the network for the key: a hit is resolved from
+// the index (and the per-dealer profile cache), a miss is invalid. Without
+// one (loading, or stale beyond auth.index_stale_after) an unknown key is
+// looked up at the dealers service, one call per key at a time, under the
+// per-instance lookup budget; results are cached, valid keys and invalid
+// ones in separate bounded caches, so that no number of invalid keys can
+// evict a valid one. When the dealers service cannot answer, a principal
+// resolved earlier is used for up to Settings.AuthStale.
 func (s *Server) authenticate(rawKey []byte, rs *reqState) (*principal, error) {
 	st := s.settings.Load()
 	now := rs.start // the request's one clock read
 	id := s.hasher.sum(rawKey)
+	state := s.indexState(now, st)
 	p := s.auth.get(id)
-	if p != nil {
-		ttl := st.AuthTTL
-		if p.errCode != "" {
-			ttl = st.AuthNegativeTTL
+	if p != nil && p.usable(s, state, now, st) {
+		return p, nil
+	}
+	lookupCause := LookupNoIndex
+	if state == IndexFresh || state == IndexStale {
+		sum := sha256.Sum256(rawKey)
+		ver := s.index.version.Load()
+		if e, ok := s.index.tab.Load().get(&sum); ok {
+			return s.fromIndex(id, e, ver, rs, st, p)
 		}
-		if now.Sub(p.fetched) < ttl {
+		if state == IndexFresh {
+			s.authStats.indexMisses.Add(1)
+			return invalidPrincipal, nil
+		}
+		lookupCause = LookupIndexStale
+	}
+	if n := s.negAuth.get(id); n != nil && now.Sub(n.fetched) < st.AuthNegativeTTL {
+		return n, nil
+	}
+	stale := p != nil && now.Sub(p.fetched) < st.AuthTTL+st.AuthStale
+	if !s.budget.take(now, st.LookupRate, st.LookupBurst) {
+		if stale {
 			return p, nil
 		}
+		s.authStats.lookups[2].Add(1)
+		return nil, errLookupBudget
+	}
+	if lookupCause == LookupNoIndex {
+		s.authStats.lookups[0].Add(1)
+	} else {
+		s.authStats.lookups[1].Add(1)
 	}
 	key := string(rawKey) // copied: the flight may outlive this request's buffers
 	v, err, _ := s.auth.flight.Do(string(id[:]), func() (any, error) {
@@ -168,16 +214,173 @@ func (s *Server) authenticate(rawKey []byte, rs *reqState) (*principal, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.auth.put(id, np)
+		if np.errCode == "" {
+			s.auth.put(id, np)
+		} else {
+			s.negAuth.put(id, np)
+		}
 		return np, nil
 	})
 	if err != nil {
-		if p != nil && errors.Is(err, upstream.ErrUnavailable) && now.Sub(p.fetched) < st.AuthTTL+st.AuthStale {
+		if stale && errors.Is(err, upstream.ErrUnavailable) {
 			return p, nil
 		}
 		return nil, err
 	}
 	return v.(*principal), nil
+}
+
+// invalidPrincipal answers a key the fresh index does not hold.
+var invalidPrincipal = &principal{errCode: codeInvalidKey}
+
+// indexState returns the key index state at now ("" when there is no
+// index: the edge was built without a key feed).
+func (s *Server) indexState(now time.Time, st *liveSettings) string {
+	if s.index == nil {
+		return ""
+	}
+	return s.index.stateAt(now, st.IndexStaleAfter, st.AuthStale)
+}
+
+// usable reports whether a cached valid principal answers without asking
+// anything: one built from the index while the index it came from is
+// still the one in force (no change applied since) and its dealer profile
+// within auth.ttl; one from a lookup within auth.ttl while there is no
+// fresh index (a fresh index decides alone).
+func (p *principal) usable(s *Server, state string, now time.Time, st *liveSettings) bool {
+	if p.fromIndex {
+		return (state == IndexFresh || state == IndexStale) && p.ver == s.index.version.Load() && now.Sub(p.dealerFetched) < st.AuthTTL
+	}
+	return state != IndexFresh && now.Sub(p.fetched) < st.AuthTTL
+}
+
+// fromIndex builds the principal of an index hit. The dealer profile comes
+// from the per-dealer cache, so the dealers service sees at most one call
+// per dealer per auth.ttl, whatever the number of keys.
+func (s *Server) fromIndex(id [32]byte, e ixEntry, ver uint64, rs *reqState, st *liveSettings, old *principal) (*principal, error) {
+	d, err := s.dealerOf(e.dealerID, rs, st)
+	if err != nil {
+		if old != nil && errors.Is(err, upstream.ErrUnavailable) && rs.start.Sub(old.fetched) < st.AuthTTL+st.AuthStale {
+			return old, nil
+		}
+		return nil, err
+	}
+	p := &principal{
+		keyID:         hex.EncodeToString(id[:16]),
+		dealerID:      e.dealerID,
+		plan:          s.index.planOf(e),
+		fromIndex:     true,
+		ver:           ver,
+		fetched:       time.Unix(0, s.index.lastGood.Load()),
+		dealerFetched: d.fetched,
+	}
+	if e.expires != 0 {
+		p.expiresAt = time.Unix(0, e.expires)
+	}
+	if d.gone {
+		p.errCode = codeDealerNotFound
+		return p, nil
+	}
+	p.dealer = d.d
+	s.auth.put(id, p)
+	return p, nil
+}
+
+// dealerRec is a cached dealer profile, or the fact that it does not
+// exist.
+type dealerRec struct {
+	d       upstream.Dealer
+	gone    bool
+	fetched time.Time
+}
+
+// maxDealers bounds the dealer profile cache; its keys come from the index
+// or from keys the dealers service confirmed, never from a client.
+const maxDealers = 1 << 16
+
+// dealerCache holds dealer profiles by dealer id.
+type dealerCache struct {
+	mu     sync.RWMutex
+	m      map[int64]*dealerRec
+	flight singleflight.Group
+}
+
+func (s *Server) dealerOf(dealerID int64, rs *reqState, st *liveSettings) (*dealerRec, error) {
+	c := &s.dealers
+	c.mu.RLock()
+	r := c.m[dealerID]
+	c.mu.RUnlock()
+	now := rs.start
+	if r != nil {
+		ttl := st.AuthTTL
+		if r.gone {
+			ttl = st.AuthNegativeTTL
+		}
+		if now.Sub(r.fetched) < ttl {
+			return r, nil
+		}
+	}
+	v, err, _ := c.flight.Do(strconv.FormatInt(dealerID, 10), func() (any, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), st.RequestTimeout)
+		defer cancel()
+		ctx = upstream.WithTrace(ctx, string(rs.reqID), rs.traceparent)
+		d, err := s.backend.Dealer(ctx, dealerID)
+		nr := &dealerRec{d: d, fetched: s.now()}
+		switch {
+		case errors.Is(err, upstream.ErrNotFound):
+			nr = &dealerRec{gone: true, fetched: nr.fetched}
+		case err != nil:
+			return nil, err
+		case d.ID != dealerID:
+			return nil, errors.New("aggregator: dealers service returned another dealer")
+		}
+		c.mu.Lock()
+		if c.m == nil {
+			c.m = map[int64]*dealerRec{}
+		}
+		if len(c.m) >= maxDealers {
+			for k := range c.m {
+				delete(c.m, k)
+				break
+			}
+		}
+		c.m[dealerID] = nr
+		c.mu.Unlock()
+		return nr, nil
+	})
+	if err != nil {
+		if r != nil && !r.gone && errors.Is(err, upstream.ErrUnavailable) && now.Sub(r.fetched) < st.AuthTTL+st.AuthStale {
+			return r, nil
+		}
+		return nil, err
+	}
+	return v.(*dealerRec), nil
+}
+
+// lookupBudget is a token bucket of per-key lookups, per instance.
+type lookupBudget struct {
+	mu     sync.Mutex
+	tokens float64
+	last   time.Time
+	init   bool
+}
+
+// take spends one lookup if the bucket (rate per second, burst) has one.
+func (b *lookupBudget) take(now time.Time, rate float64, burst int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.init {
+		b.tokens, b.last, b.init = float64(burst), now, true
+	}
+	if dt := now.Sub(b.last); dt > 0 {
+		b.tokens = min(float64(burst), b.tokens+dt.Seconds()*rate)
+		b.last = now
+	}
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
 }
 
 func (s *Server) resolve(ctx context.Context, key string, id [32]byte) (*principal, error) {

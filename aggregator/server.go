@@ -82,8 +82,16 @@ type Options struct {
 	// ProblemBaseURL prefixes problem type URIs; default
 	// publicshape.DefaultProblemBase.
 	ProblemBaseURL string
-	// AuthCacheEntries bounds the in-process key cache; default 100000.
+	// AuthCacheEntries bounds the in-process cache of valid keys; default
+	// 100000. Only keys that resolved valid enter it.
 	AuthCacheEntries int
+	// NegativeCacheEntries bounds the separate cache of keys that resolved
+	// invalid (unknown, revoked, expired, orphaned); default 100000.
+	NegativeCacheEntries int
+	// KeyFeed, when set, feeds the local key index (RunKeyIndex keeps it in
+	// sync). Nil: no index, every unknown key is looked up under the
+	// lookup budget.
+	KeyFeed KeyFeed
 	// Logger receives event logs; nil discards them.
 	Logger *slog.Logger
 	// OnRequest, when set, is called after every request (access log,
@@ -113,7 +121,12 @@ type Server struct {
 	cache       ResponseCache
 	limiter     RateLimiter
 	hasher      *keyHasher
-	auth        *authCache
+	auth        *authCache // valid keys only
+	negAuth     *authCache // keys that resolved to an error
+	index       *keyIndex  // nil without a KeyFeed
+	dealers     dealerCache
+	budget      lookupBudget
+	authStats   authCounters
 	settings    atomic.Pointer[liveSettings]
 	problemBase string
 	log         *slog.Logger
@@ -160,6 +173,7 @@ func New(opts Options) (*Server, error) {
 		limiter:     opts.Limiter,
 		hasher:      newKeyHasher(opts.KeySecret),
 		auth:        newAuthCache(cmpOr(opts.AuthCacheEntries, 100000)),
+		negAuth:     newAuthCache(cmpOr(opts.NegativeCacheEntries, 100000)),
 		problemBase: cmpOr(opts.ProblemBaseURL, publicshape.DefaultProblemBase),
 		log:         opts.Logger,
 		onRequest:   opts.OnRequest,
@@ -175,6 +189,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if opts.KeyFeed != nil {
+		s.index = newKeyIndex(opts.KeyFeed, s.log, s.now)
 	}
 	st := opts.Settings
 	if st == nil {
@@ -475,18 +492,22 @@ func (s *Server) endpoint(route string, h func(*fasthttp.RequestCtx, *reqState))
 			if code == codeInvalidKey {
 				detail = "the API key is not valid; send exactly one of X-Api-Key or Authorization: Bearer"
 			}
+			s.authStats.result(code)
 			s.writeProblem(ctx, rs, problemf(code, detail))
 			return
 		}
 		p, err := s.authenticate(rawKey, rs)
 		if err != nil {
+			s.authStats.result(codeUnavailable)
 			s.fail(ctx, rs, err)
 			return
 		}
 		if ae := p.check(rs.start); ae != nil {
+			s.authStats.result(ae.code)
 			s.writeProblem(ctx, rs, ae)
 			return
 		}
+		s.authStats.results[0].Add(1)
 		rs.p = p
 		if s.limiter != nil {
 			st := s.settings.Load()

@@ -54,6 +54,21 @@ type Settings struct {
 	// dealers service cannot answer; AuthNegativeTTL how long an unknown,
 	// expired or orphaned key is remembered.
 	AuthTTL, AuthStale, AuthNegativeTTL time.Duration
+	// IndexInterval is how often the key index asks for changes;
+	// IndexStaleAfter how old its last good sync may be before it no
+	// longer decides alone (misses are then looked up under the budget,
+	// hits still served for up to AuthStale more).
+	IndexInterval, IndexStaleAfter time.Duration
+	// LookupRate and LookupBurst are the per-instance token bucket of
+	// per-key lookups at the dealers service when the index cannot decide.
+	LookupRate  float64
+	LookupBurst int
+	// FailedAuthLimit limits authentication failures per client address
+	// (IPv4 address, IPv6 /64), shared through Redis.
+	FailedAuthLimit ratelimit.Limit
+	// OpenAPILimit limits unauthenticated requests for the OpenAPI
+	// document per client address.
+	OpenAPILimit ratelimit.Limit
 	// GzipMinBytes: a cached or bypassed response body of at least this
 	// many bytes goes out gzip-compressed (Content-Encoding: gzip, made
 	// once per cache entry) to a client whose Accept-Encoding accepts
@@ -93,6 +108,12 @@ func DefaultSettings() *Settings {
 		AuthTTL:         60 * time.Second,
 		AuthStale:       10 * time.Minute,
 		AuthNegativeTTL: 10 * time.Second,
+		IndexInterval:   5 * time.Second,
+		IndexStaleAfter: 30 * time.Second,
+		LookupRate:      20,
+		LookupBurst:     50,
+		FailedAuthLimit: ratelimit.Limit{Rate: 1, Burst: 30},
+		OpenAPILimit:    ratelimit.Limit{Rate: 1, Burst: 20},
 		GzipMinBytes:    1024,
 	}
 }
@@ -133,6 +154,19 @@ func (s *Settings) Validate() error {
 	if s.AuthTTL <= 0 || s.AuthStale < 0 || s.AuthNegativeTTL <= 0 {
 		errs = append(errs, errors.New("auth: ttl and negative_ttl must be positive, stale not negative"))
 	}
+	if s.IndexInterval <= 0 {
+		errs = append(errs, errors.New("auth.index_interval: must be positive"))
+	}
+	if s.IndexStaleAfter < s.IndexInterval {
+		errs = append(errs, errors.New("auth.index_stale_after: must be at least auth.index_interval"))
+	}
+	if !(s.LookupRate > 0) || s.LookupRate > 1e6 {
+		errs = append(errs, errors.New("auth.lookup_rate: must be positive and at most 1e6"))
+	}
+	if s.LookupBurst < 1 {
+		errs = append(errs, errors.New("auth.lookup_burst: must be at least 1"))
+	}
+	errs = append(errs, validLimit("auth.failed_limit", s.FailedAuthLimit), validLimit("openapi_limit", s.OpenAPILimit))
 	return errors.Join(errs...)
 }
 

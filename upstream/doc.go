@@ -62,7 +62,8 @@
 // the after of the following page and "" on the last one. limit defaults to
 // 1000 and is at most 10000 (a larger value is a 400). Pages are not one
 // consistent read: every page carries cursor, a change-feed position no
-// later than the moment the page was read. The caller keeps the cursor of
+// later than the moment the page was read, and total, the number of keys
+// at that moment (a sizing hint for the caller). The caller keeps the cursor of
 // the FIRST page and, once the last page is in, reads the changes from it:
 // a key that changed while the snapshot was being paged is replayed there,
 // and replaying a change is harmless (every change is the key's whole new

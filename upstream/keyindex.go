@@ -39,6 +39,9 @@ type KeySnapshotPage struct {
 	// Cursor is the change-feed position the snapshot is consistent
 	// with, or older (see the package doc).
 	Cursor string `json:"cursor"`
+	// Total is the number of keys the snapshot holds when the page is
+	// read, a sizing hint.
+	Total int `json:"total"`
 }
 
 // KeyChangesPage is one page of the key change feed.

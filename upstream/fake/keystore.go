@@ -145,7 +145,7 @@ func (ks *keyStore) snapshot(ctx *fasthttp.RequestCtx) {
 	}
 	after := strings.ToLower(string(ctx.QueryArgs().Peek("after")))
 	ks.mu.RLock()
-	page := upstream.KeySnapshotPage{Cursor: ks.cursorLocked(), Items: make([]upstream.KeyIndexEntry, 0, min(limit, len(ks.sorted)))}
+	page := upstream.KeySnapshotPage{Cursor: ks.cursorLocked(), Total: len(ks.sorted), Items: make([]upstream.KeyIndexEntry, 0, min(limit, len(ks.sorted)))}
 	i := 0
 	if after != "" {
 		i, _ = slices.BinarySearch(ks.sorted, after)

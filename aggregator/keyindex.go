@@ -1,0 +1,302 @@
+package aggregator
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dealer-edge/dealer-edge/upstream"
+)
+
+// KeyFeed is what the key index needs of the dealers service: the paged
+// snapshot and the change feed of upstream's contract (*upstream.Client
+// implements it).
+type KeyFeed interface {
+	KeySnapshot(ctx context.Context, after string, limit int) (upstream.KeySnapshotPage, error)
+	KeyChanges(ctx context.Context, cursor string, limit int) (upstream.KeyChangesPage, error)
+}
+
+// Index states, as logged and exposed by AuthStats.
+const (
+	IndexLoading = "loading" // no snapshot yet: every unknown key is looked up, under the budget
+	IndexFresh   = "fresh"   // last good sync within auth.index_stale_after: the index decides alone
+	IndexStale   = "stale"   // older: hits still served (up to auth.stale more), misses looked up under the budget
+	IndexGone    = "expired" // older than index_stale_after + auth.stale: lookups as if there were no index
+)
+
+// indexPageSize is the page size the index asks the feed for.
+const indexPageSize = upstream.MaxKeyPageSize
+
+// ixEntry is one valid (active) key of the index. Revoked and deleted keys
+// are not kept: absent and revoked answer the same. 24 bytes, with the
+// 32-byte map key about 60 bytes a key with the map's own overhead.
+type ixEntry struct {
+	dealerID int64
+	expires  int64  // Unix ns; 0: never
+	plan     uint32 // index into keyIndex.plans
+}
+
+const ixShards = 64
+
+// ixTable is one generation of the index: sharded maps from the raw
+// SHA-256 of a key to its entry.
+type ixTable struct {
+	shards [ixShards]struct {
+		sync.RWMutex
+		m map[[32]byte]ixEntry
+	}
+}
+
+func newIXTable(hint int) *ixTable {
+	t := &ixTable{}
+	for i := range t.shards {
+		t.shards[i].m = make(map[[32]byte]ixEntry, hint/ixShards)
+	}
+	return t
+}
+
+func (t *ixTable) get(h *[32]byte) (ixEntry, bool) {
+	sh := &t.shards[h[0]%ixShards]
+	sh.RLock()
+	e, ok := sh.m[*h]
+	sh.RUnlock()
+	return e, ok
+}
+
+func (t *ixTable) len() int {
+	n := 0
+	for i := range t.shards {
+		sh := &t.shards[i]
+		sh.RLock()
+		n += len(sh.m)
+		sh.RUnlock()
+	}
+	return n
+}
+
+// keyIndex is the local set of valid keys, synchronised from a KeyFeed.
+// Only the sync goroutine writes; requests read.
+type keyIndex struct {
+	feed KeyFeed
+	log  *slog.Logger
+	now  func() time.Time
+
+	tab      atomic.Pointer[ixTable]
+	plans    atomic.Pointer[[]string] // copy on write; ixEntry.plan indexes it
+	planIdx  map[string]uint32        // sync goroutine only
+	version  atomic.Uint64            // bumped whenever a key's state may have changed
+	lastGood atomic.Int64             // Unix ns of the last good sync; 0: never
+	size     atomic.Int64
+
+	syncs, syncErrors, resyncs atomic.Uint64
+
+	cursor string // sync goroutine only
+	state  string // last logged state; sync goroutine only
+}
+
+func newKeyIndex(feed KeyFeed, log *slog.Logger, now func() time.Time) *keyIndex {
+	ix := &keyIndex{feed: feed, log: log, now: now, planIdx: map[string]uint32{}, state: IndexLoading}
+	ix.plans.Store(&[]string{})
+	return ix
+}
+
+// planOf returns the plan name of e.
+func (ix *keyIndex) planOf(e ixEntry) string {
+	ps := *ix.plans.Load()
+	if int(e.plan) < len(ps) {
+		return ps[e.plan]
+	}
+	return ""
+}
+
+func (ix *keyIndex) internPlan(p string) uint32 {
+	if i, ok := ix.planIdx[p]; ok {
+		return i
+	}
+	old := *ix.plans.Load()
+	ps := append(append(make([]string, 0, len(old)+1), old...), p)
+	i := uint32(len(old))
+	ix.planIdx[p] = i
+	ix.plans.Store(&ps)
+	return i
+}
+
+// stateAt returns the index state at now under the given bounds.
+func (ix *keyIndex) stateAt(now time.Time, staleAfter, grace time.Duration) string {
+	last := ix.lastGood.Load()
+	if last == 0 || ix.tab.Load() == nil {
+		return IndexLoading
+	}
+	age := now.Sub(time.Unix(0, last))
+	switch {
+	case age <= staleAfter:
+		return IndexFresh
+	case age <= staleAfter+grace:
+		return IndexStale
+	default:
+		return IndexGone
+	}
+}
+
+// entry converts a feed entry; ok is false when the entry does not make a
+// valid key (revoked, deleted, malformed hash).
+func (ix *keyIndex) entry(u *upstream.KeyIndexEntry) (h [32]byte, e ixEntry, valid, wellFormed bool) {
+	if len(u.KeySHA256) != 64 {
+		return h, e, false, false
+	}
+	if _, err := hex.Decode(h[:], []byte(u.KeySHA256)); err != nil {
+		return h, e, false, false
+	}
+	if u.Status != upstream.KeyActive {
+		return h, e, false, true
+	}
+	e = ixEntry{dealerID: u.DealerID, plan: ix.internPlan(u.Plan)}
+	if u.ExpiresAt != nil {
+		e.expires = u.ExpiresAt.UnixNano()
+		if e.expires == 0 {
+			e.expires = 1
+		}
+	}
+	return h, e, true, true
+}
+
+// loadSnapshot pages the whole snapshot into a new table and installs it,
+// then catches up with the changes since the snapshot's first cursor.
+func (ix *keyIndex) loadSnapshot(ctx context.Context) error {
+	hint := 0
+	if t := ix.tab.Load(); t != nil {
+		hint = int(ix.size.Load())
+	}
+	var t *ixTable
+	after, cursor := "", ""
+	for first := true; ; first = false {
+		p, err := ix.feed.KeySnapshot(ctx, after, indexPageSize)
+		if err != nil {
+			return err
+		}
+		if first {
+			cursor = p.Cursor
+			// Sized once for the whole snapshot and some growth: a map
+			// that grows by doubling holds up to twice the memory.
+			t = newIXTable(max(hint, p.Total+p.Total/16))
+		}
+		for i := range p.Items {
+			h, e, valid, _ := ix.entry(&p.Items[i])
+			if valid {
+				t.shards[h[0]%ixShards].m[h] = e // not yet shared: no lock
+			}
+		}
+		if p.Next == "" {
+			break
+		}
+		if p.Next <= after {
+			return errors.New("key index snapshot: next page does not advance")
+		}
+		after = p.Next
+	}
+	ix.tab.Store(t)
+	ix.size.Store(int64(t.len()))
+	ix.cursor = cursor
+	ix.version.Add(1)
+	return ix.applyChanges(ctx)
+}
+
+// applyChanges reads the change feed from the cursor until it has no more.
+func (ix *keyIndex) applyChanges(ctx context.Context) error {
+	t := ix.tab.Load()
+	for range 1000 { // bound one sync; the rest waits for the next interval
+		p, err := ix.feed.KeyChanges(ctx, ix.cursor, indexPageSize)
+		if err != nil {
+			return err
+		}
+		if len(p.Items) > 0 {
+			for i := range p.Items {
+				h, e, valid, ok := ix.entry(&p.Items[i])
+				if !ok {
+					continue
+				}
+				sh := &t.shards[h[0]%ixShards]
+				sh.Lock()
+				if valid {
+					sh.m[h] = e
+				} else {
+					delete(sh.m, h)
+				}
+				sh.Unlock()
+			}
+			ix.version.Add(1)
+			ix.size.Store(int64(t.len()))
+		}
+		if p.Cursor != "" {
+			ix.cursor = p.Cursor
+		}
+		if !p.More {
+			break
+		}
+	}
+	return nil
+}
+
+// syncOnce brings the index up to date: a snapshot when there is none or
+// the cursor expired, else the changes since the cursor.
+func (ix *keyIndex) syncOnce(ctx context.Context) error {
+	var err error
+	if ix.tab.Load() == nil || ix.cursor == "" {
+		err = ix.loadSnapshot(ctx)
+	} else {
+		err = ix.applyChanges(ctx)
+		if errors.Is(err, upstream.ErrCursorExpired) {
+			ix.resyncs.Add(1)
+			ix.log.Warn("key index: change cursor expired, loading a full snapshot")
+			err = ix.loadSnapshot(ctx)
+		}
+	}
+	ix.syncs.Add(1)
+	if err != nil {
+		ix.syncErrors.Add(1)
+		return err
+	}
+	ix.lastGood.Store(ix.now().UnixNano())
+	return nil
+}
+
+// run syncs every interval until ctx ends, logging each state change once.
+// settings gives the bounds in force (they may be reloaded).
+func (ix *keyIndex) run(ctx context.Context, settings func() *Settings) {
+	for {
+		st := settings()
+		sctx, cancel := context.WithTimeout(ctx, max(st.IndexInterval, 30*time.Second))
+		start := ix.now()
+		err := ix.syncOnce(sctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		now := ix.now()
+		state := ix.stateAt(now, st.IndexStaleAfter, st.AuthStale)
+		if state != ix.state {
+			attrs := []any{"from", ix.state, "to", state, "keys", ix.size.Load()}
+			if err != nil {
+				attrs = append(attrs, "error", err.Error())
+			}
+			if state == IndexFresh {
+				attrs = append(attrs, "sync_ms", now.Sub(start).Milliseconds())
+				ix.log.Info("key index state", attrs...)
+			} else {
+				ix.log.Warn("key index state", attrs...)
+			}
+			ix.state = state
+		}
+		t := time.NewTimer(st.IndexInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
