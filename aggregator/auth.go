@@ -274,9 +274,7 @@ func (s *Server) fromIndex(id [32]byte, e ixEntry, ver uint64, rs *reqState, st 
 		fetched:       time.Unix(0, s.index.lastGood.Load()),
 		dealerFetched: d.fetched,
 	}
-	if e.expires != 0 {
-		p.expiresAt = time.Unix(0, e.expires)
-	}
+	p.expiresAt = e.expires()
 	if d.gone {
 		p.errCode = codeDealerNotFound
 		return p, nil

@@ -32,12 +32,25 @@ const (
 const indexPageSize = upstream.MaxKeyPageSize
 
 // ixEntry is one valid (active) key of the index. Revoked and deleted keys
-// are not kept: absent and revoked answer the same. 24 bytes, with the
-// 32-byte map key about 60 bytes a key with the map's own overhead.
+// are not kept: absent and revoked answer the same. 16 bytes: with the
+// 32-byte map key, 48 bytes a slot.
 type ixEntry struct {
 	dealerID int64
-	expires  int64  // Unix ns; 0: never
-	plan     uint32 // index into keyIndex.plans
+	// meta packs the expiry (Unix seconds, 0: never; bits 24-63) and the
+	// plan (index into keyIndex.plans; bits 0-23).
+	meta uint64
+}
+
+const planBits = 24
+
+func (e ixEntry) plan() uint32 { return uint32(e.meta & (1<<planBits - 1)) }
+
+// expires returns the expiry, zero when the key never expires.
+func (e ixEntry) expires() time.Time {
+	if sec := int64(e.meta >> planBits); sec != 0 {
+		return time.Unix(sec, 0)
+	}
+	return time.Time{}
 }
 
 const ixShards = 64
@@ -107,8 +120,8 @@ func newKeyIndex(feed KeyFeed, log *slog.Logger, now func() time.Time) *keyIndex
 // planOf returns the plan name of e.
 func (ix *keyIndex) planOf(e ixEntry) string {
 	ps := *ix.plans.Load()
-	if int(e.plan) < len(ps) {
-		return ps[e.plan]
+	if i := int(e.plan()); i < len(ps) {
+		return ps[i]
 	}
 	return ""
 }
@@ -116,6 +129,9 @@ func (ix *keyIndex) planOf(e ixEntry) string {
 func (ix *keyIndex) internPlan(p string) uint32 {
 	if i, ok := ix.planIdx[p]; ok {
 		return i
+	}
+	if len(ix.planIdx) >= 1<<planBits-1 {
+		return 1<<planBits - 1 // no such plan: the default limit
 	}
 	old := *ix.plans.Load()
 	ps := append(append(make([]string, 0, len(old)+1), old...), p)
@@ -154,12 +170,12 @@ func (ix *keyIndex) entry(u *upstream.KeyIndexEntry) (h [32]byte, e ixEntry, val
 	if u.Status != upstream.KeyActive {
 		return h, e, false, true
 	}
-	e = ixEntry{dealerID: u.DealerID, plan: ix.internPlan(u.Plan)}
+	e = ixEntry{dealerID: u.DealerID, meta: uint64(ix.internPlan(u.Plan))}
 	if u.ExpiresAt != nil {
-		e.expires = u.ExpiresAt.UnixNano()
-		if e.expires == 0 {
-			e.expires = 1
-		}
+		// Whole seconds, rounded down (a key expires up to 1s early, never
+		// late); before 1970 counts as 1970.
+		sec := max(u.ExpiresAt.Unix(), 1)
+		e.meta |= uint64(min(sec, 1<<(64-planBits)-1)) << planBits
 	}
 	return h, e, true, true
 }

@@ -63,12 +63,6 @@ type Settings struct {
 	// per-key lookups at the dealers service when the index cannot decide.
 	LookupRate  float64
 	LookupBurst int
-	// FailedAuthLimit limits authentication failures per client address
-	// (IPv4 address, IPv6 /64), shared through Redis.
-	FailedAuthLimit ratelimit.Limit
-	// OpenAPILimit limits unauthenticated requests for the OpenAPI
-	// document per client address.
-	OpenAPILimit ratelimit.Limit
 	// GzipMinBytes: a cached or bypassed response body of at least this
 	// many bytes goes out gzip-compressed (Content-Encoding: gzip, made
 	// once per cache entry) to a client whose Accept-Encoding accepts
@@ -112,8 +106,6 @@ func DefaultSettings() *Settings {
 		IndexStaleAfter: 30 * time.Second,
 		LookupRate:      20,
 		LookupBurst:     50,
-		FailedAuthLimit: ratelimit.Limit{Rate: 1, Burst: 30},
-		OpenAPILimit:    ratelimit.Limit{Rate: 1, Burst: 20},
 		GzipMinBytes:    1024,
 	}
 }
@@ -166,7 +158,6 @@ func (s *Settings) Validate() error {
 	if s.LookupBurst < 1 {
 		errs = append(errs, errors.New("auth.lookup_burst: must be at least 1"))
 	}
-	errs = append(errs, validLimit("auth.failed_limit", s.FailedAuthLimit), validLimit("openapi_limit", s.OpenAPILimit))
 	return errors.Join(errs...)
 }
 

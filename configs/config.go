@@ -143,6 +143,18 @@ type Config struct {
 		Stale             Duration `json:"stale"`
 		NegativeTTL       Duration `json:"negative_ttl"`
 		MaxEntries        int      `json:"max_entries"`
+		// NegativeEntries bounds the separate cache of keys that resolved
+		// invalid, so that invalid keys never evict valid ones.
+		NegativeEntries int `json:"negative_entries"`
+		// Index turns the local key index on (synchronised from the
+		// dealers service's key feed).
+		Index           bool     `json:"index"`
+		IndexInterval   Duration `json:"index_interval"`
+		IndexStaleAfter Duration `json:"index_stale_after"`
+		// LookupRate and LookupBurst: the per-instance token bucket of
+		// per-key lookups when the index cannot decide.
+		LookupRate  float64 `json:"lookup_rate"`
+		LookupBurst int     `json:"lookup_burst"`
 	} `json:"auth"`
 
 	Cache struct {
@@ -233,6 +245,12 @@ func Default() *Config {
 	c.Auth.Stale = Duration(def.AuthStale)
 	c.Auth.NegativeTTL = Duration(def.AuthNegativeTTL)
 	c.Auth.MaxEntries = 100000
+	c.Auth.NegativeEntries = 100000
+	c.Auth.Index = true
+	c.Auth.IndexInterval = Duration(def.IndexInterval)
+	c.Auth.IndexStaleAfter = Duration(def.IndexStaleAfter)
+	c.Auth.LookupRate = def.LookupRate
+	c.Auth.LookupBurst = def.LookupBurst
 	c.Cache.L1MaxBytes = 64 << 20
 	c.Cache.Routes = map[string]Policy{}
 	for name, p := range def.Cache {
@@ -455,6 +473,21 @@ func (c *Config) Validate() error {
 	if c.Auth.MaxEntries < 0 {
 		bad("auth.max_entries", "must not be negative")
 	}
+	if c.Auth.NegativeEntries < 0 {
+		bad("auth.negative_entries", "must not be negative")
+	}
+	if c.Auth.IndexInterval <= 0 {
+		bad("auth.index_interval", "must be positive")
+	}
+	if c.Auth.IndexStaleAfter < c.Auth.IndexInterval {
+		bad("auth.index_stale_after", "must be at least auth.index_interval")
+	}
+	if !(c.Auth.LookupRate > 0) || c.Auth.LookupRate > 1e6 {
+		bad("auth.lookup_rate", "must be positive and at most 1e6")
+	}
+	if c.Auth.LookupBurst < 1 {
+		bad("auth.lookup_burst", "must be at least 1")
+	}
 	if c.Cache.L1MaxBytes < 0 {
 		bad("cache.l1_max_bytes", "must not be negative")
 	}
@@ -661,6 +694,10 @@ func (c *Config) Settings() *aggregator.Settings {
 		AuthTTL:         c.Auth.TTL.D(),
 		AuthStale:       c.Auth.Stale.D(),
 		AuthNegativeTTL: c.Auth.NegativeTTL.D(),
+		IndexInterval:   c.Auth.IndexInterval.D(),
+		IndexStaleAfter: c.Auth.IndexStaleAfter.D(),
+		LookupRate:      c.Auth.LookupRate,
+		LookupBurst:     c.Auth.LookupBurst,
 		GzipMinBytes:    c.Server.GzipMinBytes,
 	}
 	for name, p := range c.Cache.Routes {

@@ -512,16 +512,22 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 	}
 	a.closers = append(a.closers, func() { _ = a.limiter.Close() })
 
+	var keyFeed aggregator.KeyFeed
+	if cfg.Auth.Index {
+		keyFeed = up
+	}
 	a.api, err = aggregator.New(aggregator.Options{
-		Backend:          up,
-		Cache:            a.cache,
-		Limiter:          a.limiter,
-		KeySecret:        []byte(cfg.Auth.KeyHashSecret),
-		Settings:         cfg.Settings(),
-		ProblemBaseURL:   cfg.Server.ProblemBaseURL,
-		AuthCacheEntries: cfg.Auth.MaxEntries,
-		Logger:           logger,
-		Tracing:          tr,
+		Backend:              up,
+		Cache:                a.cache,
+		Limiter:              a.limiter,
+		KeySecret:            []byte(cfg.Auth.KeyHashSecret),
+		Settings:             cfg.Settings(),
+		ProblemBaseURL:       cfg.Server.ProblemBaseURL,
+		AuthCacheEntries:     cfg.Auth.MaxEntries,
+		NegativeCacheEntries: cfg.Auth.NegativeEntries,
+		KeyFeed:              keyFeed,
+		Logger:               logger,
+		Tracing:              tr,
 		OnRequest: func(ri *aggregator.RequestInfo) {
 			mtr.Request(ri.Route, ri.Status, ri.Cache, ri.Duration)
 			mtr.Body(ri.BodyBytes, ri.Gzip)
@@ -534,6 +540,10 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 	if err != nil {
 		return nil, err
 	}
+	ixCtx, ixStop := context.WithCancel(context.Background())
+	ixDone := make(chan struct{})
+	go func() { defer close(ixDone); a.api.RunKeyIndex(ixCtx) }()
+	a.closers = append(a.closers, func() { ixStop(); <-ixDone })
 
 	// Connections beyond the cap are answered 503 by the server; the cap
 	// stays below the file-descriptor limit (logged) so that a flood
