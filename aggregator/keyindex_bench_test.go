@@ -4,9 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"runtime"
 	"strconv"
 	"syscall"
-	"runtime"
 	"testing"
 	"time"
 
