@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/valyala/fasthttp"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/dealer-edge/dealer-edge/upstream"
@@ -165,7 +166,7 @@ var errLookupBudget = &apiError{code: codeUnavailable, detail: "the API key cann
 // ones in separate bounded caches, so that no number of invalid keys can
 // evict a valid one. When the dealers service cannot answer, a principal
 // resolved earlier is used for up to Settings.AuthStale.
-func (s *Server) authenticate(rawKey []byte, rs *reqState) (*principal, error) {
+func (s *Server) authenticate(ctx *fasthttp.RequestCtx, rawKey []byte, rs *reqState) (*principal, error) {
 	st := s.settings.Load()
 	now := rs.start // the request's one clock read
 	id := s.hasher.sum(rawKey)
@@ -191,6 +192,15 @@ func (s *Server) authenticate(rawKey []byte, rs *reqState) (*principal, error) {
 		return n, nil
 	}
 	stale := p != nil && now.Sub(p.fetched) < st.AuthTTL+st.AuthStale
+	if !stale {
+		// A key about to be looked up counts against its address's
+		// failed-auth limit first, so that an address over it causes no
+		// lookup (a key that then resolves valid has spent one request).
+		rs.addrCounted = true
+		if ae := s.addrAllow(ctx, addrFailedAuth, st.FailedAuthLimit); ae != nil {
+			return nil, ae
+		}
+	}
 	if !s.budget.take(now, st.LookupRate, st.LookupBurst) {
 		if stale {
 			return p, nil
@@ -228,6 +238,21 @@ func (s *Server) authenticate(rawKey []byte, rs *reqState) (*principal, error) {
 		return nil, err
 	}
 	return v.(*principal), nil
+}
+
+// authFailed answers an authentication failure (401, or 404
+// dealer_not_found): counted against the client address's failed-auth
+// limit, and 429 instead when the address is over it.
+func (s *Server) authFailed(ctx *fasthttp.RequestCtx, rs *reqState, ae *apiError) {
+	if !rs.addrCounted {
+		if lim := s.addrAllow(ctx, addrFailedAuth, s.settings.Load().FailedAuthLimit); lim != nil {
+			s.authStats.result("failed_auth_limited")
+			s.writeProblem(ctx, rs, lim)
+			return
+		}
+	}
+	s.authStats.result(ae.code)
+	s.writeProblem(ctx, rs, ae)
 }
 
 // invalidPrincipal answers a key the fresh index does not hold.

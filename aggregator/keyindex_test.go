@@ -3,6 +3,7 @@ package aggregator
 import (
 	"context"
 	"fmt"
+	"net"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ type indexEdge struct {
 	now time.Time
 }
 
-func newIndexEdge(t *testing.T, fo fake.Options, tune func(*Settings), withFeed bool) *indexEdge {
+func newIndexEdge(t *testing.T, fo fake.Options, tune func(*Settings), withFeed bool, more ...func(*Options)) *indexEdge {
 	t.Helper()
 	fk := fake.NewServer(fo)
 	addr, err := fk.Start("127.0.0.1:0")
@@ -48,6 +49,9 @@ func newIndexEdge(t *testing.T, fo fake.Options, tune func(*Settings), withFeed 
 	if withFeed {
 		opts.KeyFeed = up
 	}
+	for _, f := range more {
+		f(&opts)
+	}
 	e.s, err = New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -55,16 +59,29 @@ func newIndexEdge(t *testing.T, fo fake.Options, tune func(*Settings), withFeed 
 	return e
 }
 
-// get requests the FAQ listing with key from client address 192.0.2.1 and
-// returns the status and problem code.
+// get requests the FAQ listing with key (none when "") from client
+// address 192.0.2.1 and returns the status.
 func (e *indexEdge) get(key string) int {
+	st, _ := e.from("192.0.2.1", "/dealer/content/faq/listing", key)
+	return st
+}
+
+// from requests uri with key (none when "") from TCP peer addr, with
+// extra headers (name, value pairs); it returns the status and the
+// Retry-After header.
+func (e *indexEdge) from(addr, uri, key string, hdr ...string) (int, string) {
 	var req fasthttp.Request
-	req.SetRequestURI("/dealer/content/faq/listing")
-	req.Header.Set("X-Api-Key", key)
+	req.SetRequestURI(uri)
+	if key != "" {
+		req.Header.Set("X-Api-Key", key)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Add(hdr[i], hdr[i+1])
+	}
 	var ctx fasthttp.RequestCtx
-	ctx.Init(&req, nil, nil)
+	ctx.Init(&req, &net.TCPAddr{IP: net.ParseIP(addr), Port: 40000}, nil)
 	e.s.Handler()(&ctx)
-	return ctx.Response.StatusCode()
+	return ctx.Response.StatusCode(), string(ctx.Response.Header.Peek("Retry-After"))
 }
 
 func (e *indexEdge) sync(t *testing.T) {

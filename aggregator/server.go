@@ -88,6 +88,11 @@ type Options struct {
 	// NegativeCacheEntries bounds the separate cache of keys that resolved
 	// invalid (unknown, revoked, expired, orphaned); default 100000.
 	NegativeCacheEntries int
+	// AddrLimiter, when set, holds the per-client-address limits
+	// (Settings.FailedAuthLimit, Settings.OpenAPILimit) under keys that
+	// cannot collide with API keys'. A separate ratelimit.Limiter on the
+	// same Redis client as Limiter fits. Nil: no per-address limits.
+	AddrLimiter RateLimiter
 	// KeyFeed, when set, feeds the local key index (RunKeyIndex keeps it in
 	// sync). Nil: no index, every unknown key is looked up under the
 	// lookup budget.
@@ -124,6 +129,7 @@ type Server struct {
 	auth        *authCache // valid keys only
 	negAuth     *authCache // keys that resolved to an error
 	index       *keyIndex  // nil without a KeyFeed
+	addrLimiter RateLimiter
 	dealers     dealerCache
 	budget      lookupBudget
 	authStats   authCounters
@@ -193,6 +199,7 @@ func New(opts Options) (*Server, error) {
 	if opts.KeyFeed != nil {
 		s.index = newKeyIndex(opts.KeyFeed, s.log, s.now)
 	}
+	s.addrLimiter = opts.AddrLimiter
 	st := opts.Settings
 	if st == nil {
 		st = DefaultSettings()
@@ -202,6 +209,9 @@ func New(opts Options) (*Server, error) {
 	}
 	s.openapi = newOpenAPIDoc(publicshape.OpenAPI())
 	s.anonLimit = opts.AnonymousLimit
+	if s.anonLimit == nil && s.addrLimiter != nil {
+		s.anonLimit = s.openAPIAllow
+	}
 	s.states.New = func() any { return &reqState{keyBuf: make([]byte, 0, 256), hdrBuf: make([]byte, 0, 256)} }
 	s.router = s.routes()
 	return s, nil
@@ -253,6 +263,7 @@ type reqState struct {
 	cache       string
 	gzip        bool // the body is the gzip variant
 	p           *principal
+	addrCounted bool // the request has counted against its address's failed-auth limit
 	raw         rawParams
 	hdr         reqHeaders
 	keyBuf      []byte
@@ -492,19 +503,21 @@ func (s *Server) endpoint(route string, h func(*fasthttp.RequestCtx, *reqState))
 			if code == codeInvalidKey {
 				detail = "the API key is not valid; send exactly one of X-Api-Key or Authorization: Bearer"
 			}
-			s.authStats.result(code)
-			s.writeProblem(ctx, rs, problemf(code, detail))
+			s.authFailed(ctx, rs, problemf(code, detail))
 			return
 		}
-		p, err := s.authenticate(rawKey, rs)
+		p, err := s.authenticate(ctx, rawKey, rs)
 		if err != nil {
-			s.authStats.result(codeUnavailable)
+			if ae, ok := err.(*apiError); ok && ae.code == codeRateLimited {
+				s.authStats.result("failed_auth_limited")
+			} else {
+				s.authStats.result(codeUnavailable)
+			}
 			s.fail(ctx, rs, err)
 			return
 		}
 		if ae := p.check(rs.start); ae != nil {
-			s.authStats.result(ae.code)
-			s.writeProblem(ctx, rs, ae)
+			s.authFailed(ctx, rs, ae)
 			return
 		}
 		s.authStats.results[0].Add(1)

@@ -3,6 +3,7 @@ package aggregator
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -63,6 +64,14 @@ type Settings struct {
 	// per-key lookups at the dealers service when the index cannot decide.
 	LookupRate  float64
 	LookupBurst int
+	// FailedAuthLimit limits authentication failures (401, 404
+	// dealer_not_found) per client address (IPv4 address, IPv6 /64),
+	// shared through Redis; OpenAPILimit limits requests for the OpenAPI
+	// document without a known valid key, per client address.
+	FailedAuthLimit, OpenAPILimit ratelimit.Limit
+	// TrustedProxies are the peers whose Forwarded / X-Forwarded-For
+	// headers name the client (see ClientAddr).
+	TrustedProxies []netip.Prefix
 	// GzipMinBytes: a cached or bypassed response body of at least this
 	// many bytes goes out gzip-compressed (Content-Encoding: gzip, made
 	// once per cache entry) to a client whose Accept-Encoding accepts
@@ -106,6 +115,8 @@ func DefaultSettings() *Settings {
 		IndexStaleAfter: 30 * time.Second,
 		LookupRate:      20,
 		LookupBurst:     50,
+		FailedAuthLimit: ratelimit.Limit{Rate: 1, Burst: 30},
+		OpenAPILimit:    ratelimit.Limit{Rate: 1, Burst: 30},
 		GzipMinBytes:    1024,
 	}
 }
@@ -158,6 +169,7 @@ func (s *Settings) Validate() error {
 	if s.LookupBurst < 1 {
 		errs = append(errs, errors.New("auth.lookup_burst: must be at least 1"))
 	}
+	errs = append(errs, validLimit("rate_limit.failed_auth", s.FailedAuthLimit), validLimit("rate_limit.openapi", s.OpenAPILimit))
 	return errors.Join(errs...)
 }
 

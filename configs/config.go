@@ -77,6 +77,9 @@ type Config struct {
 	WatchInterval Duration `json:"watch_interval"`
 
 	Server struct {
+		// TrustedProxies are CIDRs (or single addresses) of the proxies
+		// whose Forwarded / X-Forwarded-For headers name the client.
+		TrustedProxies []string `json:"trusted_proxies"`
 		ReadTimeout    Duration `json:"read_timeout"`
 		WriteTimeout   Duration `json:"write_timeout"`
 		IdleTimeout    Duration `json:"idle_timeout"`
@@ -174,6 +177,10 @@ type Config struct {
 		Plans    map[string]Limit `json:"plans"`
 		Costs    map[string]int   `json:"costs"` // tokens per request, by route
 		MaxLease int              `json:"max_lease"`
+		// FailedAuth limits authentication failures per client address;
+		// OpenAPI requests for the OpenAPI document without a known key.
+		FailedAuth Limit `json:"failed_auth"`
+		OpenAPI    Limit `json:"openapi"`
 	} `json:"rate_limit"`
 
 	Deprecation struct {
@@ -271,6 +278,9 @@ func Default() *Config {
 		c.RateLimit.Costs[route] = n
 	}
 	c.RateLimit.MaxLease = 256
+	c.RateLimit.FailedAuth = Limit{def.FailedAuthLimit.Rate, def.FailedAuthLimit.Burst}
+	c.RateLimit.OpenAPI = Limit{def.OpenAPILimit.Rate, def.OpenAPILimit.Burst}
+	c.Server.TrustedProxies = []string{}
 	c.Deprecation.Deprecation = def.Deprecation.Deprecation
 	c.Deprecation.Sunset = def.Deprecation.Sunset
 	c.Deprecation.SuccessorURL = def.Deprecation.SuccessorURL
@@ -526,6 +536,11 @@ func (c *Config) Validate() error {
 		}
 	}
 	limit("rate_limit.default", c.RateLimit.Default)
+	limit("rate_limit.failed_auth", c.RateLimit.FailedAuth)
+	limit("rate_limit.openapi", c.RateLimit.OpenAPI)
+	if _, err := ParsePrefixes(c.Server.TrustedProxies); err != nil {
+		bad("server.trusted_proxies", err.Error())
+	}
 	for name, l := range c.RateLimit.Plans {
 		limit("rate_limit.plans."+name, l)
 	}
@@ -654,6 +669,8 @@ func ChangedFields(a, b map[string]string) []string {
 // installs; every other field is read once at start.
 var reloadable = []string{
 	"server.request_timeout", "server.gzip_min_bytes", "auth.ttl", "auth.stale", "auth.negative_ttl",
+	"auth.index_interval", "auth.index_stale_after", "auth.lookup_rate", "auth.lookup_burst",
+	"server.trusted_proxies", "rate_limit.failed_auth", "rate_limit.openapi",
 	"cache.routes", "cache.content_types", "rate_limit.default", "rate_limit.plans",
 	"rate_limit.costs",
 	"deprecation", "log",
@@ -698,6 +715,8 @@ func (c *Config) Settings() *aggregator.Settings {
 		IndexStaleAfter: c.Auth.IndexStaleAfter.D(),
 		LookupRate:      c.Auth.LookupRate,
 		LookupBurst:     c.Auth.LookupBurst,
+		FailedAuthLimit: ratelimit.Limit{Rate: c.RateLimit.FailedAuth.Rate, Burst: c.RateLimit.FailedAuth.Burst},
+		OpenAPILimit:    ratelimit.Limit{Rate: c.RateLimit.OpenAPI.Rate, Burst: c.RateLimit.OpenAPI.Burst},
 		GzipMinBytes:    c.Server.GzipMinBytes,
 	}
 	for name, p := range c.Cache.Routes {
@@ -713,5 +732,29 @@ func (c *Config) Settings() *aggregator.Settings {
 	for route, n := range c.RateLimit.Costs {
 		s.Costs[route] = n
 	}
+	s.TrustedProxies, _ = ParsePrefixes(c.Server.TrustedProxies) // validated
 	return s
+}
+
+// ParsePrefixes parses CIDRs ("10.0.0.0/8", "2001:db8::/32") and single
+// addresses (taken as /32 or /128).
+func ParsePrefixes(list []string) ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(list))
+	for _, v := range list {
+		if strings.Contains(v, "/") {
+			p, err := netip.ParsePrefix(v)
+			if err != nil {
+				return nil, fmt.Errorf("%q is not a CIDR", v)
+			}
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(v)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an address or CIDR", v)
+		}
+		a = a.Unmap()
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
 }

@@ -512,6 +512,23 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 	}
 	a.closers = append(a.closers, func() { _ = a.limiter.Close() })
 
+	// The per-client-address limits (failed authentications, the OpenAPI
+	// document) share the Redis client with the key limiter, under their
+	// own prefix; small leases keep the counts close to exact across
+	// instances (these limits are low).
+	addrLimiter, err := ratelimit.New(ratelimit.Options{
+		Redis:        a.rdb,
+		Prefix:       ratelimit.DefaultPrefix + ":addr",
+		FailMode:     ratelimit.FallbackLocal,
+		RedisTimeout: to,
+		MaxLease:     4,
+		Logger:       logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, func() { _ = addrLimiter.Close() })
+
 	var keyFeed aggregator.KeyFeed
 	if cfg.Auth.Index {
 		keyFeed = up
@@ -526,6 +543,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		AuthCacheEntries:     cfg.Auth.MaxEntries,
 		NegativeCacheEntries: cfg.Auth.NegativeEntries,
 		KeyFeed:              keyFeed,
+		AddrLimiter:          addrLimiter,
 		Logger:               logger,
 		Tracing:              tr,
 		OnRequest: func(ri *aggregator.RequestInfo) {
