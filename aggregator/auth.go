@@ -344,10 +344,12 @@ func (s *Server) dealerOf(dealerID int64, rs *reqState, st *liveSettings) (*deal
 		}
 	}
 	v, err, _ := c.flight.Do(strconv.FormatInt(dealerID, 10), func() (any, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), st.RequestTimeout)
+		ctx, cancel := context.WithTimeout(rs.context(), st.RequestTimeout)
 		defer cancel()
-		ctx = upstream.WithTrace(ctx, string(rs.reqID), rs.traceparent)
+		ctx = upstream.WithTraceContext(ctx, string(rs.reqID), rs.traceparent, rs.tracestate)
+		ctx, span := s.startSpan(ctx, "auth dealer profile")
 		d, err := s.backend.Dealer(ctx, dealerID)
+		endSpan(span, err)
 		nr := &dealerRec{d: d, fetched: s.now()}
 		switch {
 		case errors.Is(err, upstream.ErrNotFound):
