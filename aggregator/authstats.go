@@ -33,7 +33,7 @@ type AuthStats struct {
 	// "" when the edge has no key feed.
 	IndexState string
 	IndexKeys  int64
-	// IndexAge is the time since the last good sync (0 before the first).
+	// IndexAge is the time since the last good sync (-1 before the first).
 	IndexAge                             time.Duration
 	IndexSyncs, IndexErrors, IndexResync uint64
 	// IndexMisses counts keys the fresh index refused without a lookup.
@@ -70,6 +70,7 @@ func (s *Server) AuthStats() AuthStats {
 	}
 	if ix := s.index; ix != nil {
 		out.IndexKeys = ix.size.Load()
+		out.IndexAge = -1
 		if last := ix.lastGood.Load(); last != 0 {
 			out.IndexAge = now.Sub(time.Unix(0, last))
 		}

@@ -113,9 +113,35 @@ type CachePolicy struct {
 	TTL, StaleWhileRevalidate, StaleIfError time.Duration
 }
 
+// AuthStats is a snapshot of the authentication counters and the key
+// index (cumulative counters since start). Nothing in it names a key.
+type AuthStats struct {
+	// IndexState is loading, fresh, stale or expired; "" without an index.
+	IndexState string
+	IndexKeys  int64
+	// IndexAge is the time since the last good sync; negative before
+	// the first.
+	IndexAge                                  time.Duration
+	IndexSyncs, IndexSyncErrors, IndexResyncs uint64
+	// IndexMisses counts keys refused by the fresh index without a lookup.
+	IndexMisses uint64
+	// Results by reason ("ok" or a problem code), Lookups by cause,
+	// LookupBudgetExceeded the unknown keys refused by the lookup budget,
+	// AddrLimited the per-address 429s by limit.
+	Results              map[string]uint64
+	Lookups              map[string]uint64
+	LookupBudgetExceeded uint64
+	AddrLimited          map[string]uint64
+}
+
+// indexStates are the values of edge_auth_index_state's state label.
+var indexStates = []string{"loading", "fresh", "stale", "expired"}
+
 // Sources are read at every scrape. Any nil function leaves its metrics
 // out.
 type Sources struct {
+	// Auth returns the authentication counters.
+	Auth    func() AuthStats
 	Cache   func() CacheStats
 	Limiter func() LimiterStats
 	// Breakers returns each upstream service's breaker state: "closed",
@@ -467,6 +493,9 @@ func (m *Metrics) writeDynamic(w io.Writer) {
 			fmt.Fprintf(w, "edge_redis_errors_total{component=\"ratelimit\"} %d\n", limRedisErr)
 		}
 	}
+	if src.Auth != nil {
+		writeAuth(w, src.Auth())
+	}
 	if src.Redis != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
 		up := uint64(0)
@@ -479,6 +508,49 @@ func (m *Metrics) writeDynamic(w io.Writer) {
 	if m.process {
 		metrics.WriteProcessMetrics(w)
 	}
+}
+
+func writeAuth(w io.Writer, s AuthStats) {
+	labelled := func(name, label string, m map[string]uint64) {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for i, k := range keys {
+			series := fmt.Sprintf("%s{%s=\"%s\"}", name, label, labelValue(k))
+			if i == 0 {
+				metrics.WriteMetadataIfNeeded(w, series, "counter")
+			}
+			fmt.Fprintf(w, "%s %d\n", series, m[k])
+		}
+	}
+	labelled("edge_auth_results_total", "result", s.Results)
+	labelled("edge_auth_lookups_total", "cause", s.Lookups)
+	metrics.WriteCounterUint64(w, "edge_auth_lookup_budget_exceeded_total", s.LookupBudgetExceeded)
+	labelled("edge_auth_addr_limited_total", "limit", s.AddrLimited)
+	if s.IndexState == "" {
+		return
+	}
+	for i, st := range indexStates {
+		v := 0
+		if st == s.IndexState {
+			v = 1
+		}
+		series := fmt.Sprintf("edge_auth_index_state{state=%q}", st)
+		if i == 0 {
+			metrics.WriteMetadataIfNeeded(w, series, "gauge")
+		}
+		fmt.Fprintf(w, "%s %d\n", series, v)
+	}
+	metrics.WriteGaugeUint64(w, "edge_auth_index_keys", uint64(max(s.IndexKeys, 0)))
+	if s.IndexAge >= 0 {
+		metrics.WriteGaugeFloat64(w, "edge_auth_index_age_seconds", s.IndexAge.Seconds())
+	}
+	metrics.WriteCounterUint64(w, "edge_auth_index_syncs_total", s.IndexSyncs)
+	metrics.WriteCounterUint64(w, "edge_auth_index_sync_errors_total", s.IndexSyncErrors)
+	metrics.WriteCounterUint64(w, "edge_auth_index_resyncs_total", s.IndexResyncs)
+	metrics.WriteCounterUint64(w, "edge_auth_index_misses_total", s.IndexMisses)
 }
 
 // labelValue escapes a label value for the exposition format (backslash,

@@ -235,3 +235,38 @@ func TestBuildInfo(t *testing.T) {
 		})
 	}
 }
+
+func TestAuthMetrics(t *testing.T) {
+	m := NewMetrics(MetricsOptions{})
+	m.SetSources(Sources{Auth: func() AuthStats {
+		return AuthStats{
+			IndexState: "stale", IndexKeys: 1234, IndexAge: 45 * time.Second,
+			IndexSyncs: 10, IndexSyncErrors: 3, IndexResyncs: 1, IndexMisses: 999,
+			Results:              map[string]uint64{"ok": 5, "invalid_api_key": 7},
+			Lookups:              map[string]uint64{"no_index": 2, "index_stale": 4},
+			LookupBudgetExceeded: 8,
+			AddrLimited:          map[string]uint64{"failed_auth": 6, "openapi": 1},
+		}
+	}})
+	out := scrape(m)
+	for _, c := range []struct {
+		series string
+		want   float64
+	}{
+		{`edge_auth_index_state{state="stale"}`, 1},
+		{`edge_auth_index_state{state="fresh"}`, 0},
+		{"edge_auth_index_keys", 1234},
+		{"edge_auth_index_age_seconds", 45},
+		{"edge_auth_index_sync_errors_total", 3},
+		{"edge_auth_index_resyncs_total", 1},
+		{"edge_auth_index_misses_total", 999},
+		{`edge_auth_results_total{result="invalid_api_key"}`, 7},
+		{`edge_auth_lookups_total{cause="index_stale"}`, 4},
+		{"edge_auth_lookup_budget_exceeded_total", 8},
+		{`edge_auth_addr_limited_total{limit="failed_auth"}`, 6},
+	} {
+		if got := metricValue(t, out, c.series); got != c.want {
+			t.Errorf("%s = %v, want %v", c.series, got, c.want)
+		}
+	}
+}

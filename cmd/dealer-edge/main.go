@@ -595,6 +595,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 			s.FailMode = cfg.RateLimit.FailMode
 			return s
 		},
+		Auth:          func() ops.AuthStats { return authStats(a.api.AuthStats()) },
 		Breakers:      up.BreakerStates,
 		Redis:         a.pingRedis,
 		CachePolicies: a.cachePolicies,
@@ -793,6 +794,21 @@ func cacheStats(s cache.Stats) ops.CacheStats {
 		StaleOnError: s.StaleOnError, Fills: s.Fills, FillErrors: s.FillErrors, Coalesced: s.Coalesced,
 		L1Evictions: s.Evictions, L1Bytes: s.L1Bytes, L1Entries: s.L1Entries, RedisErrors: s.L2Errors,
 	}
+}
+
+func authStats(s aggregator.AuthStats) ops.AuthStats {
+	out := ops.AuthStats{
+		IndexState: s.IndexState, IndexKeys: s.IndexKeys, IndexAge: s.IndexAge,
+		IndexSyncs: s.IndexSyncs, IndexSyncErrors: s.IndexErrors, IndexResyncs: s.IndexResync, IndexMisses: s.IndexMisses,
+		Results: s.Results, Lookups: map[string]uint64{}, AddrLimited: s.AddrLimited,
+		LookupBudgetExceeded: s.Lookups[aggregator.LookupBudgetExceeded],
+	}
+	for cause, n := range s.Lookups {
+		if cause != aggregator.LookupBudgetExceeded {
+			out.Lookups[cause] = n
+		}
+	}
+	return out
 }
 
 func limiterStats(s ratelimit.Stats) ops.LimiterStats {
