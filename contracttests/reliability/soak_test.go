@@ -37,7 +37,7 @@ const (
 	soakMiss                      // varying pages, sizes and q: misses
 	soakLimited                   // demo-key-limited (10/s, burst 10): 200 or 429
 	soakBadParams                 // 422 validation_error
-	soakBadKey                    // 401 invalid_api_key / missing_api_key
+	soakBadKey                    // 401 invalid_api_key / missing_api_key, 429 once over the failed-auth limit
 	soakKinds
 )
 
@@ -385,7 +385,9 @@ func (st *soakStats) record(kind soakKind, path string, r *procs.Response, err e
 	case r.Status == 200 && (kind == soakHit || kind == soakMiss || kind == soakLimited):
 		xc := r.Header.Get("X-Cache")
 		ok = json.Valid(r.Body) && (xc == "HIT" || xc == "MISS" || xc == "STALE") && r.Header.Get("X-Edge-Partial") == ""
-	case r.Status == 429 && kind == soakLimited:
+	case r.Status == 429 && (kind == soakLimited || kind == soakBadKey):
+		// A bad-key client is over its address's failed-auth limit
+		// (rate_limit.failed_auth) after its burst.
 		ra, err := strconv.Atoi(r.Header.Get("Retry-After"))
 		ok = problem.Code == "rate_limited" && err == nil && ra >= 1
 	case r.Status == 422 && kind == soakBadParams:

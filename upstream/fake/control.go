@@ -25,7 +25,9 @@ import (
 // content service, service=content:videos (see ContentTypeService): those
 // faults apply to that type's requests only, together with the faults of
 // service=content, which apply to every type. GET /_control/calls answers the
-// call counters as a JSON object keyed by service and content:<type>. It is not part of the internal-service contract
+// call counters as a JSON object keyed by service and content:<type>, plus
+// KeyLookupsName, the per-key lookups of the dealers service (GET
+// keys/{hash}; the key index feed's calls are not among them). It is not part of the internal-service contract
 // (no real service has it) and lives under a path no service uses.
 const ControlPath = "/_control/"
 
@@ -46,6 +48,7 @@ func (s *Server) control(ctx *fasthttp.RequestCtx) bool {
 			}
 			fmt.Fprintf(&b, "%q:%d", svc, s.Calls(svc))
 		}
+		fmt.Fprintf(&b, ",%q:%d", KeyLookupsName, s.KeyLookups())
 		b.WriteByte('}')
 		writeJSON(ctx, []byte(b.String()))
 	case p == ControlPath+"keys" && ctx.IsPost():

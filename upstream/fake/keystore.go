@@ -209,6 +209,15 @@ func (ks *keyStore) changes(ctx *fasthttp.RequestCtx) {
 	writeJSON(ctx, b)
 }
 
+// KeyLookupsName is the entry of GET /_control/calls that counts per-key
+// lookups (GET /dealers/v1/keys/{hash}).
+const KeyLookupsName = "dealers:key_lookups"
+
+// KeyLookups returns the number of per-key lookups (GET
+// /dealers/v1/keys/{hash}) the dealers service has received, injected
+// faults included. They are counted among Calls("dealers") too.
+func (s *Server) KeyLookups() int64 { return s.keyLookups.Load() }
+
 // AddKey makes the dealers service know the raw key as an active key of
 // dealer with plan (PlanDefault when ""), expiring at expires (nil:
 // never). An existing key is replaced. The change appears in the key

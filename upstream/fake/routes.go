@@ -36,6 +36,9 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	f.calls.Add(1)
+	if seg[0] == upstream.SvcDealers && len(seg) > 2 && seg[2] == "keys" {
+		s.keyLookups.Add(1)
+	}
 	if !ctx.IsGet() {
 		ctx.Response.Header.Set("Allow", "GET")
 		writeError(ctx, fasthttp.StatusMethodNotAllowed, "method not allowed")

@@ -63,9 +63,11 @@ func ContentTypeService(contentType string) string {
 // catalog, media, content) behind one fasthttp handler. It is safe for
 // concurrent use, including the Set* methods while serving.
 type Server struct {
-	data    *dataset
-	keys    *keyStore
-	dataErr error
+	data *dataset
+	keys *keyStore
+	// keyLookups counts GET /dealers/v1/keys/{hash}.
+	keyLookups atomic.Int64
+	dataErr    error
 	// faults has a fixed set of keys: upstream.Services and, for every
 	// upstream.ContentTypes entry, ContentTypeService of it.
 	faults map[string]*faults
@@ -189,6 +191,7 @@ func (s *Server) Calls(service string) int64 {
 // zero.
 func (s *Server) ResetCalls() {
 	s.each("", func(f *faults) { f.calls.Store(0) })
+	s.keyLookups.Store(0)
 }
 
 // Handler returns the request handler of all five services.
