@@ -40,7 +40,7 @@ func TestFloodThenOutage(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newIndexEdge(t, fake.Options{}, func(s *Settings) {
-				s.AuthTTL = 1 // every cached key is past auth.ttl at once: the outage needs auth.stale
+				s.AuthTTL = 1       // every cached key is past auth.ttl at once: the outage needs auth.stale
 				s.LookupBurst = 100 // room for the 54 valid keys' first lookups
 			}, c.index)
 			if c.index {
