@@ -9,6 +9,7 @@
 # Environment overrides: BENCH_DURATION (wrk -d, default 6s / smoke 3s), BENCH_RUNS (default 3 / smoke 1),
 # BENCH_CONNS (default "64 256" / smoke "64"), BENCH_KEEP=1 keeps the temp dir (nginx prefix, configs),
 # BENCH_ONLY=scale runs the scale mix (s, u) alone, BENCH_ONLY=miss only the miss rows (c, c100, d, d-views),
+# BENCH_ONLY=spray only the key spray (k),
 # BENCH_PREBUILT=DIR uses DIR/dealer-edge and DIR/fake-upstream instead of building them.
 #
 # Everything listens on 127.0.0.1 on free ports chosen here; every process started is killed on exit.
@@ -342,7 +343,7 @@ if awk '{exit !($1 > 1.0)}' /proc/loadavg; then
 fi
 PAIR_CONNS=()
 SECONDS=0
-if [ "${BENCH_ONLY:-}" != scale ]; then
+if [ "${BENCH_ONLY:-}" != scale ] && [ "${BENCH_ONLY:-}" != spray ]; then
 # ================================================================ phase 1: hit path (a, b, f)
 log "phase 1: redis-server, fake-upstream (5 ms), dealer-edge (caching on), nginx in front of it"
 start_redis redis-1
@@ -473,7 +474,7 @@ if [ "$MODE" = full ]; then
 fi
 
 # ================================================================ phase 3: stampede (e)
-if [ "${BENCH_ONLY:-}" != miss ]; then
+if [ "${BENCH_ONLY:-}" != miss ] && [ "${BENCH_ONLY:-}" != spray ]; then
 log "phase 3: stampede: fake-upstream (200 ms), fresh redis-server, edge (caching on), nginx in front of an edge with caching off"
 start_redis redis-3
 REDIS3=$REDIS_PORT
@@ -499,7 +500,7 @@ fi # BENCH_ONLY=miss
 
 fi # BENCH_ONLY
 
-if [ "${BENCH_ONLY:-}" != miss ]; then
+if [ "${BENCH_ONLY:-}" != miss ] && [ "${BENCH_ONLY:-}" != spray ]; then
 # ================================================================ phase 4: scale mix (s, u)
 # Zipf(1.0) over every listing page of every page size of REWIND/NOS/NLT of the fake's three dealers, the edge's
 # L1 cut to 1/12 of the working set (what a fleet sees), listing TTL 1 h on both sides so nothing expires,
@@ -590,6 +591,50 @@ for r in $(seq 1 "$SCALE_RUNS"); do
 done
 
 fi # BENCH_ONLY=miss
+
+# ================================================================ phase 5: key spray (k)
+# Random keys from 32 connections beside a legitimate client (the hot URL, one bench key) from 8, both from
+# 127.0.0.1, on an edge whose key index is loaded. Measured: dealers-service calls counted by the fake itself
+# (GET /_control/calls: every dealers call, the index sync's included, and the per-key lookups alone) per
+# 1,000 sprayed requests, the legitimate client's non-2xx and its p99 against a run without the spray.
+# Targets (issue 12): at most 1 call per 1,000 sprayed requests, 0 non-2xx, p99 at most 2x.
+if [ -z "${BENCH_ONLY:-}" ] || [ "${BENCH_ONLY:-}" = spray ]; then
+log "phase 5 (k): key spray: redis-server, fake-upstream (5 ms), dealer-edge with its key index"
+start_redis redis-spray
+start_upstream upstream-spray 5ms
+SPRAY_UP=$UP_PORT
+start_edge edge-spray "$SPRAY_UP" "$REDIS_PORT" "$EDGE_CACHED_CFG"
+SPRAY_EDGE="http://127.0.0.1:$EDGE_PORT"
+SPRAY_PID=$EDGE_PID
+for _ in $(seq 1 100); do
+  curl -fsS "http://127.0.0.1:$ADMIN_PORT/metrics" 2>/dev/null | grep -q '^edge_auth_index_state{state="fresh"} 1' && break
+  sleep 0.1
+done
+curl -fsS "http://127.0.0.1:$ADMIN_PORT/metrics" | grep -q '^edge_auth_index_state{state="fresh"} 1' || die "key index not fresh"
+"$TOOL" get -url "$SPRAY_EDGE$HOT_PATH" -key "$HOT_KEY" -o /dev/null >/dev/null || die "spray edge: the legitimate key fails"
+dealers_calls() { curl -fsS "http://127.0.0.1:$SPRAY_UP/_control/calls" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
+SPRAY_SAVED=("${CONNS[@]}")
+CONNS=(8)
+log "  k: the legitimate client alone (8 connections)"
+for r in $(seq 1 "$RUNS"); do wrk_run k-alone edge 8 "$r" "$SPRAY_EDGE$HOT_PATH" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"; done
+for r in $(seq 1 "$RUNS"); do
+  c0=$(dealers_calls dealers); l0=$(dealers_calls 'dealers:key_lookups')
+  raw="$LOGS/wrk-k-spray-r$r.txt"
+  timeout $((DUR_S + 60)) taskset -c "$CPU_GEN" wrk -t1 -c32 -d"$DURATION" --timeout 10s --latency \
+    -s "$BENCH_DIR/wrk/spray.lua" "$SPRAY_EDGE" >"$raw" 2>&1 &
+  sp=$!
+  CPU_PID=$SPRAY_PID wrk_run k-legit edge 8 "$r" "$SPRAY_EDGE$HOT_PATH" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
+  wait "$sp" || die "spray wrk failed ($raw)"
+  c1=$(dealers_calls dealers); l1=$(dealers_calls 'dealers:key_lookups')
+  sprayed=$(sed -n 's/^WRKJSON .*"requests":\([0-9]*\).*/\1/p' "$raw")
+  [ -n "$sprayed" ] || die "no WRKJSON line from the spray ($raw)"
+  legit=$(sed -n 's/^WRKJSON //p' "$LOGS/wrk-k-legit-edge-c8-r$r.txt")
+  per=$(awk -v c=$((c1 - c0)) -v n="$sprayed" 'BEGIN { printf "%.3f", (n > 0 ? c * 1000 / n : 0) }')
+  log "  k run $r: $sprayed sprayed requests, dealers calls $((c1 - c0)) (key lookups $((l1 - l0))): $per per 1,000; statuses of the spray: $(grep -E 'Non-2xx' "$raw" | tr -s ' ')"
+  note "key spray run $r: $sprayed sprayed requests from 32 connections caused $((c1 - c0)) dealers-service calls ($((l1 - l0)) key lookups) = $per per 1000 (target <= 1); legitimate client (8 connections) $(printf '%s' "$legit" | sed -n 's/.*"requests":\([0-9]*\).*"p99_us":\([0-9]*\).*"non2xx":\([0-9]*\).*/\1 requests, p99 \2 us, non-2xx \3/p')"
+done
+CONNS=("${SPRAY_SAVED[@]}")
+fi # key spray
 
 # ================================================================ report
 log "all scenarios done in ${SECONDS}s"

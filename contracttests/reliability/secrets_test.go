@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"sort"
 	"strings"
@@ -367,7 +369,21 @@ func TestSecretsNeverLogged(t *testing.T) {
 	for _, k := range allKeys() {
 		secrets = append(secrets, secretForms(k, secretsTestHashSecret, defaultKeyHashSecret)...)
 	}
+	// The metrics exposition too (auth results, key index, per-address
+	// limits: counters only, never a key or a hash of one).
+	metricsText := ""
+	if resp, err := http.Get(s.edge.Admin + "/metrics"); err != nil {
+		t.Errorf("admin /metrics: %v", err)
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		metricsText = string(b)
+		if !strings.Contains(metricsText, "edge_auth_results_total") {
+			t.Errorf("admin /metrics has no auth metrics: the scan saw too little")
+		}
+	}
 	for _, src := range []struct{ name, text string }{
+		{"admin /metrics", metricsText},
 		{"dealer-edge stderr", s.edge.Stderr.String()},
 		{"dealer-edge stdout", s.edge.Stdout.String()},
 		{"fake-upstream stderr", s.fake.Stderr.String()},
@@ -454,6 +470,22 @@ func TestSecretsRedisHoldsOnlyKeyedHashes(t *testing.T) {
 		if !found && !strings.HasPrefix(k, "bench-") {
 			t.Errorf("no rate-limit key named by HMAC(auth.key_hash_secret, %q) = %s… among %d keys: %v", k, id[:8], len(names), rlKeys(names))
 		}
+	}
+	// Failed authentications from this address: the failed-auth limiter's
+	// state (under an HMAC of the address) joins the scan.
+	for i := range 5 {
+		s.get(t, "/dealer/REWIND/listing?page_size=2", "X-Api-Key: "+fmt.Sprintf("not-a-key-%d", i))
+	}
+	names := dump()
+	addrState := false
+	for _, n := range names {
+		addrState = addrState || strings.HasPrefix(n, "edge:v1:addr:")
+	}
+	if !addrState {
+		t.Errorf("no failed-auth limiter state in Redis after failed authentications: %v", names)
+	}
+	if strings.Contains(all.String(), "127.0.0.1") {
+		t.Errorf("redis holds the client address in the clear")
 	}
 	var plain []secretForm // no HMAC forms under this secret: those name the rate-limit keys
 	for _, k := range allKeys() {
