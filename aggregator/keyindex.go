@@ -187,13 +187,23 @@ func (ix *keyIndex) loadSnapshot(ctx context.Context) error {
 	if t := ix.tab.Load(); t != nil {
 		hint = int(ix.size.Load())
 	}
+	// The next page is fetched and decoded while this one is inserted:
+	// decoding and inserting are the two halves of the cost.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pages := make(chan snapshotPage, 1)
+	go ix.fetchPages(ctx, pages)
 	var t *ixTable
-	after, cursor := "", ""
+	cursor := ""
 	for first := true; ; first = false {
-		p, err := ix.feed.KeySnapshot(ctx, after, indexPageSize)
-		if err != nil {
-			return err
+		r, ok := <-pages
+		if !ok {
+			return errors.New("key index snapshot: ended without a last page")
 		}
+		if r.err != nil {
+			return r.err
+		}
+		p := &r.p
 		if first {
 			cursor = p.Cursor
 			// Sized once for the whole snapshot and some growth: a map
@@ -209,16 +219,41 @@ func (ix *keyIndex) loadSnapshot(ctx context.Context) error {
 		if p.Next == "" {
 			break
 		}
-		if p.Next <= after {
-			return errors.New("key index snapshot: next page does not advance")
-		}
-		after = p.Next
 	}
 	ix.tab.Store(t)
 	ix.size.Store(int64(t.len()))
 	ix.cursor = cursor
 	ix.version.Add(1)
 	return ix.applyChanges(ctx)
+}
+
+// snapshotPage is one fetched snapshot page, or the error that ended the
+// fetching.
+type snapshotPage struct {
+	p   upstream.KeySnapshotPage
+	err error
+}
+
+// fetchPages pages the snapshot into out, in order, until the last page,
+// an error (sent as the last element) or the end of ctx; it closes out.
+func (ix *keyIndex) fetchPages(ctx context.Context, out chan<- snapshotPage) {
+	defer close(out)
+	after := ""
+	for {
+		p, err := ix.feed.KeySnapshot(ctx, after, indexPageSize)
+		if err == nil && p.Next != "" && p.Next <= after {
+			err = errors.New("key index snapshot: next page does not advance")
+		}
+		select {
+		case out <- snapshotPage{p, err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil || p.Next == "" {
+			return
+		}
+		after = p.Next
+	}
 }
 
 // applyChanges reads the change feed from the cursor until it has no more.
