@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -135,10 +136,10 @@ func TestProxyRejectsBadSources(t *testing.T) {
 }
 
 func TestMaxConnsPerIP(t *testing.T) {
-	var rejected int
+	var rejected atomic.Int32
 	addr, s := serve(t, Options{
 		Proxy: &ProxyOptions{},
-		Limits: LimitOptions{MaxConnsPerIP: 2, OnReject: func(string) { rejected++ },
+		Limits: LimitOptions{MaxConnsPerIP: 2, OnReject: func(string) { rejected.Add(1) },
 			RejectResponse: []byte("HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")},
 	})
 	dial := func(src string) (net.Conn, int, error) {
@@ -194,8 +195,8 @@ func TestMaxConnsPerIP(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if rejected < 2 {
-		t.Fatalf("OnReject called %d times", rejected)
+	if rejected.Load() < 2 {
+		t.Fatalf("OnReject called %d times", rejected.Load())
 	}
 	if s.Limits.Open() < 2 {
 		t.Fatalf("Open() = %d with at least two connections open", s.Limits.Open())
