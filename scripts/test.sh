@@ -16,6 +16,9 @@ command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
 command -v nginx >/dev/null 2>&1 || need+=(nginx)
 command -v wrk >/dev/null 2>&1 || need+=(wrk)
+command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+[ -r /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)
 # The status page test drives a real headless chromium (deploy/checks/statuspage).
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if ((${#need[@]})); then
@@ -83,6 +86,12 @@ fuzz() { # package target
 for pkg in ./aggregator ./aggregator/mapping ./publicshape ./cache ./cache/ratelimit ./upstream ./listener; do
   for t in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz'); do fuzz "$pkg" "$t"; done
 done
+
+echo "== container image: the final stage's tree in a read-only chroot as uid 65532"
+deploy/image/rootfs.sh
+
+echo "== systemd unit: systemd-analyze verify and security"
+deploy/systemd/check.sh
 
 if [ -x bench/run.sh ]; then
   echo "== benchmark smoke"
