@@ -90,6 +90,9 @@ done
 echo "== container image: the final stage's tree in a read-only chroot as uid 65532"
 deploy/image/rootfs.sh
 
+echo "== helm chart: lint --strict, template (default and production values), rendered config through --check-config"
+deploy/helm/check.sh
+
 echo "== systemd unit: systemd-analyze verify and security"
 deploy/systemd/check.sh
 
