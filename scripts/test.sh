@@ -51,7 +51,15 @@ echo "== promtool check rules / test rules"
 "$promtool" check rules deploy/prometheus/dealer-edge.rules.yml
 (cd deploy/prometheus && "$promtool" test rules dealer-edge.rules.test.yml)
 
-echo "== deploy module (dashboard and rules against the real edge's metrics, status page in chromium)"
+# helm, pinned, built once into GOPATH/bin (the chart's lint/template checks
+# and deploy/checks/chart, which decodes the rendered objects into k8s.io/api).
+HELM_VERSION=v3.22.0
+if ! go version -m "$GOBIN_DIR/helm" 2>/dev/null | grep -qE "^\s+mod\s+helm.sh/helm/v3\s+$HELM_VERSION\b"; then
+  echo "installing helm $HELM_VERSION (a few minutes, once)"
+  go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+fi
+
+echo "== deploy module (dashboard and rules against the real edge's metrics, status page in chromium, Helm chart objects strictly decoded)"
 (cd deploy && go vet ./... && go test -count=1 -timeout 10m ./...)
 
 echo "== race detector on the concurrent core"
