@@ -18,6 +18,7 @@ command -v nginx >/dev/null 2>&1 || need+=(nginx)
 command -v wrk >/dev/null 2>&1 || need+=(wrk)
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v buildah >/dev/null 2>&1 || need+=(buildah)
 [ -r /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)
 # The status page test drives a real headless chromium (deploy/checks/statuspage).
 command -v chromium >/dev/null 2>&1 || need+=(chromium)

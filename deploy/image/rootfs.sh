@@ -106,6 +106,26 @@ expect() { # WHAT CURL-ARGS...: curl must succeed; prints the body
   curl -fsS --max-time 5 "$@" || { echo "FAILED: $what" >&2; exit 1; }
 }
 
+# Where Debian's buildah is installed, build the OCI image itself from the
+# same tree: the Dockerfile's final stage with its one COPY reading the
+# assembled tree instead of the build stage (buildah needs no daemon and,
+# for FROM scratch, no registry; the build stage's golang image would need
+# one). Its config must carry the Dockerfile's USER, ENTRYPOINT, CMD, ports.
+if command -v buildah >/dev/null 2>&1; then
+  echo "== buildah: FROM scratch image from the same tree"
+  ctx="$work/buildah"; mkdir -p "$ctx"; cp -a "$root" "$ctx/rootfs"
+  sed 's|^COPY --from=build /rootfs/ /$|COPY rootfs/ /|' <<<"$final" >"$ctx/Containerfile"
+  b=(buildah --storage-driver vfs --root "$work/bstore" --runroot "$work/brun")
+  "${b[@]}" bud --quiet --isolation chroot -t dealer-edge:rootfs-test -f "$ctx/Containerfile" "$ctx" >/dev/null
+  conf="$("${b[@]}" inspect --type image --format '{{.OCIv1.Config.User}} {{.OCIv1.Config.Entrypoint}} {{.OCIv1.Config.Cmd}} {{.OCIv1.Config.ExposedPorts}}' dealer-edge:rootfs-test)"
+  echo "  image config: $conf"
+  [ "$conf" = "65532:65532 [/usr/local/bin/dealer-edge] [--config /etc/dealer-edge/config.json] map[8080/tcp:{} 9091/tcp:{}]" ] ||
+    { echo "the buildah image's config differs from the Dockerfile's" >&2; exit 1; }
+  "${b[@]}" rmi -a -f >/dev/null 2>&1 || true
+else
+  echo "== buildah not installed: OCI image build skipped (the chroot runs below are the proof)"
+fi
+
 echo "== run 1: --demo"
 run_image "$work/demo.out" - --demo --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0
 pub="$(addr_of "$work/demo.out" "listening on")"
