@@ -63,20 +63,6 @@ func (s *Server) openAPI(ctx *fasthttp.RequestCtx) {
 	if d.gzOK && acceptsGzip(rs.hdr.acceptEncoding) {
 		body, etag, rs.gzip = d.gz, d.gzETag, true
 	}
-	h := &ctx.Response.Header
-	h.SetCanonical(hdrETag, s2b(etag))
-	h.SetCanonical(hdrCacheControl, d.cacheControl)
-	h.SetCanonical(hdrVary, valVaryEncoding)
-	rs.status = fasthttp.StatusOK
-	if etagMatch(rs.hdr.ifNoneMatch, etag) {
-		ctx.SetStatusCode(fasthttp.StatusNotModified)
-		rs.status = fasthttp.StatusNotModified
-		rs.gzip = false
-		return
-	}
-	if rs.gzip {
-		h.SetCanonical(hdrContentEncoding, valGzip)
-	}
-	h.SetContentType("application/json")
-	ctx.Response.SetBodyRaw(body)
+	// The document is the same for every caller: it varies by coding only.
+	s.writeBodyHdr(ctx, rs, body, etag, d.cacheControl, valVaryEncoding)
 }

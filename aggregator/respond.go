@@ -99,20 +99,23 @@ func (s *Server) writeEntry(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSett
 			body, etag, rs.gzip = gz, gzTag, true
 		}
 	}
-	s.writeBodyHdr(ctx, rs, body, etag, rs.hdrBuf)
+	s.writeBodyHdr(ctx, rs, body, etag, rs.hdrBuf, valVary)
 }
 
 func (s *Server) writeBody(ctx *fasthttp.RequestCtx, rs *reqState, body []byte, etag, cacheControl string) {
 	rs.hdrBuf = append(rs.hdrBuf[:0], cacheControl...)
 	ctx.Response.Header.Set("X-Cache", rs.cache)
-	s.writeBodyHdr(ctx, rs, body, etag, rs.hdrBuf)
+	s.writeBodyHdr(ctx, rs, body, etag, rs.hdrBuf, valVary)
 }
 
-func (s *Server) writeBodyHdr(ctx *fasthttp.RequestCtx, rs *reqState, body []byte, etag string, cacheControl []byte) {
+// writeBodyHdr writes a 200 with body, or a 304 when If-None-Match matches
+// etag: the validators, caching and Vary fields, Content-Encoding when the
+// body is the gzip variant.
+func (s *Server) writeBodyHdr(ctx *fasthttp.RequestCtx, rs *reqState, body []byte, etag string, cacheControl, vary []byte) {
 	h := &ctx.Response.Header
 	h.SetCanonical(hdrETag, s2b(etag))
 	h.SetCanonical(hdrCacheControl, cacheControl)
-	h.SetCanonical(hdrVary, valVary)
+	h.SetCanonical(hdrVary, vary)
 	rs.status = fasthttp.StatusOK
 	if etagMatch(rs.hdr.ifNoneMatch, etag) {
 		// No body, so no Content-Encoding either (RFC 9110 15.4.5: a 304
