@@ -1,117 +1,23 @@
 package listener
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dealer-edge/dealer-edge/internal/testpki"
 )
 
-// testCA signs leaf certificates for 127.0.0.1.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-}
-
-func newCA(t *testing.T) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{cert: cert, key: key, pool: pool}
-}
-
-// leaf returns the PEM certificate and key of a server certificate for
-// 127.0.0.1 with the given serial number, valid until notAfter.
-func (ca *testCA) leaf(t *testing.T, serial int64, notAfter time.Time) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "edge"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: notAfter,
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
-}
-
-// writePair writes a pair as a Kubernetes Secret volume does: the files
-// are symlinks through "..data", itself a symlink to a timestamped
-// directory, swapped with one rename.
-func writePair(t *testing.T, dir string, gen int, certPEM, keyPEM []byte) (certFile, keyFile string) {
-	t.Helper()
-	d := filepath.Join(dir, fmt.Sprintf("..gen%d", gen))
-	if err := os.MkdirAll(d, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(d, "tls.crt"), certPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(d, "tls.key"), keyPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tmp := filepath.Join(dir, "..data_tmp")
-	_ = os.Remove(tmp)
-	if err := os.Symlink(filepath.Base(d), tmp); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, "..data")); err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	for _, n := range []string{"tls.crt", "tls.key"} {
-		if _, err := os.Lstat(filepath.Join(dir, n)); err != nil {
-			if err := os.Symlink(filepath.Join("..data", n), filepath.Join(dir, n)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return certFile, keyFile
-}
-
-func tlsClient(ca *testCA, keepAlive bool, serials *sync.Map) *http.Client {
+func tlsClient(ca *testpki.CA, keepAlive bool, serials *sync.Map) *http.Client {
 	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		DisableKeepAlives: !keepAlive,
-		TLSClientConfig: &tls.Config{RootCAs: ca.pool, VerifyConnection: func(cs tls.ConnectionState) error {
+		TLSClientConfig: &tls.Config{RootCAs: ca.Pool, VerifyConnection: func(cs tls.ConnectionState) error {
 			if serials != nil {
 				serials.Store(cs.PeerCertificates[0].SerialNumber.Int64(), true)
 			}
@@ -125,10 +31,10 @@ func tlsClient(ca *testCA, keepAlive bool, serials *sync.Map) *http.Client {
 }
 
 func TestTLSSettings(t *testing.T) {
-	ca := newCA(t)
+	ca := testpki.NewCA(t)
 	dir := t.TempDir()
-	cp, kp := ca.leaf(t, 10, time.Now().Add(time.Hour))
-	cf, kf := writePair(t, dir, 1, cp, kp)
+	cp, kp := ca.Leaf(t, 10, time.Now().Add(time.Hour))
+	cf, kf := testpki.WritePair(t, dir, 1, cp, kp)
 	cert, err := LoadCertificate(cf, kf)
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +55,7 @@ func TestTLSSettings(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg.Clone()
-			cfg.RootCAs = ca.pool
+			cfg.RootCAs = ca.Pool
 			c, err := tls.Dial("tcp", addr, cfg)
 			if tc.wantErr {
 				if err == nil {
@@ -174,16 +80,16 @@ func TestTLSSettings(t *testing.T) {
 }
 
 func TestCertificateReloadErrorsKeepTheOldPair(t *testing.T) {
-	ca := newCA(t)
+	ca := testpki.NewCA(t)
 	dir := t.TempDir()
-	cp, kp := ca.leaf(t, 1, time.Now().Add(time.Hour))
-	cf, kf := writePair(t, dir, 1, cp, kp)
+	cp, kp := ca.Leaf(t, 1, time.Now().Add(time.Hour))
+	cf, kf := testpki.WritePair(t, dir, 1, cp, kp)
 	cert, err := LoadCertificate(cf, kf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, otherKey := ca.leaf(t, 2, time.Now().Add(time.Hour))
-	expired, expiredKey := ca.leaf(t, 3, time.Now().Add(-time.Minute))
+	_, otherKey := ca.Leaf(t, 2, time.Now().Add(time.Hour))
+	expired, expiredKey := ca.Leaf(t, 3, time.Now().Add(-time.Minute))
 	for _, tc := range []struct {
 		name      string
 		cert, key []byte
@@ -193,7 +99,7 @@ func TestCertificateReloadErrorsKeepTheOldPair(t *testing.T) {
 		{"not PEM", []byte("hello"), kp},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			writePair(t, dir, 2, tc.cert, tc.key)
+			testpki.WritePair(t, dir, 2, tc.cert, tc.key)
 			if changed, err := cert.Reload(); err == nil || changed {
 				t.Fatalf("Reload: %v %v, want an error", changed, err)
 			}
@@ -212,10 +118,10 @@ func TestCertificateReloadErrorsKeepTheOldPair(t *testing.T) {
 // clients send requests over new and kept-alive connections: no request
 // fails, and new handshakes present the new certificate.
 func TestCertificateRotationUnderLoad(t *testing.T) {
-	ca := newCA(t)
+	ca := testpki.NewCA(t)
 	dir := t.TempDir()
-	cp, kp := ca.leaf(t, 100, time.Now().Add(time.Hour))
-	cf, kf := writePair(t, dir, 0, cp, kp)
+	cp, kp := ca.Leaf(t, 100, time.Now().Add(time.Hour))
+	cf, kf := testpki.WritePair(t, dir, 0, cp, kp)
 	cert, err := LoadCertificate(cf, kf)
 	if err != nil {
 		t.Fatal(err)
@@ -259,8 +165,8 @@ func TestCertificateRotationUnderLoad(t *testing.T) {
 	}
 	for gen := 1; gen <= 5; gen++ {
 		time.Sleep(150 * time.Millisecond)
-		cp, kp := ca.leaf(t, int64(100+gen), time.Now().Add(time.Hour))
-		writePair(t, dir, gen, cp, kp)
+		cp, kp := ca.Leaf(t, int64(100+gen), time.Now().Add(time.Hour))
+		testpki.WritePair(t, dir, int64(gen), cp, kp)
 		changed, err := cert.Reload()
 		if err != nil || !changed {
 			t.Fatalf("generation %d: Reload %v %v", gen, changed, err)

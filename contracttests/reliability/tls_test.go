@@ -2,21 +2,12 @@ package reliability
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,66 +19,16 @@ import (
 
 	"github.com/dealer-edge/dealer-edge/cache/redistest"
 	"github.com/dealer-edge/dealer-edge/contracttests/procs"
+	"github.com/dealer-edge/dealer-edge/internal/testpki"
 )
 
-// testCA signs server certificates for 127.0.0.1.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-}
-
-func newTestCA(t *testing.T) *testCA {
+// issue writes a certificate with serial for 127.0.0.1 into dir as a
+// Kubernetes Secret volume holds it (tls.crt and tls.key are links through
+// ..data, swapped with one rename).
+func issue(t *testing.T, ca *testpki.CA, dir string, serial int64) (certFile, keyFile string) {
 	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "reliability CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{cert, key, pool}
-}
-
-// issue writes a certificate with serial for 127.0.0.1 and its key into
-// dir/gen<serial>/ and points dir/..data at it (a Kubernetes Secret
-// volume's layout: tls.crt and tls.key are links through ..data, swapped
-// with one rename).
-func (ca *testCA) issue(t *testing.T, dir string, serial int64) (certFile, keyFile string) {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "edge"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, _ := x509.MarshalECPrivateKey(key)
-	gen := filepath.Join(dir, fmt.Sprintf("..gen%d", serial))
-	must := func(err error) {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(os.MkdirAll(gen, 0o700))
-	must(os.WriteFile(filepath.Join(gen, "tls.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
-	must(os.WriteFile(filepath.Join(gen, "tls.key"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600))
-	tmp := filepath.Join(dir, "..data_tmp")
-	_ = os.Remove(tmp)
-	must(os.Symlink(filepath.Base(gen), tmp))
-	must(os.Rename(tmp, filepath.Join(dir, "..data")))
-	for _, n := range []string{"tls.crt", "tls.key"} {
-		if _, err := os.Lstat(filepath.Join(dir, n)); err != nil {
-			must(os.Symlink(filepath.Join("..data", n), filepath.Join(dir, n)))
-		}
-	}
-	return filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	certPEM, keyPEM := ca.Leaf(t, serial, time.Now().Add(time.Hour))
+	return testpki.WritePair(t, dir, serial, certPEM, keyPEM)
 }
 
 // TestTLSRotationUnderLoad is issue 13's TLS acceptance on the real
@@ -100,9 +41,9 @@ func TestTLSRotationUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binaries")
 	}
-	ca := newTestCA(t)
+	ca := testpki.NewCA(t)
 	dir := t.TempDir()
-	certFile, keyFile := ca.issue(t, dir, 100)
+	certFile, keyFile := issue(t, ca, dir, 100)
 	s := &stack{redis: redistest.Start(t)}
 	s.fake = procs.StartFake(t)
 	s.edge = procs.StartEdge(t, map[string]any{
@@ -129,7 +70,7 @@ func TestTLSRotationUnderLoad(t *testing.T) {
 			}
 			continue
 		}
-		tc.cfg.RootCAs = ca.pool
+		tc.cfg.RootCAs = ca.Pool
 		c, err := tls.Dial("tcp", addr, tc.cfg)
 		if !tc.ok {
 			if err == nil {
@@ -151,7 +92,7 @@ func TestTLSRotationUnderLoad(t *testing.T) {
 	client := func(keepAlive bool) *http.Client {
 		return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 			DisableKeepAlives: !keepAlive, ForceAttemptHTTP2: true,
-			TLSClientConfig: &tls.Config{RootCAs: ca.pool, VerifyConnection: func(cs tls.ConnectionState) error {
+			TLSClientConfig: &tls.Config{RootCAs: ca.Pool, VerifyConnection: func(cs tls.ConnectionState) error {
 				serials.Store(cs.PeerCertificates[0].SerialNumber.Int64(), true)
 				return nil
 			}},
@@ -199,12 +140,12 @@ func TestTLSRotationUnderLoad(t *testing.T) {
 		}
 	}
 	time.Sleep(300 * time.Millisecond)
-	ca.issue(t, dir, 101) // the config watch sees the swap
+	issue(t, ca, dir, 101) // the config watch sees the swap
 	waitSerial(101, "file change")
 	time.Sleep(300 * time.Millisecond)
 	// SIGHUP with the watch slower than the test: write the files in
 	// place (no ..data swap) and signal.
-	ca.issue(t, dir, 102)
+	issue(t, ca, dir, 102)
 	s.edge.Signal(syscall.SIGHUP)
 	waitSerial(102, "SIGHUP or file change")
 	time.Sleep(300 * time.Millisecond)
