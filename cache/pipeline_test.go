@@ -112,6 +112,32 @@ func TestPipelineSharesRoundTrips(t *testing.T) {
 	}
 }
 
+// outageUnderLoad runs 64 workers of L2 hits on c, calls fault once the
+// load runs, waits for Redis to be marked down and for requests to go on
+// without it, calls heal and waits for L2 hits again. No Get may fail;
+// it returns the slowest Get from the fault on until requests went on
+// without Redis.
+func outageUnderLoad(t *testing.T, c *Cache, fault, heal func()) time.Duration {
+	t.Helper()
+	l := startL2Load(t, c, 64, 200, Policy{TTL: time.Hour})
+	waitWithin(t, 30*time.Second, "load", func() bool { return c.Stats().L2Hits > 500 })
+	l.slowest.Store(0) // from the fault on
+	fault()
+	waitWithin(t, 5*time.Second, "redis marked down", func() bool { return !c.RedisHealthy() })
+	down := c.Stats()
+	waitWithin(t, 10*time.Second, "requests to go on without redis", func() bool { return c.Stats().Fills > down.Fills+100 })
+	slowWhileDown := time.Duration(l.slowest.Load())
+	heal()
+	waitWithin(t, 10*time.Second, "redis back", c.RedisHealthy)
+	back := c.Stats().L2Hits
+	waitWithin(t, 5*time.Second, "L2 hits again", func() bool { return c.Stats().L2Hits > back+100 })
+	l.end()
+	if l.failures.Load() != 0 {
+		t.Fatalf("%d of %d gets failed", l.failures.Load(), l.gets.Load())
+	}
+	return slowWhileDown
+}
+
 // TestPipelineRedisKilled kills redis-server under 64 concurrent L2 hits: no
 // Get fails or waits much beyond the budget, Redis is marked down once, and
 // after a restart the cache goes back to L2 by itself.
@@ -121,23 +147,7 @@ func TestPipelineRedisKilled(t *testing.T) {
 	// healthy round trip can take a tenth of a second.
 	const budget = 400 * time.Millisecond
 	c := newCache(t, Options{Redis: newClient(t, srv.Addr), L1MaxBytes: -1, RedisTimeout: budget})
-	pol := Policy{TTL: time.Hour}
-	l := startL2Load(t, c, 64, 200, pol)
-	waitWithin(t, 30*time.Second, "load", func() bool { return c.Stats().L2Hits > 500 })
-	l.slowest.Store(0) // from the kill on
-	srv.Stop()
-	waitWithin(t, 5*time.Second, "redis marked down", func() bool { return !c.RedisHealthy() })
-	down := c.Stats()
-	waitWithin(t, 10*time.Second, "requests to go on without redis", func() bool { return c.Stats().Fills > down.Fills+100 })
-	slowWhileDown := time.Duration(l.slowest.Load())
-	srv.Restart()
-	waitWithin(t, 10*time.Second, "redis back", c.RedisHealthy)
-	back := c.Stats().L2Hits
-	waitWithin(t, 5*time.Second, "L2 hits again", func() bool { return c.Stats().L2Hits > back+100 })
-	l.end()
-	if l.failures.Load() != 0 {
-		t.Fatalf("%d of %d gets failed", l.failures.Load(), l.gets.Load())
-	}
+	slowWhileDown := outageUnderLoad(t, c, srv.Stop, srv.Restart)
 	// From the kill until requests go on without Redis, a Get meets at most
 	// two Redis calls (its lookup, the write of the flight it joins), each
 	// abandoned at the budget; the rest is scheduling of 64 goroutines on a
@@ -162,23 +172,7 @@ func TestPipelineQueuedCommandsTimeout(t *testing.T) {
 	rc := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, MaxRetries: -1})
 	t.Cleanup(func() { _ = rc.Close() })
 	c := newCache(t, Options{Redis: rc, L1MaxBytes: -1, RedisTimeout: budget})
-	pol := Policy{TTL: time.Hour}
-	l := startL2Load(t, c, 64, 200, pol)
-	waitWithin(t, 30*time.Second, "load", func() bool { return c.Stats().L2Hits > 500 })
-	l.slowest.Store(0) // from the stall on
-	srv.Pause()
-	waitWithin(t, 5*time.Second, "redis marked down", func() bool { return !c.RedisHealthy() })
-	down := c.Stats()
-	waitWithin(t, 10*time.Second, "requests to go on without redis", func() bool { return c.Stats().Fills > down.Fills+100 })
-	slowWhileDown := time.Duration(l.slowest.Load())
-	srv.Resume()
-	waitWithin(t, 10*time.Second, "redis back", c.RedisHealthy)
-	back := c.Stats().L2Hits
-	waitWithin(t, 5*time.Second, "L2 hits again", func() bool { return c.Stats().L2Hits > back+100 })
-	l.end()
-	if l.failures.Load() != 0 {
-		t.Fatalf("%d of %d gets failed", l.failures.Load(), l.gets.Load())
-	}
+	slowWhileDown := outageUnderLoad(t, c, srv.Pause, srv.Resume)
 	// Without the budget a caller would wait for the socket timeout (5s).
 	// A miss may meet two Redis calls before Redis is marked down (its
 	// lookup, and the write of the flight it joins), each abandoned at the
