@@ -46,7 +46,10 @@ func startRecorder(t *testing.T, target string) *recorder {
 				}
 				defer up.Close()
 				go func() { _, _ = io.Copy(c, up); c.Close() }()
-				_, _ = io.Copy(io.MultiWriter(up, r), c)
+				// Record before forwarding: once the edge has the bytes it
+				// may answer, and the client may take() the record, before
+				// a write that came second would have landed.
+				_, _ = io.Copy(io.MultiWriter(r, up), c)
 			}()
 		}
 	}()
