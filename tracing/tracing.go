@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
@@ -70,6 +69,9 @@ type Config struct {
 	// (OTEL_RESOURCE_ATTRIBUTES, "k=v,k2=v2" with percent-encoded values;
 	// the variable's pairs are merged over these).
 	ResourceAttributes map[string]string
+	// Export is how spans are sent (headers, timeout, compression,
+	// certificates): environment only, filled by WithEnv.
+	Export ExportConfig
 }
 
 // Env variable names read by WithEnv.
@@ -133,6 +135,7 @@ func (c Config) WithEnv(lookup func(string) (string, bool)) (Config, error) {
 			c.ResourceAttributes = m
 		}
 	}
+	errs = append(errs, c.Export.readEnv(get)...)
 	if err := errors.Join(errs...); err != nil {
 		return c, err
 	}
@@ -224,8 +227,9 @@ type Options struct {
 }
 
 // New builds the tracer of cfg, or returns nil (tracing off) when cfg does
-// not enable it. The exporter reads the other OTEL_EXPORTER_OTLP_*
-// variables (headers, timeout, compression, certificates) itself.
+// not enable it. The exporter's settings beyond the endpoint (headers,
+// timeout, compression, certificates) are cfg.Export, which WithEnv reads
+// from the OTEL_EXPORTER_OTLP_* variables.
 func New(cfg Config, opts Options) (*Tracing, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -240,9 +244,9 @@ func New(cfg Config, opts Options) (*Tracing, error) {
 		cfg.ServiceName = DefaultServiceName
 	}
 	u := cfg.tracesURL()
-	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(u))
+	exp, err := newExporter(u, cfg.Export)
 	if err != nil {
-		return nil, fmt.Errorf("tracing: exporter: %w", err)
+		return nil, err
 	}
 	attrs := make([]attribute.KeyValue, 0, len(cfg.ResourceAttributes)+2)
 	for _, k := range slices.Sorted(maps.Keys(cfg.ResourceAttributes)) {

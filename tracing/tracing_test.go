@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -147,6 +148,26 @@ func TestWithEnv(t *testing.T) {
 		{"sdk disabled false", map[string]string{EnvSDKDisabled: "false"}, func(c Config) bool { return !c.Disabled && c.Enabled() }, ""},
 		{"bad ratio", map[string]string{EnvSamplerArg: "half"}, nil, EnvSamplerArg},
 		{"bad resource attributes", map[string]string{EnvResourceAttributes: "novalue"}, nil, EnvResourceAttributes},
+		{"exporter variables", map[string]string{
+			EnvHeaders: "authorization=Bearer%20t,x-tenant=a", EnvTimeout: "2500", EnvCompression: "GZIP",
+			EnvCertificate: "/ca.pem", EnvClientCertificate: "/c.pem", EnvClientKey: "/k.pem"},
+			func(c Config) bool {
+				e := c.Export
+				return e.Headers["authorization"] == "Bearer t" && e.Headers["x-tenant"] == "a" && len(e.Headers) == 2 &&
+					e.Timeout == 2500*time.Millisecond && e.Gzip && e.CAFile == "/ca.pem" && e.ClientCertFile == "/c.pem" && e.ClientKeyFile == "/k.pem"
+			}, ""},
+		{"traces variables win over the generic ones", map[string]string{
+			EnvHeaders: "a=generic", EnvTracesHeaders: "b=traces", EnvTimeout: "1000", EnvTracesTimeout: "3000",
+			EnvCompression: "gzip", EnvTracesCompression: "none"},
+			func(c Config) bool {
+				e := c.Export
+				return e.Headers["b"] == "traces" && len(e.Headers) == 1 && e.Timeout == 3*time.Second && !e.Gzip
+			}, ""},
+		{"bad timeout", map[string]string{EnvTracesTimeout: "10s"}, nil, EnvTracesTimeout},
+		{"zero timeout", map[string]string{EnvTimeout: "0"}, nil, EnvTimeout},
+		{"bad compression", map[string]string{EnvCompression: "zstd"}, nil, EnvCompression},
+		{"bad headers", map[string]string{EnvHeaders: "novalue"}, nil, EnvHeaders},
+		{"client certificate without key", map[string]string{EnvClientCertificate: "/c.pem"}, nil, EnvClientKey},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

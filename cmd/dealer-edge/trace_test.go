@@ -544,6 +544,9 @@ func TestCheckConfigTracingEnv(t *testing.T) {
 		{"unknown sampler", "OTEL_TRACES_SAMPLER", "jaeger_remote", "OTEL_TRACES_SAMPLER", 2},
 		{"endpoint not a URL", "OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318", "OTEL_EXPORTER_OTLP_ENDPOINT", 2},
 		{"bad resource attributes", "OTEL_RESOURCE_ATTRIBUTES", "novalue", "OTEL_RESOURCE_ATTRIBUTES", 2},
+		{"exporter timeout not milliseconds", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "10s", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", 2},
+		{"unknown compression", "OTEL_EXPORTER_OTLP_COMPRESSION", "zstd", "OTEL_EXPORTER_OTLP_COMPRESSION", 2},
+		{"valid headers", "OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20x", "", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv(c.key, c.value)
