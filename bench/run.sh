@@ -9,7 +9,7 @@
 # Environment overrides: BENCH_DURATION (wrk -d, default 6s / smoke 3s), BENCH_RUNS (default 3 / smoke 1),
 # BENCH_CONNS (default "64 256" / smoke "64"), BENCH_KEEP=1 keeps the temp dir (nginx prefix, configs),
 # BENCH_ONLY=scale runs the scale mix (s, u) alone, BENCH_ONLY=miss only the miss rows (c, c100, d, d-views),
-# BENCH_ONLY=spray only the key spray (k),
+# BENCH_ONLY=spray only the key spray (k), BENCH_ONLY=hit only the hit path (a, a', t, a-gz, b, f),
 # BENCH_PREBUILT=DIR uses DIR/dealer-edge and DIR/fake-upstream instead of building them.
 #
 # Everything listens on 127.0.0.1 on free ports chosen here; every process started is killed on exit.
@@ -429,6 +429,7 @@ log "scenario f: edge VmRSS max $((rss / 1024)) MiB during hit mix at $MAXCONNS 
 fi # BENCH_ONLY=miss
 
 # ================================================================ phase 2: miss path (c, d)
+if [ "${BENCH_ONLY:-}" != hit ]; then
 log "phase 2: dealer-edge with caching off against the same fake-upstream (5 ms)"
 start_edge edge-nocache "$UP5" "$REDIS1" "$EDGE_NOCACHE_CFG"
 EDGE_N="http://127.0.0.1:$EDGE_PORT"
@@ -473,8 +474,9 @@ if [ "$MODE" = full ]; then
   PAIR_CONNS=()
 fi
 
+fi # BENCH_ONLY=hit
 # ================================================================ phase 3: stampede (e)
-if [ "${BENCH_ONLY:-}" != miss ] && [ "${BENCH_ONLY:-}" != spray ]; then
+if [ "${BENCH_ONLY:-}" != miss ] && [ "${BENCH_ONLY:-}" != spray ] && [ "${BENCH_ONLY:-}" != hit ]; then
 log "phase 3: stampede: fake-upstream (200 ms), fresh redis-server, edge (caching on), nginx in front of an edge with caching off"
 start_redis redis-3
 REDIS3=$REDIS_PORT
@@ -500,7 +502,7 @@ fi # BENCH_ONLY=miss
 
 fi # BENCH_ONLY
 
-if [ "${BENCH_ONLY:-}" != miss ] && [ "${BENCH_ONLY:-}" != spray ]; then
+if [ "${BENCH_ONLY:-}" != miss ] && [ "${BENCH_ONLY:-}" != spray ] && [ "${BENCH_ONLY:-}" != hit ]; then
 # ================================================================ phase 4: scale mix (s, u)
 # Zipf(1.0) over every listing page of every page size of REWIND/NOS/NLT of the fake's three dealers, the edge's
 # L1 cut to 1/12 of the working set (what a fleet sees), listing TTL 1 h on both sides so nothing expires,
