@@ -2,9 +2,9 @@ package aggregator
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,7 +16,7 @@ import (
 // snapshot and the change feed of upstream's contract (*upstream.Client
 // implements it).
 type KeyFeed interface {
-	KeySnapshot(ctx context.Context, after string, limit int) (upstream.KeySnapshotPage, error)
+	KeySnapshotEach(ctx context.Context, after string, limit int, each func(*upstream.KeyIndexEntry) error) (upstream.KeySnapshotPage, error)
 	KeyChanges(ctx context.Context, cursor string, limit int) (upstream.KeyChangesPage, error)
 }
 
@@ -133,6 +133,7 @@ func (ix *keyIndex) internPlan(p string) uint32 {
 	if len(ix.planIdx) >= 1<<planBits-1 {
 		return 1<<planBits - 1 // no such plan: the default limit
 	}
+	p = strings.Clone(p) // p may point into a response body
 	old := *ix.plans.Load()
 	ps := append(append(make([]string, 0, len(old)+1), old...), p)
 	i := uint32(len(old))
@@ -161,10 +162,7 @@ func (ix *keyIndex) stateAt(now time.Time, staleAfter, grace time.Duration) stri
 // entry converts a feed entry; ok is false when the entry does not make a
 // valid key (revoked, deleted, malformed hash).
 func (ix *keyIndex) entry(u *upstream.KeyIndexEntry) (h [32]byte, e ixEntry, valid, wellFormed bool) {
-	if len(u.KeySHA256) != 64 {
-		return h, e, false, false
-	}
-	if _, err := hex.Decode(h[:], []byte(u.KeySHA256)); err != nil {
+	if !decodeHash(&h, u.KeySHA256) {
 		return h, e, false, false
 	}
 	if u.Status != upstream.KeyActive {
@@ -187,36 +185,47 @@ func (ix *keyIndex) loadSnapshot(ctx context.Context) error {
 	if t := ix.tab.Load(); t != nil {
 		hint = int(ix.size.Load())
 	}
-	// The next page is fetched and decoded while this one is inserted:
-	// decoding and inserting are the two halves of the cost.
+	// The next page is fetched and decoded (into fixed-size records, no
+	// allocation per key) while this one is inserted; the pages' buffers
+	// go round between the two goroutines.
 	ctx, cancel := context.WithCancel(ctx)
+	var fetching sync.WaitGroup
+	defer fetching.Wait() // the fetcher interns plans: it is done before the next sync
 	defer cancel()
-	pages := make(chan snapshotPage, 1)
-	go ix.fetchPages(ctx, pages)
+	const buffers = 3
+	pages := make(chan *snapshotPage, buffers)
+	free := make(chan *snapshotPage, buffers)
+	for range buffers {
+		free <- &snapshotPage{}
+	}
+	fetching.Add(1)
+	go func() {
+		defer fetching.Done()
+		ix.fetchPages(ctx, pages, free)
+	}()
 	var t *ixTable
 	cursor := ""
 	for first := true; ; first = false {
-		r, ok := <-pages
+		pg, ok := <-pages
 		if !ok {
 			return errors.New("key index snapshot: ended without a last page")
 		}
-		if r.err != nil {
-			return r.err
+		if pg.err != nil {
+			return pg.err
 		}
-		p := &r.p
 		if first {
-			cursor = p.Cursor
+			cursor = pg.cursor
 			// Sized once for the whole snapshot and some growth: a map
 			// that grows by doubling holds up to twice the memory.
-			t = newIXTable(max(hint, p.Total+p.Total/16))
+			t = newIXTable(max(hint, pg.total+pg.total/16))
 		}
-		for i := range p.Items {
-			h, e, valid, _ := ix.entry(&p.Items[i])
-			if valid {
-				t.shards[h[0]%ixShards].m[h] = e // not yet shared: no lock
-			}
+		for i := range pg.recs {
+			r := &pg.recs[i]
+			t.shards[r.h[0]%ixShards].m[r.h] = r.e // not yet shared: no lock
 		}
-		if p.Next == "" {
+		last := pg.next == ""
+		free <- pg
+		if last {
 			break
 		}
 	}
@@ -227,25 +236,47 @@ func (ix *keyIndex) loadSnapshot(ctx context.Context) error {
 	return ix.applyChanges(ctx)
 }
 
-// snapshotPage is one fetched snapshot page, or the error that ended the
-// fetching.
+// keyRec is one valid key of a snapshot page, ready to insert.
+type keyRec struct {
+	h [32]byte
+	e ixEntry
+}
+
+// snapshotPage is one fetched snapshot page (its valid keys and its
+// paging fields), or the error that ended the fetching.
 type snapshotPage struct {
-	p   upstream.KeySnapshotPage
-	err error
+	recs         []keyRec
+	next, cursor string
+	total        int
+	err          error
 }
 
 // fetchPages pages the snapshot into out, in order, until the last page,
 // an error (sent as the last element) or the end of ctx; it closes out.
-func (ix *keyIndex) fetchPages(ctx context.Context, out chan<- snapshotPage) {
+// Each page is decoded into a buffer taken from free.
+func (ix *keyIndex) fetchPages(ctx context.Context, out, free chan *snapshotPage) {
 	defer close(out)
 	after := ""
 	for {
-		p, err := ix.feed.KeySnapshot(ctx, after, indexPageSize)
+		var pg *snapshotPage
+		select {
+		case pg = <-free:
+		case <-ctx.Done():
+			return
+		}
+		pg.recs = pg.recs[:0]
+		p, err := ix.feed.KeySnapshotEach(ctx, after, indexPageSize, func(u *upstream.KeyIndexEntry) error {
+			if h, e, valid, _ := ix.entry(u); valid {
+				pg.recs = append(pg.recs, keyRec{h, e})
+			}
+			return nil
+		})
 		if err == nil && p.Next != "" && p.Next <= after {
 			err = errors.New("key index snapshot: next page does not advance")
 		}
+		pg.next, pg.cursor, pg.total, pg.err = p.Next, p.Cursor, p.Total, err
 		select {
-		case out <- snapshotPage{p, err}:
+		case out <- pg:
 		case <-ctx.Done():
 			return
 		}
@@ -351,3 +382,33 @@ func (ix *keyIndex) run(ctx context.Context, settings func() *Settings) {
 		}
 	}
 }
+
+// decodeHash decodes 64 hex digits (either case) into h, without the
+// allocation of converting s to bytes.
+func decodeHash(h *[32]byte, s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	bad := byte(0)
+	for i := range h {
+		hi, lo := hexVal[s[2*i]], hexVal[s[2*i+1]]
+		bad |= hi | lo
+		h[i] = hi<<4 | lo&0x0f
+	}
+	return bad&0xf0 == 0
+}
+
+// hexVal maps a hex digit to its value and every other byte to 0xff.
+var hexVal = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = byte(c - 'a' + 10)
+		t[c-'a'+'A'] = byte(c - 'a' + 10)
+	}
+	return t
+}()

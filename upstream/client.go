@@ -534,6 +534,9 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 // field for the answers of the miss path (decode.go), by reflection for the
 // others.
 func decodeBody(body []byte, out any) error {
+	if d, ok := out.(bodyDecoder); ok {
+		return d.decodeBody(body)
+	}
 	if ok, err := decodeFields(body, out); ok {
 		return err
 	}

@@ -35,6 +35,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	latency := fs.Duration("latency", 0, "latency added to every answer of every service")
 	failRate := fs.Float64("fail-rate", 0, "probability (0..1) that a request is answered with 500")
 	seed := fs.Int64("seed", 0, fmt.Sprintf("data seed (0 = %d)", fake.DefaultSeed))
+	extraKeys := fs.Int("extra-keys", 0, "extra active API keys load-key-0000000 ... for key index load tests")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -51,7 +52,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	srv := fake.NewServer(fake.Options{Seed: *seed, Latency: *latency, FailRate: *failRate})
+	if *extraKeys < 0 || *extraKeys > 10_000_000 {
+		return fmt.Errorf("--extra-keys must be between 0 and 10000000, got %d", *extraKeys)
+	}
+	srv := fake.NewServer(fake.Options{Seed: *seed, Latency: *latency, FailRate: *failRate, ExtraKeys: *extraKeys})
 	addr, err := srv.Start(*listen)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", *listen, err)

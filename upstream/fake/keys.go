@@ -121,5 +121,19 @@ func (ks *keyStore) loadDefaults(n int) error {
 		}
 	}
 	slices.Sort(ks.sorted)
+	// The entries' JSON in one block, in snapshot order (see inOrder).
+	total := 0
+	for _, sk := range ks.byHash {
+		total += len(sk.entryJSON)
+	}
+	block := make([]byte, 0, total)
+	ks.inOrder = make([][]byte, len(ks.sorted))
+	for i, h := range ks.sorted {
+		sk := ks.byHash[h]
+		start := len(block)
+		block = append(block, sk.entryJSON...)
+		sk.entryJSON = block[start:len(block):len(block)]
+		ks.inOrder[i] = sk.entryJSON
+	}
 	return nil
 }

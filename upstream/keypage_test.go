@@ -1,0 +1,153 @@
+package upstream
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+)
+
+// decodeKeyPage runs the snapshot page decoder on body and returns the
+// page with its items collected (copied out of the body).
+func decodeKeyPage(body []byte) (KeySnapshotPage, error) {
+	var page KeySnapshotPage
+	var items []KeyIndexEntry
+	sink := &keySnapshotSink{page: &page, each: func(e *KeyIndexEntry) error {
+		c := KeyIndexEntry{KeySHA256: strings.Clone(e.KeySHA256), DealerID: e.DealerID, Status: strings.Clone(e.Status), Plan: strings.Clone(e.Plan)}
+		if e.ExpiresAt != nil {
+			t := *e.ExpiresAt
+			c.ExpiresAt = &t
+		}
+		items = append(items, c)
+		return nil
+	}}
+	err := sink.decodeBody(body)
+	page.Items = items
+	return page, err
+}
+
+// genericKeyPage decodes body the way every other answer is decoded.
+func genericKeyPage(body []byte) (KeySnapshotPage, error) {
+	var page KeySnapshotPage
+	err := json.Unmarshal(body, &page, decodeOptions)
+	if len(page.Items) == 0 {
+		page.Items = nil
+	}
+	return page, err
+}
+
+const hashA = "0000000000000000000000000000000000000000000000000000000000000001"
+
+func TestKeySnapshotPageDecoder(t *testing.T) {
+	exp := time.Date(2030, 12, 31, 23, 59, 59, 0, time.UTC)
+	cases := []struct {
+		name    string
+		body    string
+		want    KeySnapshotPage
+		wantErr bool
+	}{
+		{"empty page", `{"items":[],"next":"","cursor":"e-0","total":0}`, KeySnapshotPage{Cursor: "e-0"}, false},
+		{"one of each", `{"items":[{"key_sha256":"` + hashA + `","dealer_id":101,"status":"active","plan":"default","expires_at":"2030-12-31T23:59:59Z"},` +
+			`{"key_sha256":"ab","dealer_id":-2,"status":"revoked","plan":"","expires_at":null}],"next":"ab","cursor":"c-7","total":2}`,
+			KeySnapshotPage{Items: []KeyIndexEntry{
+				{KeySHA256: hashA, DealerID: 101, Status: "active", Plan: "default", ExpiresAt: &exp},
+				{KeySHA256: "ab", DealerID: -2, Status: "revoked"},
+			}, Next: "ab", Cursor: "c-7", Total: 2}, false},
+		{"members in any order, white space, unknown members skipped",
+			" {\n\t\"total\" : 5 , \"extra\":{\"a\":[1,2.5e-3,{\"b\":null}],\"c\":\"x\\\"y\"}, \"items\" : [ {\"plan\":\"p\",\"future\":[true,false],\"dealer_id\":7} ] ,\"cursor\":\"k\"} \r\n",
+			KeySnapshotPage{Items: []KeyIndexEntry{{DealerID: 7, Plan: "p"}}, Cursor: "k", Total: 5}, false},
+		{"escapes are decoded", `{"items":[{"plan":"b\u00e9nch\n","status":"act\"ive"}],"cursor":"\u0063"}`,
+			KeySnapshotPage{Items: []KeyIndexEntry{{Plan: "bénch\n", Status: `act"ive`}}, Cursor: "c"}, false},
+		{"a repeated member keeps its last value", `{"items":[{"dealer_id":1,"dealer_id":2}],"cursor":"a","cursor":"b"}`,
+			KeySnapshotPage{Items: []KeyIndexEntry{{DealerID: 2}}, Cursor: "b"}, false},
+		{"null items and strings", `{"items":null,"next":null,"cursor":null}`, KeySnapshotPage{}, false},
+		{"offset expiry", `{"items":[{"expires_at":"2030-12-31T23:59:59.5+02:00"}]}`,
+			KeySnapshotPage{Items: []KeyIndexEntry{{ExpiresAt: ptr(time.Date(2030, 12, 31, 21, 59, 59, 5e8, time.UTC))}}}, false},
+		{"items twice", `{"items":[],"items":[]}`, KeySnapshotPage{}, true},
+		{"not an object", `[]`, KeySnapshotPage{}, true},
+		{"truncated", `{"items":[{"dealer_id":1}`, KeySnapshotPage{}, true},
+		{"trailing data", `{"items":[]} {}`, KeySnapshotPage{}, true},
+		{"dealer id with a fraction", `{"items":[{"dealer_id":1.5}]}`, KeySnapshotPage{}, true},
+		{"dealer id too large", `{"items":[{"dealer_id":9223372036854775808}]}`, KeySnapshotPage{}, true},
+		{"dealer id with a leading zero", `{"items":[{"dealer_id":01}]}`, KeySnapshotPage{}, true},
+		{"expiry not a time", `{"items":[{"expires_at":"tomorrow"}]}`, KeySnapshotPage{}, true},
+		{"control character in a string", "{\"cursor\":\"a\x01b\"}", KeySnapshotPage{}, true},
+		{"unterminated string", `{"cursor":"abc`, KeySnapshotPage{}, true},
+		{"bad escape", `{"cursor":"\x"}`, KeySnapshotPage{}, true},
+		{"missing colon", `{"cursor" "a"}`, KeySnapshotPage{}, true},
+		{"trailing comma", `{"items":[{"dealer_id":1},]}`, KeySnapshotPage{}, true},
+		{"nesting too deep in an unknown member", `{"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, KeySnapshotPage{}, true},
+		{"item not an object", `{"items":[1]}`, KeySnapshotPage{}, true},
+		{"empty body", ``, KeySnapshotPage{}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := decodeKeyPage([]byte(c.body))
+			if c.wantErr {
+				if err == nil || !errors.Is(err, errKeyPage) {
+					t.Fatalf("err %v, want a malformed-page error", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !samePage(got, c.want) {
+				t.Errorf("got  %+v\nwant %+v", got, c.want)
+			}
+			// The generic decoder agrees.
+			gen, err := genericKeyPage([]byte(c.body))
+			if err != nil {
+				t.Fatalf("generic decoder: %v", err)
+			}
+			if !samePage(got, gen) {
+				t.Errorf("generic decoder: %+v", gen)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// samePage compares two pages, expiry by instant.
+func samePage(a, b KeySnapshotPage) bool {
+	if a.Next != b.Next || a.Cursor != b.Cursor || a.Total != b.Total || len(a.Items) != len(b.Items) {
+		return false
+	}
+	for i := range a.Items {
+		x, y := a.Items[i], b.Items[i]
+		if x.KeySHA256 != y.KeySHA256 || x.DealerID != y.DealerID || x.Status != y.Status || x.Plan != y.Plan ||
+			(x.ExpiresAt == nil) != (y.ExpiresAt == nil) || (x.ExpiresAt != nil && !x.ExpiresAt.Equal(*y.ExpiresAt)) {
+			return false
+		}
+	}
+	return true
+}
+
+// FuzzKeySnapshotPage: the snapshot page decoder never panics, and on
+// every input that both it and the generic decoder accept, they agree.
+func FuzzKeySnapshotPage(f *testing.F) {
+	for _, s := range []string{
+		`{"items":[{"key_sha256":"` + hashA + `","dealer_id":101,"status":"active","plan":"default","expires_at":"2030-12-31T23:59:59Z"}],"next":"x","cursor":"e-1","total":1}`,
+		`{"items":[],"next":"","cursor":"e-0","total":0}`,
+		`{"extra":{"a":[1,2.5e-3,{"b":null}],"c":"x\"y"},"items":null}`,
+		`{"items":[{"plan":"b\u00e9nch","expires_at":null,"dealer_id":-0}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, err := decodeKeyPage(body)
+		if err != nil {
+			return
+		}
+		gen, gerr := genericKeyPage(body)
+		if gerr != nil {
+			return
+		}
+		if !samePage(got, gen) {
+			t.Fatalf("decoders disagree on %q:\n fast    %+v\n generic %+v", body, got, gen)
+		}
+	})
+}
