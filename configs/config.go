@@ -97,6 +97,11 @@ type Config struct {
 		// deadline) while 4,096 connections, or half of the concurrency
 		// if lower, are open.
 		IdleTimeoutBusy Duration `json:"idle_timeout_busy"`
+		// ParkIdleAfter parks a keep-alive connection that has waited
+		// this long for its next request, while more than ParkAbove
+		// connections are open: it waits without a goroutine (0: never).
+		ParkIdleAfter Duration `json:"park_idle_after"`
+		ParkAbove     int      `json:"park_above"`
 		// ProxyProtocol makes the public listener read a PROXY protocol
 		// (v1 or v2) header on each connection: from every source when
 		// ProxyProtocolFrom is empty, else from those CIDRs only.
@@ -225,6 +230,8 @@ func Default() *Config {
 	c.Server.Concurrency = 0 // derived from the file-descriptor limit at start
 	c.Server.MaxConnsPerIP = 1024
 	c.Server.IdleTimeoutBusy = Duration(5 * time.Second)
+	c.Server.ParkIdleAfter = Duration(time.Second)
+	c.Server.ParkAbove = 128
 	c.Server.ProxyProtocolFrom = []string{}
 	c.Server.ShutdownGrace = Duration(15 * time.Second)
 	c.Server.ProblemBaseURL = publicshape.DefaultProblemBase
@@ -415,6 +422,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.IdleTimeoutBusy < 0 {
 		bad("server.idle_timeout_busy", "must not be negative (0 keeps server.idle_timeout under pressure)")
+	}
+	if c.Server.ParkIdleAfter < 0 {
+		bad("server.park_idle_after", "must not be negative (0 turns parking off)")
+	}
+	if c.Server.ParkAbove < 0 {
+		bad("server.park_above", "must not be negative")
 	}
 	for _, p := range c.Server.ProxyProtocolFrom {
 		if _, err := netip.ParsePrefix(p); err != nil {

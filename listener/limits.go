@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,16 @@ type LimitOptions struct {
 	// RejectResponse, when set, is written to a refused connection before
 	// it is closed (a plain HTTP answer; leave it nil under TLS).
 	RejectResponse []byte
+	// ParkAfter, when positive, parks a keep-alive connection that has
+	// waited that long for its next request while more than ParkAbove
+	// connections are open: it leaves the server (which closes nothing)
+	// and waits in one epoll set with no goroutine of its own until it is
+	// readable, when it is served again (ServeParked), or until its idle
+	// deadline, when it is closed. Linux only, and not under TLS (New
+	// turns it off there): the TLS layer may hold read-ahead the socket
+	// does not show.
+	ParkAfter time.Duration
+	ParkAbove int
 }
 
 // LimitListener counts open connections, in total and per client
@@ -53,11 +64,42 @@ type LimitListener struct {
 	connsMu   sync.Mutex
 	conns     map[*limitConn]struct{}
 	lastSweep time.Time
+	parker    *parker // nil: no parking
 }
 
 // Limit wraps ln.
 func Limit(ln net.Listener, o LimitOptions) *LimitListener {
-	return &LimitListener{Listener: ln, o: o, perIP: map[netip.Addr]int{}, conns: map[*limitConn]struct{}{}}
+	l := &LimitListener{Listener: ln, o: o, perIP: map[netip.Addr]int{}, conns: map[*limitConn]struct{}{}}
+	if o.ParkAfter > 0 && parkSupported {
+		if p, err := newParker(); err == nil {
+			l.parker = p
+		}
+	}
+	return l
+}
+
+// ServeParked sets how a parked connection that became readable is served
+// again (the server's ServeConn). Until it is set nothing is parked.
+func (l *LimitListener) ServeParked(serve func(net.Conn)) {
+	if l.parker != nil {
+		l.parker.serve.Store(&serve)
+	}
+}
+
+// Parked returns the number of parked connections (counted in Open too).
+func (l *LimitListener) Parked() int64 {
+	if l.parker == nil {
+		return 0
+	}
+	return l.parker.count.Load()
+}
+
+// Close closes the listener and every parked connection.
+func (l *LimitListener) Close() error {
+	if l.parker != nil {
+		l.parker.close()
+	}
+	return l.Listener.Close()
 }
 
 // Open returns the number of open connections.
@@ -153,6 +195,13 @@ type limitConn struct {
 	rejected   bool
 	closeOnce  sync.Once
 	deadline   atomic.Int64 // the read deadline the server asked for, Unix ns; 0: none
+	// The parking state, used by the goroutine that owns the connection
+	// (the serving one, or the parker's while parked) only.
+	wrote       bool  // an answer was written: the connection is keep-alive
+	readSince   bool  // bytes were read since the last write
+	parkArmed   bool  // the read deadline in force is the parking one
+	parkPending bool  // the parking deadline passed with nothing read: Close parks
+	idleUntil   int64 // the idle deadline in force (after the busy cap), Unix ns
 }
 
 func (c *limitConn) Read(b []byte) (int, error) {
@@ -179,20 +228,61 @@ func (c *limitConn) Read(b []byte) (int, error) {
 	if c.rejected {
 		return 0, ErrTooManyConns
 	}
-	return c.Conn.Read(b)
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.readSince = true
+	} else if err != nil && c.parkArmed && !c.readSince && errors.Is(err, os.ErrDeadlineExceeded) &&
+		(c.idleUntil == 0 || time.Now().UnixNano() < c.idleUntil) {
+		// The parking deadline, not the idle one: nothing of a next
+		// request has arrived, so nothing is buffered above this layer.
+		// The server closes the connection on this error; Close parks it.
+		c.parkPending = true
+	}
+	return n, err
 }
 
-// SetReadDeadline caps the deadline under pressure.
+func (c *limitConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if n > 0 {
+		c.wrote, c.readSince = true, false
+	}
+	return n, err
+}
+
+// SetReadDeadline caps the deadline under pressure, and sets the parking
+// deadline instead when the connection waits for its next request.
 func (c *limitConn) SetReadDeadline(t time.Time) error {
-	return c.Conn.SetReadDeadline(c.cap(t))
+	t = c.cap(t)
+	c.parkArmed = false
+	if !t.IsZero() {
+		c.idleUntil = t.UnixNano()
+	} else {
+		c.idleUntil = 0
+	}
+	if p := c.l.parker; p != nil && c.wrote && !c.readSince && c.l.open.Load() > int64(c.l.o.ParkAbove) {
+		if pt := time.Now().Add(c.l.o.ParkAfter); t.IsZero() || pt.Before(t) {
+			c.parkArmed = true
+			return c.Conn.SetReadDeadline(pt)
+		}
+	}
+	return c.Conn.SetReadDeadline(t)
 }
 
 // SetDeadline caps the read side under pressure.
 func (c *limitConn) SetDeadline(t time.Time) error {
+	c.parkArmed = false
 	if err := c.Conn.SetWriteDeadline(t); err != nil {
 		return err
 	}
 	return c.Conn.SetReadDeadline(c.cap(t))
+}
+
+// unpark makes a parked connection new to the server again: its next
+// read has no deadline until the server sets one, and it is not parked
+// again before it has answered a request.
+func (c *limitConn) unpark() {
+	c.wrote, c.readSince, c.parkArmed, c.parkPending = false, false, false, false
+	_ = c.Conn.SetReadDeadline(time.Time{})
 }
 
 func (c *limitConn) cap(t time.Time) time.Time {
@@ -210,6 +300,12 @@ func (c *limitConn) cap(t time.Time) time.Time {
 }
 
 func (c *limitConn) Close() error {
+	if c.parkPending {
+		c.parkPending = false
+		if c.l.parker.park(c) {
+			return nil // the parker owns it now
+		}
+	}
 	c.closeOnce.Do(func() {
 		c.l.open.Add(-1)
 		if c.l.o.BusyConns > 0 && c.l.o.BusyIdleTimeout > 0 {

@@ -25,6 +25,9 @@ type Stack struct {
 
 // New builds the stack over a bound TCP listener.
 func New(tcp net.Listener, o Options) (*Stack, error) {
+	if o.TLS != nil {
+		o.Limits.ParkAfter = 0 // see LimitOptions.ParkAfter
+	}
 	s := &Stack{Retry: Retry(tcp, o.Retry)}
 	var ln net.Listener = s.Retry
 	if o.Proxy != nil {

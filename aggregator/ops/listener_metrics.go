@@ -8,8 +8,9 @@ type ListenerStats struct {
 	// Accepting is false while accepting fails (out of file descriptors,
 	// say) and until the next connection is accepted.
 	Accepting bool
-	// Open counts the open public connections.
-	Open int64
+	// Open counts the open public connections; Parked those of them
+	// parked without a goroutine (server.park_idle_after).
+	Open, Parked int64
 	// Concurrency is the connection cap in force; FDLimit the process's
 	// file-descriptor limit found at start (0: none).
 	Concurrency int
@@ -34,6 +35,7 @@ func (m *Metrics) SetListenerSource(f func() ListenerStats) {
 			return 0
 		})
 		m.set.NewGauge(`edge_listener_open_connections{listener="public"}`, func() float64 { return float64(f().Open) })
+		m.set.NewGauge(`edge_listener_parked_connections{listener="public"}`, func() float64 { return float64(f().Parked) })
 		m.set.NewGauge(`edge_listener_concurrency{listener="public"}`, func() float64 { return float64(f().Concurrency) })
 		m.set.NewGauge(`edge_process_fd_limit`, func() float64 { return float64(f().FDLimit) })
 	})

@@ -82,6 +82,8 @@ func (a *app) listenPublic(cfg *configs.Config, conc int) error {
 			MaxConnsPerIP:   cfg.Server.MaxConnsPerIP,
 			BusyConns:       min(conc/2, busyConns),
 			BusyIdleTimeout: cfg.Server.IdleTimeoutBusy.D(),
+			ParkAfter:       cfg.Server.ParkIdleAfter.D(),
+			ParkAbove:       cfg.Server.ParkAbove,
 			OnReject:        func(reason string) { a.metrics.ConnRejected(reason) },
 		},
 	}

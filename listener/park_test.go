@@ -1,0 +1,183 @@
+//go:build linux
+
+package listener
+
+import (
+	"crypto/tls"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// servePark runs a fasthttp server over a stack built with o, serving
+// parked connections again; the handler answers the client address.
+func servePark(t *testing.T, o Options, idle time.Duration) (addr string, s *Stack, srv *fasthttp.Server) {
+	t.Helper()
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = New(tcp, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv = &fasthttp.Server{
+		Handler:     func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString(ctx.RemoteAddr().String()) },
+		ReadTimeout: 5 * time.Second,
+		IdleTimeout: idle,
+		Logger:      quiet{},
+	}
+	s.Limits.ServeParked(func(c net.Conn) { _ = srv.ServeConn(c) })
+	done := make(chan struct{})
+	go func() { _ = srv.Serve(s); close(done) }()
+	t.Cleanup(func() { _ = srv.Shutdown(); <-done })
+	return tcp.Addr().String(), s, srv
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestParkedConnectionsAreServedAgain: keep-alive connections idle past
+// ParkAfter are parked (while more than ParkAbove are open) and answer
+// their next requests as before, many times over, also under the PROXY
+// protocol; a connection that never answered a request is not parked.
+func TestParkedConnectionsAreServedAgain(t *testing.T) {
+	for _, proxy := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "proxy protocol"}[proxy], func(t *testing.T) {
+			o := Options{Limits: LimitOptions{ParkAfter: 50 * time.Millisecond, ParkAbove: 2}}
+			if proxy {
+				o.Proxy = &ProxyOptions{HeaderTimeout: time.Second}
+			}
+			addr, s, _ := servePark(t, o, 30*time.Second)
+			const n = 20
+			conns := make([]net.Conn, n)
+			for i := range conns {
+				c, err := net.Dial("tcp", addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				conns[i] = c
+				var prefix []byte
+				if proxy {
+					prefix = header(t, 2, "203.0.113.9:4000")
+				}
+				if st, body, err := ask(c, prefix); err != nil || st != 200 || (proxy && body != "203.0.113.9:4000") {
+					t.Fatalf("first request: %d %q %v", st, body, err)
+				}
+			}
+			// One connection that never sent anything is left alone.
+			silent, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer silent.Close()
+			// All but ParkAbove of the answered ones get parked (the count
+			// is checked when each one's wait begins).
+			waitFor(t, "parking", func() bool { return s.Limits.Parked() >= n-2 })
+			for round := range 3 {
+				var wg sync.WaitGroup
+				errs := make(chan error, n)
+				for _, c := range conns {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						if st, body, err := ask(c, nil); err != nil || st != 200 || (proxy && body != "203.0.113.9:4000") {
+							errs <- err
+							if err == nil {
+								t.Errorf("round %d: %d %q", round, st, body)
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					if err != nil {
+						t.Fatalf("round %d: %v", round, err)
+					}
+				}
+				waitFor(t, "parking again", func() bool { return s.Limits.Parked() >= n-2 })
+			}
+			if got := s.Limits.Open(); got != n+1 {
+				t.Errorf("%d open, want %d", got, n+1)
+			}
+		})
+	}
+}
+
+// TestParkedConnectionsClose: a parked connection is closed at its idle
+// deadline, when the client goes away (the count drops), and when the
+// listener closes; a client that closes its side is not served.
+func TestParkedConnectionsClose(t *testing.T) {
+	addr, s, _ := servePark(t, Options{Limits: LimitOptions{ParkAfter: 50 * time.Millisecond}}, 600*time.Millisecond)
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, _, err := ask(c, nil); err != nil || st != 200 {
+			t.Fatalf("request: %d %v", st, err)
+		}
+		return c
+	}
+	// Idle deadline: closed by the edge, the client reads EOF.
+	c := dial()
+	waitFor(t, "parking", func() bool { return s.Limits.Parked() == 1 })
+	start := time.Now()
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := c.Read(make([]byte, 1)); n != 0 || err == nil {
+		t.Fatalf("read %d, %v: want EOF at the idle deadline", n, err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("closed after %v, idle timeout 600ms", d)
+	}
+	waitFor(t, "the count to drop", func() bool { return s.Limits.Parked() == 0 && s.Limits.Open() == 0 })
+	c.Close()
+
+	// The client hangs up while parked: woken, read EOF, closed.
+	c = dial()
+	waitFor(t, "parking", func() bool { return s.Limits.Parked() == 1 })
+	c.Close()
+	waitFor(t, "the hung-up connection to close", func() bool { return s.Limits.Parked() == 0 && s.Limits.Open() == 0 })
+
+	// The listener closes: parked connections close with it.
+	c = dial()
+	defer c.Close()
+	waitFor(t, "parking", func() bool { return s.Limits.Parked() == 1 })
+	_ = s.Limits.Close()
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := c.Read(make([]byte, 1)); n != 0 || err == nil {
+		t.Fatalf("read %d, %v: want EOF after the listener closed", n, err)
+	}
+	if s.Limits.Parked() != 0 {
+		t.Errorf("%d parked after close", s.Limits.Parked())
+	}
+}
+
+// TestNoParkingUnderTLS: New turns parking off under TLS.
+func TestNoParkingUnderTLS(t *testing.T) {
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcp.Close()
+	s, err := New(tcp, Options{Limits: LimitOptions{ParkAfter: time.Second}, TLS: &tls.Config{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Limits.parker != nil {
+		t.Error("a parker under TLS")
+	}
+}
