@@ -1,8 +1,13 @@
 package aggregator
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/valyala/fasthttp"
 	"golang.org/x/sync/errgroup"
@@ -81,33 +86,29 @@ func (s *Server) contentListing(ctx *fasthttp.RequestCtx, rs *reqState) {
 			return nil, err
 		}
 		l.Meta = mapping.DealerMeta(pr.dealer)
-		return encode(l)
+		return l.appendJSON(nil)
 	})
 }
 
 // listing builds one content listing page, cut from the dealer's visible
 // view of the type (see views.go): visibility, order, filters and
 // pagination are applied here; a text query is matched by the service.
-func (s *Server) listing(ctx context.Context, st *liveSettings, dealerID int64, ct string, p params, echo bool) (publicshape.ContentListing, error) {
+func (s *Server) listing(ctx context.Context, st *liveSettings, dealerID int64, ct string, p params, echo bool) (listingPage, error) {
 	vis, err := s.listingSelection(ctx, st, dealerID, ct, &p)
 	if err != nil {
-		return publicshape.ContentListing{}, err
+		return listingPage{}, err
 	}
 	n := vis.len()
-	l := publicshape.ContentListing{
+	l := listingPage{ContentListing: publicshape.ContentListing{
 		ContentType: ct,
 		Page:        p.page,
 		PageSize:    p.pageSize,
 		Total:       n,
 		Deprecation: deprecationFields(st, ct),
-	}
-	from := int64(p.page-1) * int64(p.pageSize)
-	to := min(from+int64(p.pageSize), int64(n))
-	l.Items = make([]publicshape.ContentItem, 0, max(to-from, 0))
-	for i := from; i < to; i++ {
-		l.Items = append(l.Items, vis.item(vis.at(int(i)), ct, mapping.ListingForm))
-	}
-	l.HasNext = to < int64(n)
+	}, vis: vis}
+	l.from = int64(p.page-1) * int64(p.pageSize)
+	l.to = min(l.from+int64(p.pageSize), int64(n))
+	l.HasNext = l.to < int64(n)
 	if echo {
 		l.Q = p.q
 		filters := map[string]string{}
@@ -121,6 +122,89 @@ func (s *Server) listing(ctx context.Context, st *liveSettings, dealerID int64, 
 		}
 	}
 	return l, nil
+}
+
+// listingPage is a content listing page whose items are still in their
+// view: records from..to of vis.
+type listingPage struct {
+	publicshape.ContentListing // Items unset
+	vis                        viewSelection
+	from, to                   int64
+}
+
+// itemsKey is where the items go in the envelope's JSON: encoding/json
+// writes the name of a field unescaped, while any text of the page (q,
+// filters) has its quotes escaped, so the first occurrence is the field.
+var itemsKey = []byte(`"items":[]`)
+
+// appendJSON appends the page to b as json.Marshal writes the
+// ContentListing with its items, which it is byte for byte
+// (TestListingJSONMatchesMarshal): the envelope is encoded per page and
+// the items, encoded once per cached view, are spliced in, so a page or a
+// hub cut from a fresh view escapes no item text again.
+func (l *listingPage) appendJSON(b []byte) ([]byte, error) {
+	env := l.ContentListing
+	env.Items = []publicshape.ContentItem{}
+	head, err := json.Marshal(env)
+	if err != nil {
+		return nil, err
+	}
+	at := bytes.Index(head, itemsKey)
+	if at < 0 {
+		return nil, errors.New("content listing: no items field")
+	}
+	if b == nil {
+		b = make([]byte, 0, len(head)+l.sizeHint())
+	}
+	at += len(itemsKey) - 1 // at the ']'
+	b = append(b, head[:at]...)
+	if l.vis.memo == nil {
+		// Records read from the service for this page only: encoded
+		// together, as before.
+		arr, err := json.Marshal(l.items())
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, arr[1:len(arr)-1]...)
+		return append(b, head[at:]...), nil
+	}
+	for i := l.from; i < l.to; i++ {
+		if i > l.from {
+			b = append(b, ',')
+		}
+		if b, err = l.vis.appendItemJSON(b, int(i)); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, head[at:]...), nil
+}
+
+// sizeHint is about the length of the page's JSON: its items' where the
+// view's memo has them, plus room for the envelope.
+func (l *listingPage) sizeHint() int {
+	n := 512
+	if l.vis.memo == nil {
+		return n + int(max(l.to-l.from, 0))*1024
+	}
+	for i := l.from; i < l.to; i++ {
+		idx := int(i)
+		if !l.vis.all {
+			idx = int(l.vis.sel[i])
+		}
+		if j, err := l.vis.memo.itemJSON(idx); err == nil {
+			n += len(j) + 1
+		}
+	}
+	return n
+}
+
+// items returns the page's items (what appendJSON splices in).
+func (l *listingPage) items() []publicshape.ContentItem {
+	out := make([]publicshape.ContentItem, 0, max(l.to-l.from, 0))
+	for i := l.from; i < l.to; i++ {
+		out = append(out, l.vis.item(l.vis.at(int(i)), l.ContentType, mapping.ListingForm))
+	}
+	return out
 }
 
 // contentDetails serves 4.6 GET /dealer/content/{content_type}/details.
@@ -188,7 +272,7 @@ func (s *Server) contentHub(ctx *fasthttp.RequestCtx, rs *reqState) {
 	s.respond(ctx, rs, st, "", rs.keyBuf, func(c context.Context) ([]byte, error) {
 		c, cancel := fillCtx(c, st, reqID, tp)
 		defer cancel()
-		sections := make([]publicshape.ContentListing, len(upstream.ContentTypes))
+		sections := make([]listingPage, len(upstream.ContentTypes))
 		errs := make([]error, len(upstream.ContentTypes))
 		var g errgroup.Group
 		for i, ct := range upstream.ContentTypes {
@@ -203,19 +287,19 @@ func (s *Server) contentHub(ctx *fasthttp.RequestCtx, rs *reqState) {
 			})
 		}
 		_ = g.Wait()
-		hub := publicshape.ContentHub{ContentType: "hub", Meta: mapping.DealerMeta(pr.dealer), Sections: map[string]publicshape.ContentListing{}}
 		var failed []error
-		for i, ct := range upstream.ContentTypes {
+		var shown []int
+		for i := range upstream.ContentTypes {
 			if errs[i] != nil {
 				failed = append(failed, errs[i])
 				continue
 			}
-			hub.Sections[ct] = sections[i]
+			shown = append(shown, i)
 		}
 		if len(failed) == len(upstream.ContentTypes) {
 			return nil, errors.Join(failed...)
 		}
-		body, err := encode(hub)
+		body, err := appendHubJSON(nil, mapping.DealerMeta(pr.dealer), sections, shown)
 		if err != nil {
 			return nil, err
 		}
@@ -290,4 +374,41 @@ func (s *Server) contentSearch(ctx *fasthttp.RequestCtx, rs *reqState) {
 		}
 		return encode(res)
 	})
+}
+
+// appendHubJSON appends the hub of the sections whose indices are in shown
+// (into upstream.ContentTypes) as json.Marshal writes a ContentHub, which
+// it is byte for byte (TestListingJSONMatchesMarshal): the envelope with
+// an empty sections object, then each section spliced in, in the order
+// of its name (encoding/json sorts map keys).
+func appendHubJSON(b []byte, meta *publicshape.Meta, sections []listingPage, shown []int) ([]byte, error) {
+	head, err := json.Marshal(publicshape.ContentHub{ContentType: "hub", Meta: meta, Sections: map[string]publicshape.ContentListing{}})
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.HasSuffix(head, []byte(`"sections":{}}`)) {
+		return nil, errors.New("content hub: sections is not the last field")
+	}
+	at := len(head) - 2 // at the '}' that closes sections
+	if b == nil {
+		n := len(head)
+		for _, i := range shown {
+			n += len(upstream.ContentTypes[i]) + 3 + sections[i].sizeHint()
+		}
+		b = make([]byte, 0, n)
+	}
+	b = append(b, head[:at]...)
+	order := slices.Clone(shown)
+	slices.SortFunc(order, func(x, y int) int { return strings.Compare(upstream.ContentTypes[x], upstream.ContentTypes[y]) })
+	for n, i := range order {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, upstream.ContentTypes[i])
+		b = append(b, ':')
+		if b, err = sections[i].appendJSON(b); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, head[at:]...), nil
 }

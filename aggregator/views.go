@@ -2,7 +2,9 @@ package aggregator
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 
@@ -43,7 +45,7 @@ const viewMemoBytes = 8 << 20
 // one).
 type viewMemo struct {
 	mu    sync.Mutex
-	m     map[viewMemoKey]viewMemoEntry
+	m     map[viewMemoKey]*viewMemoEntry
 	bytes int
 }
 
@@ -52,48 +54,75 @@ type viewMemoKey struct {
 	ct     string
 }
 
+// viewMemoEntry is one decoded view, with the JSON of its records as
+// listing items, each encoded the first time a listing or hub shows it
+// (the envelope of a page is encoded per page; its items are spliced in,
+// see listingPage.appendJSON).
 type viewMemoEntry struct {
-	e    *cache.Entry
-	recs []upstream.ContentRecord
+	e     *cache.Entry
+	ct    string
+	recs  []upstream.ContentRecord
+	items []atomic.Pointer[[]byte]
 }
 
-// get returns the decoded records of e, decoding and remembering them when
-// they are not known yet.
-func (vm *viewMemo) get(dealer int64, ct string, e *cache.Entry) ([]upstream.ContentRecord, error) {
+// itemJSON returns the listing item of record i as json.Marshal writes it.
+// Two goroutines may encode the same record at once; both get the same
+// bytes.
+func (m *viewMemoEntry) itemJSON(i int) ([]byte, error) {
+	if b := m.items[i].Load(); b != nil {
+		return *b, nil
+	}
+	b, err := json.Marshal(mapping.ViewItem(&m.recs[i], m.ct, mapping.ListingForm))
+	if err != nil {
+		return nil, err
+	}
+	m.items[i].Store(&b)
+	return b, nil
+}
+
+// viewMemoCost is what an entry is counted for against viewMemoBytes: its
+// cache form, the decoded records that point into it, and the item JSON
+// (about the size of the cache form again).
+func viewMemoCost(e *cache.Entry) int { return 3 * len(e.Body) }
+
+// get returns the decoded view of e, decoding and remembering it when it
+// is not known yet.
+func (vm *viewMemo) get(dealer int64, ct string, e *cache.Entry) (*viewMemoEntry, error) {
 	k := viewMemoKey{dealer, ct}
 	vm.mu.Lock()
 	if m, ok := vm.m[k]; ok && m.e == e {
 		vm.mu.Unlock()
-		return m.recs, nil
+		return m, nil
 	}
 	vm.mu.Unlock()
 	recs, err := mapping.DecodeView(e.Body)
 	if err != nil {
 		return nil, err
 	}
-	size := 2 * len(e.Body)
+	me := &viewMemoEntry{e: e, ct: ct, recs: recs, items: make([]atomic.Pointer[[]byte], len(recs))}
+	size := viewMemoCost(e)
 	if size > viewMemoBytes/8 {
-		return recs, nil
+		return me, nil
 	}
 	vm.mu.Lock()
 	defer vm.mu.Unlock()
 	if vm.m == nil {
-		vm.m = map[viewMemoKey]viewMemoEntry{}
+		vm.m = map[viewMemoKey]*viewMemoEntry{}
 	}
 	if old, ok := vm.m[k]; ok {
-		vm.bytes -= 2 * len(old.e.Body)
+		vm.bytes -= viewMemoCost(old.e)
 		delete(vm.m, k)
 	}
 	for kk, old := range vm.m { // map order: a random victim
 		if vm.bytes+size <= viewMemoBytes {
 			break
 		}
-		vm.bytes -= 2 * len(old.e.Body)
+		vm.bytes -= viewMemoCost(old.e)
 		delete(vm.m, kk)
 	}
-	vm.m[k] = viewMemoEntry{e, recs}
+	vm.m[k] = me
 	vm.bytes += size
-	return recs, nil
+	return me, nil
 }
 
 // visibleView returns the dealer's visible records of one content type,
@@ -106,7 +135,7 @@ func (vm *viewMemo) get(dealer int64, ct string, e *cache.Entry) ([]upstream.Con
 // view would make stale data look fresh; the responses keep their own
 // stale-while-revalidate and stale-if-error windows, as before. The
 // records are shared: callers must not modify them.
-func (s *Server) visibleView(ctx context.Context, st *liveSettings, dealerID int64, ct string) (recs []upstream.ContentRecord, previewed bool, err error) {
+func (s *Server) visibleView(ctx context.Context, st *liveSettings, dealerID int64, ct string) (recs []upstream.ContentRecord, memo *viewMemoEntry, err error) {
 	build := func(c context.Context) ([]upstream.ContentRecord, error) {
 		recs, err := s.backend.Content(c, dealerID, ct, upstream.ContentFilter{Summary: true})
 		if err != nil {
@@ -117,7 +146,7 @@ func (s *Server) visibleView(ctx context.Context, st *liveSettings, dealerID int
 	pol := cache.Policy{TTL: st.policy(RouteContentListing, ct).TTL}
 	if pol.TTL <= 0 {
 		recs, err := build(ctx) // views are not cached for this type
-		return recs, false, err
+		return recs, nil, err
 	}
 	key := make([]byte, 0, len(viewKeyPrefix)+len(ct))
 	key = append(append(key, viewKeyPrefix...), ct...)
@@ -129,34 +158,47 @@ func (s *Server) visibleView(ctx context.Context, st *liveSettings, dealerID int
 		return mapping.AppendView(nil, mapping.ViewRecords(vis)), nil
 	})
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
-	if recs, err = s.views.get(dealerID, ct, e); err != nil {
+	if memo, err = s.views.get(dealerID, ct, e); err != nil {
 		// A view the edge cannot read (a damaged Redis value): build it
 		// from the service instead of failing the request.
 		s.log.Warn("content view unreadable; read from the content service", "dealer_id", dealerID, "content_type", ct, "err", err)
 		recs, err = build(ctx)
-		return recs, false, err
+		return recs, nil, err
 	}
-	return recs, true, nil
+	return memo.recs, memo, nil
 }
 
 // viewSelection is the part of a view a listing shows: the records whose
 // indices are in sel, or every record when all is set.
 type viewSelection struct {
-	view      []upstream.ContentRecord
-	previewed bool // BodyText is the preview (see visibleView)
-	sel       []int32
-	all       bool
+	view []upstream.ContentRecord
+	// memo is the cached view the records are (their BodyText is the
+	// preview, see visibleView); nil when they were read from the service.
+	memo *viewMemoEntry
+	sel  []int32
+	all  bool
 }
 
 // item maps one record of the selection to a public listing or search
 // item.
 func (v viewSelection) item(r *upstream.ContentRecord, ct string, form mapping.ContentForm) publicshape.ContentItem {
-	if v.previewed {
+	if v.memo != nil {
 		return mapping.ViewItem(r, ct, form)
 	}
 	return mapping.ContentItem(*r, ct, form)
+}
+
+// appendItemJSON appends the listing item of the selection's i-th record
+// from the memo; the view must be cached (memo not nil).
+func (v viewSelection) appendItemJSON(b []byte, i int) ([]byte, error) {
+	idx := i
+	if !v.all {
+		idx = int(v.sel[i])
+	}
+	j, err := v.memo.itemJSON(idx)
+	return append(b, j...), err
 }
 
 func (v viewSelection) len() int {
@@ -187,14 +229,14 @@ func (v viewSelection) at(i int) *upstream.ContentRecord {
 // has.
 func (s *Server) listingSelection(ctx context.Context, st *liveSettings, dealerID int64, ct string, p *params) (viewSelection, error) {
 	if p.q == "" {
-		view, previewed, err := s.visibleView(ctx, st, dealerID, ct)
+		view, memo, err := s.visibleView(ctx, st, dealerID, ct)
 		if err != nil {
 			return viewSelection{}, err
 		}
 		if p.category == "" && p.topic == "" && p.brand == "" {
-			return viewSelection{view: view, previewed: previewed, all: true}, nil
+			return viewSelection{view: view, memo: memo, all: true}, nil
 		}
-		out := viewSelection{view: view, previewed: previewed, sel: []int32{}}
+		out := viewSelection{view: view, memo: memo, sel: []int32{}}
 		for i := range view {
 			if mapping.Match(&view[i], p.category, p.topic, p.brand) {
 				out.sel = append(out.sel, int32(i))
@@ -203,10 +245,10 @@ func (s *Server) listingSelection(ctx context.Context, st *liveSettings, dealerI
 		return out, nil
 	}
 	var view, matched []upstream.ContentRecord
-	var previewed bool
+	var memo *viewMemoEntry
 	var g errgroup.Group // no shared cancellation: see contentSearch
 	g.Go(guard(func() (err error) {
-		view, previewed, err = s.visibleView(ctx, st, dealerID, ct)
+		view, memo, err = s.visibleView(ctx, st, dealerID, ct)
 		return err
 	}))
 	g.Go(guard(func() (err error) {
@@ -224,7 +266,7 @@ func (s *Server) listingSelection(ctx context.Context, st *liveSettings, dealerI
 	for i := range matched {
 		hit[recKey{matched[i].DealerID, matched[i].Slug}] = true
 	}
-	out := viewSelection{view: view, previewed: previewed, sel: []int32{}}
+	out := viewSelection{view: view, memo: memo, sel: []int32{}}
 	for i := range view {
 		if hit[recKey{view[i].DealerID, view[i].Slug}] {
 			out.sel = append(out.sel, int32(i))

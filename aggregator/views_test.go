@@ -14,6 +14,7 @@ import (
 
 	"github.com/dealer-edge/dealer-edge/aggregator/mapping"
 	"github.com/dealer-edge/dealer-edge/cache"
+	"github.com/dealer-edge/dealer-edge/publicshape"
 	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
 	"github.com/dealer-edge/dealer-edge/cache/redistest"
 	"github.com/dealer-edge/dealer-edge/upstream"
@@ -330,18 +331,19 @@ func TestViewMemo(t *testing.T) {
 	body := mapping.AppendView(nil, recs)
 	var vm viewMemo
 	e1 := &cache.Entry{Body: body}
-	a, err := vm.get(101, "faq", e1)
-	if err != nil || len(a) != 2 || a[1].Slug != "b" {
-		t.Fatalf("first get: %v %+v", err, a)
+	am, err := vm.get(101, "faq", e1)
+	if err != nil || len(am.recs) != 2 || am.recs[1].Slug != "b" {
+		t.Fatalf("first get: %v %+v", err, am)
 	}
-	if b, _ := vm.get(101, "faq", e1); &b[0] != &a[0] {
+	a := am.recs
+	if b, _ := vm.get(101, "faq", e1); &b.recs[0] != &a[0] {
 		t.Error("the same entry was decoded again")
 	}
 	e2 := &cache.Entry{Body: append([]byte(nil), body...)}
-	if b, _ := vm.get(101, "faq", e2); &b[0] == &a[0] {
+	if b, _ := vm.get(101, "faq", e2); &b.recs[0] == &a[0] {
 		t.Error("a new entry (refill, purge) was served the old decoded view")
 	}
-	if len(vm.m) != 1 || vm.bytes != 2*len(body) {
+	if len(vm.m) != 1 || vm.bytes != viewMemoCost(e2) {
 		t.Errorf("one view held: %d entries, %d bytes", len(vm.m), vm.bytes)
 	}
 	if _, err := vm.get(101, "news", &cache.Entry{Body: []byte("garbage")}); err == nil {
@@ -357,7 +359,94 @@ func TestViewMemo(t *testing.T) {
 			t.Fatalf("after %d views: %d bytes held, budget %d", d, vm.bytes, viewMemoBytes)
 		}
 	}
-	if n := len(vm.m); n < 10 || n > viewMemoBytes/(2*len(big)) {
-		t.Errorf("%d views held of %d bytes each", n, 2*len(big))
+	if n := len(vm.m); n < 10 || n > viewMemoBytes/(3*len(big)) {
+		t.Errorf("%d views held of %d bytes each", n, 3*len(big))
+	}
+}
+
+// TestListingJSONMatchesMarshal: a listing page and a hub written by
+// splicing the items encoded once per view (listingPage.appendJSON,
+// appendHubJSON) are byte for byte what json.Marshal writes for the same
+// ContentListing and ContentHub, for every dealer and type of the corpus,
+// pages and page sizes, filters, a text query and deprecation fields, with
+// the views cached (items from the memo, twice: encoded, then reused) and
+// with views off (items encoded per page).
+func TestListingJSONMatchesMarshal(t *testing.T) {
+	for _, viewsOn := range []bool{true, false} {
+		t.Run(map[bool]string{true: "views cached", false: "views off"}[viewsOn], func(t *testing.T) {
+			s := newBenchServer(t, true)
+			st := DefaultSettings()
+			if !viewsOn {
+				for _, ct := range upstream.ContentTypes {
+					st.ContentCache[ct] = cache.Policy{}
+				}
+			}
+			if err := s.UpdateSettings(st); err != nil {
+				t.Fatal(err)
+			}
+			live := s.settings.Load()
+			ctx := context.Background()
+			meta := &publicshape.Meta{Dealer: &publicshape.DealerMeta{ID: 7, Name: `A "quoted" <name> & co`}}
+			pages := 0
+			for _, d := range corpus.DealerIDs() {
+				var hubSections []listingPage
+				for _, ct := range upstream.ContentTypes {
+					recs := corpus.Records(d, ct)
+					ps := []params{{page: 1, pageSize: 5}, {page: 1, pageSize: 1}, {page: 2, pageSize: 3}, {page: 1, pageSize: 100}, {page: 50, pageSize: 20}}
+					if len(recs) > 0 {
+						ps = append(ps, params{page: 1, pageSize: 20, category: recs[0].Category}, params{page: 1, pageSize: 10, q: "auto"})
+					}
+					for _, p := range ps {
+						for round := range 2 {
+							l, err := s.listing(ctx, live, d, ct, p, true)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if round == 1 {
+								l.Meta = meta
+							}
+							got, err := l.appendJSON([]byte("prefix"))
+							if err != nil {
+								t.Fatal(err)
+							}
+							want := l.ContentListing
+							want.Items = l.items()
+							wantJSON, err := json.Marshal(want)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if string(got) != "prefix"+string(wantJSON) {
+								t.Fatalf("dealer %d %s %+v:\n got %.400s\nwant %.400s", d, ct, p, got[len("prefix"):], wantJSON)
+							}
+							pages++
+						}
+					}
+					l, err := s.listing(ctx, live, d, ct, params{page: 1, pageSize: 5}, false)
+					if err != nil {
+						t.Fatal(err)
+					}
+					hubSections = append(hubSections, l)
+				}
+				for _, shown := range [][]int{{0, 1, 2, 3, 4, 5}, {5, 0, 3}, {2}} {
+					got, err := appendHubJSON(nil, meta, hubSections, shown)
+					if err != nil {
+						t.Fatal(err)
+					}
+					hub := publicshape.ContentHub{ContentType: "hub", Meta: meta, Sections: map[string]publicshape.ContentListing{}}
+					for _, i := range shown {
+						sec := hubSections[i].ContentListing
+						sec.Items = hubSections[i].items()
+						hub.Sections[upstream.ContentTypes[i]] = sec
+					}
+					want, _ := json.Marshal(hub)
+					if string(got) != string(want) {
+						t.Fatalf("hub of dealer %d, sections %v:\n got %.400s\nwant %.400s", d, shown, got, want)
+					}
+				}
+			}
+			if pages < 100 {
+				t.Errorf("only %d pages compared", pages)
+			}
+		})
 	}
 }
