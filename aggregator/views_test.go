@@ -14,9 +14,9 @@ import (
 
 	"github.com/dealer-edge/dealer-edge/aggregator/mapping"
 	"github.com/dealer-edge/dealer-edge/cache"
-	"github.com/dealer-edge/dealer-edge/publicshape"
 	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
 	"github.com/dealer-edge/dealer-edge/cache/redistest"
+	"github.com/dealer-edge/dealer-edge/publicshape"
 	"github.com/dealer-edge/dealer-edge/upstream"
 	"github.com/dealer-edge/dealer-edge/upstream/fake"
 	"github.com/dealer-edge/dealer-edge/upstream/fake/corpus"
