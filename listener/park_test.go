@@ -8,34 +8,7 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/valyala/fasthttp"
 )
-
-// servePark runs a fasthttp server over a stack built with o, serving
-// parked connections again; the handler answers the client address.
-func servePark(t *testing.T, o Options, idle time.Duration) (addr string, s *Stack, srv *fasthttp.Server) {
-	t.Helper()
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err = New(tcp, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv = &fasthttp.Server{
-		Handler:     func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString(ctx.RemoteAddr().String()) },
-		ReadTimeout: 5 * time.Second,
-		IdleTimeout: idle,
-		Logger:      quiet{},
-	}
-	s.Limits.ServeParked(func(c net.Conn) { _ = srv.ServeConn(c) })
-	done := make(chan struct{})
-	go func() { _ = srv.Serve(s); close(done) }()
-	t.Cleanup(func() { _ = srv.Shutdown(); <-done })
-	return tcp.Addr().String(), s, srv
-}
 
 // waitFor polls cond for up to 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -59,7 +32,7 @@ func TestParkedConnectionsAreServedAgain(t *testing.T) {
 			if proxy {
 				o.Proxy = &ProxyOptions{HeaderTimeout: time.Second}
 			}
-			addr, s, _ := servePark(t, o, 30*time.Second)
+			addr, s, _ := serveStack(t, o, 30*time.Second)
 			const n = 20
 			conns := make([]net.Conn, n)
 			for i := range conns {
@@ -121,7 +94,7 @@ func TestParkedConnectionsAreServedAgain(t *testing.T) {
 // deadline, when the client goes away (the count drops), and when the
 // listener closes; a client that closes its side is not served.
 func TestParkedConnectionsClose(t *testing.T) {
-	addr, s, _ := servePark(t, Options{Limits: LimitOptions{ParkAfter: 50 * time.Millisecond}}, 600*time.Millisecond)
+	addr, s, _ := serveStack(t, Options{Limits: LimitOptions{ParkAfter: 50 * time.Millisecond}}, 600*time.Millisecond)
 	dial := func() net.Conn {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {

@@ -19,6 +19,14 @@ import (
 // port; the handler answers the client address it sees.
 func serve(t *testing.T, o Options) (addr string, s *Stack) {
 	t.Helper()
+	addr, s, _ = serveStack(t, o, 5*time.Second)
+	return addr, s
+}
+
+// serveStack is serve with the server's idle timeout, serving parked
+// connections again, and returning the server too.
+func serveStack(t *testing.T, o Options, idle time.Duration) (addr string, s *Stack, srv *fasthttp.Server) {
+	t.Helper()
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -27,16 +35,17 @@ func serve(t *testing.T, o Options) (addr string, s *Stack) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &fasthttp.Server{
+	srv = &fasthttp.Server{
 		Handler:     func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString(ctx.RemoteAddr().String()) },
 		ReadTimeout: 5 * time.Second,
-		IdleTimeout: 5 * time.Second,
+		IdleTimeout: idle,
 		Logger:      quiet{},
 	}
+	s.Limits.ServeParked(func(c net.Conn) { _ = srv.ServeConn(c) })
 	done := make(chan struct{})
 	go func() { _ = srv.Serve(s); close(done) }()
 	t.Cleanup(func() { _ = srv.Shutdown(); <-done })
-	return tcp.Addr().String(), s
+	return tcp.Addr().String(), s, srv
 }
 
 type quiet struct{}

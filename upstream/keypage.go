@@ -48,18 +48,8 @@ var errKeyPage = errors.New("malformed key index page")
 func (k *keySnapshotSink) decodeBody(body []byte) error {
 	s := keyScanner{b: body}
 	*k.page = KeySnapshotPage{}
-	if !s.consume('{') {
-		return s.fail("a page is an object")
-	}
-	if s.consume('}') {
-		return s.end()
-	}
 	sawItems := false
-	for {
-		name, ok := s.name()
-		if !ok {
-			return s.fail("member name")
-		}
+	err := s.members("a page", func(name string) error {
 		switch name {
 		case "items":
 			// Entries are handed on as they come: a second list cannot be
@@ -68,21 +58,17 @@ func (k *keySnapshotSink) decodeBody(body []byte) error {
 				return s.fail("items twice")
 			}
 			sawItems = true
-			if err := k.items(&s); err != nil {
-				return err
-			}
-		case "next":
+			return k.items(&s)
+		case "next", "cursor":
 			v, ok := s.stringOrNull()
 			if !ok {
-				return s.fail("next")
+				return s.fail(name)
 			}
-			k.page.Next = string(v)
-		case "cursor":
-			v, ok := s.stringOrNull()
-			if !ok {
-				return s.fail("cursor")
+			if name == "next" {
+				k.page.Next = string(v)
+			} else {
+				k.page.Cursor = string(v)
 			}
-			k.page.Cursor = string(v)
 		case "total":
 			n, ok := s.int()
 			if !ok {
@@ -90,18 +76,14 @@ func (k *keySnapshotSink) decodeBody(body []byte) error {
 			}
 			k.page.Total = int(n)
 		default:
-			if !s.skip(0) {
-				return s.fail("value of " + strconv.Quote(name))
-			}
+			return s.skipMember(name)
 		}
-		if s.consume(',') {
-			continue
-		}
-		if s.consume('}') {
-			return s.end()
-		}
-		return s.fail("',' or '}'")
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	return s.end()
 }
 
 func (k *keySnapshotSink) items(s *keyScanner) error {
@@ -272,6 +254,41 @@ func (s *keyScanner) int() (int64, bool) {
 	return n, err == nil
 }
 
+// members reads an object, calling member with each name while the
+// scanner is at its value, which member reads.
+func (s *keyScanner) members(what string, member func(name string) error) error {
+	if !s.consume('{') {
+		return s.fail(what + " is an object")
+	}
+	if s.consume('}') {
+		return nil
+	}
+	for {
+		name, ok := s.name()
+		if !ok {
+			return s.fail("member name in " + what)
+		}
+		if err := member(name); err != nil {
+			return err
+		}
+		if s.consume(',') {
+			continue
+		}
+		if s.consume('}') {
+			return nil
+		}
+		return s.fail("',' or '}' in " + what)
+	}
+}
+
+// skipMember skips the value of an unknown member.
+func (s *keyScanner) skipMember(name string) error {
+	if !s.skip(0) {
+		return s.fail("value of " + strconv.Quote(name))
+	}
+	return nil
+}
+
 // maxSkipDepth bounds the nesting of an unknown member's value.
 const maxSkipDepth = 64
 
@@ -378,50 +395,35 @@ func (s *keyScanner) number() bool {
 // expiry that e.ExpiresAt points to.
 func (s *keyScanner) entry(e *KeyIndexEntry, exp *time.Time) error {
 	*e = KeyIndexEntry{}
-	if !s.consume('{') {
-		return s.fail("an item is an object")
-	}
-	if s.consume('}') {
-		return nil
-	}
-	for {
-		name, ok := s.name()
-		if !ok {
-			return s.fail("item member name")
-		}
+	return s.members("an item", func(name string) error {
 		switch name {
-		case "key_sha256":
+		case "key_sha256", "status", "plan":
 			v, ok := s.stringOrNull()
 			if !ok {
-				return s.fail("key_sha256")
+				return s.fail(name)
 			}
-			e.KeySHA256 = bytesString(v)
+			switch name {
+			case "key_sha256":
+				e.KeySHA256 = bytesString(v)
+			case "status":
+				e.Status = bytesString(v)
+			default:
+				e.Plan = bytesString(v)
+			}
 		case "dealer_id":
 			if s.null() {
 				e.DealerID = 0
-				break
+				return nil
 			}
 			n, ok := s.int()
 			if !ok {
 				return s.fail("dealer_id")
 			}
 			e.DealerID = n
-		case "status":
-			v, ok := s.stringOrNull()
-			if !ok {
-				return s.fail("status")
-			}
-			e.Status = bytesString(v)
-		case "plan":
-			v, ok := s.stringOrNull()
-			if !ok {
-				return s.fail("plan")
-			}
-			e.Plan = bytesString(v)
 		case "expires_at":
 			if s.null() {
 				e.ExpiresAt = nil
-				break
+				return nil
 			}
 			v, ok := s.str()
 			if !ok {
@@ -434,18 +436,10 @@ func (s *keyScanner) entry(e *KeyIndexEntry, exp *time.Time) error {
 			*exp = t
 			e.ExpiresAt = exp
 		default:
-			if !s.skip(0) {
-				return s.fail("value of item member " + strconv.Quote(name))
-			}
+			return s.skipMember(name)
 		}
-		if s.consume(',') {
-			continue
-		}
-		if s.consume('}') {
-			return nil
-		}
-		return s.fail("',' or '}' in an item")
-	}
+		return nil
+	})
 }
 
 // bytesString views b as a string without a copy; b must not change while

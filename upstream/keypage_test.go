@@ -151,3 +151,32 @@ func FuzzKeySnapshotPage(f *testing.F) {
 		}
 	})
 }
+
+// TestKeySnapshotPageAllocations: decoding a page allocates for the page's
+// own strings (next, cursor), never per entry.
+func TestKeySnapshotPageAllocations(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"items":[`)
+	for i := range 500 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"key_sha256":"` + hashA + `","dealer_id":101,"status":"active","plan":"bench","expires_at":"2030-12-31T23:59:59Z"}`)
+	}
+	b.WriteString(`],"next":"` + hashA + `","cursor":"e-12","total":500}`)
+	body := []byte(b.String())
+	var page KeySnapshotPage
+	n := 0
+	sink := &keySnapshotSink{page: &page, each: func(e *KeyIndexEntry) error { n++; return nil }}
+	allocs := testing.AllocsPerRun(20, func() {
+		if err := sink.decodeBody(body); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n != 21*500 {
+		t.Fatalf("%d entries handed over", n)
+	}
+	if allocs > 4 {
+		t.Errorf("%.0f allocations for a page of 500 entries, want at most 4 (none per entry)", allocs)
+	}
+}
