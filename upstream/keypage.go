@@ -239,10 +239,7 @@ func (s *keyScanner) int() (int64, bool) {
 		s.i++
 	}
 	digits := s.i
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-		s.i++
-	}
-	if s.i == digits || (s.b[digits] == '0' && s.i-digits > 1) {
+	if !s.digits() || (s.b[digits] == '0' && s.i-digits > 1) {
 		return 0, false
 	}
 	if s.i < len(s.b) {
@@ -352,26 +349,27 @@ func (s *keyScanner) word(w string) bool {
 	return false
 }
 
-// number skips a JSON number.
-func (s *keyScanner) number() bool {
+// digits skips a run of decimal digits and reports whether there was one.
+func (s *keyScanner) digits() bool {
 	start := s.i
-	if s.i < len(s.b) && s.b[s.i] == '-' {
-		s.i++
-	}
-	digits := s.i
 	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
 		s.i++
 	}
-	if s.i == digits {
+	return s.i > start
+}
+
+// number skips a JSON number (leading zeros are let through: the value of
+// an unknown member is not kept).
+func (s *keyScanner) number() bool {
+	if s.i < len(s.b) && s.b[s.i] == '-' {
+		s.i++
+	}
+	if !s.digits() {
 		return false
 	}
 	if s.i < len(s.b) && s.b[s.i] == '.' {
 		s.i++
-		f := s.i
-		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-			s.i++
-		}
-		if s.i == f {
+		if !s.digits() {
 			return false
 		}
 	}
@@ -380,15 +378,11 @@ func (s *keyScanner) number() bool {
 		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
 			s.i++
 		}
-		f := s.i
-		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-			s.i++
-		}
-		if s.i == f {
+		if !s.digits() {
 			return false
 		}
 	}
-	return s.i > start
+	return true
 }
 
 // entry reads one KeyIndexEntry object into e (reset first); exp holds the
