@@ -230,6 +230,7 @@ func Default() *Config {
 	c.Server.Concurrency = 0 // derived from the file-descriptor limit at start
 	c.Server.MaxConnsPerIP = 1024
 	c.Server.IdleTimeoutBusy = Duration(5 * time.Second)
+	c.Server.ReduceMemory = true
 	c.Server.ParkIdleAfter = Duration(time.Second)
 	c.Server.ParkAbove = 128
 	c.Server.ProxyProtocolFrom = []string{}

@@ -123,10 +123,10 @@ func TestIdleConnectionMemory(t *testing.T) {
 		reduce, park bool
 		max          float64 // MiB per 10,000
 	}{
-		{"default", false, true, 40},
-		{"reduce_memory", true, true, 40},
-		{"no parking", false, false, 300},
-		{"no parking, reduce_memory", true, false, 130},
+		{"defaults", true, true, 40},
+		{"reduce_memory off", false, true, 40},
+		{"no parking, reduce_memory off", false, false, 300},
+		{"no parking", true, false, 130},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// idle_timeout_busy off: the connections are held for the
