@@ -5,25 +5,34 @@ import (
 	"sync/atomic"
 )
 
-// sketch is a count-min sketch of 4-bit-saturating access counts (the
+// sketch is a count-min sketch of 8-bit-saturating access counts (the
 // frequency filter of TinyLFU): four counters per key, the estimate is the
 // smallest. Every sampleSize recorded increments all counters are halved,
-// so old popularity fades. Counters are atomics: a lost update under a race
-// only makes the estimate a little lower, and a key whose counters are
-// saturated costs four loads and no write (hot keys do not bounce cache
-// lines between cores).
+// so old popularity fades. Four counters share one atomic word: a lost
+// update under a race only makes an estimate a little lower, and a key whose
+// counters are saturated costs four loads and no write (hot keys do not
+// bounce cache lines between cores).
+//
+// Why 8 bits and not TinyLFU's usual 4: L1 compares requests per byte, and
+// the listing pages of one dealer differ in size by up to 100x. With counts
+// capped at 15, every hot page reads 15 and the largest of them looks the
+// least worth keeping; with 255 the order of hot pages survives.
+// TestL1HitRatios measured it: on Zipf(0.8) with L1 at 1/50 of the working
+// set, 86% of the best static hit ratio with 4-bit counters, 97% with 8.
 type sketch struct {
-	counters   []atomic.Uint32
-	mask       uint64
+	words      []atomic.Uint32 // four 8-bit counters each
+	mask       uint64          // counters - 1
 	sampleSize int64
 	added      atomic.Int64
 }
 
-const sketchMax = 15
+const sketchMax = 255
 
+// newSketch sizes the sketch for about entries keys: four counters per key,
+// rounded up to a power of two, at least 4,096.
 func newSketch(entries int64) *sketch {
-	w := uint64(1) << bits.Len64(uint64(max(entries*4, 1024))-1)
-	return &sketch{counters: make([]atomic.Uint32, w), mask: w - 1, sampleSize: int64(w) * 10 / 4}
+	w := uint64(1) << bits.Len64(uint64(max(entries*4, 4096))-1)
+	return &sketch{words: make([]atomic.Uint32, w/4), mask: w - 1, sampleSize: int64(w) * 10 / 4}
 }
 
 func (s *sketch) index(h uint64, i int) uint64 {
@@ -35,10 +44,17 @@ func (s *sketch) index(h uint64, i int) uint64 {
 func (s *sketch) add(h uint64) {
 	grew := false
 	for i := 0; i < 4; i++ {
-		c := &s.counters[s.index(h, i)]
-		if c.Load() < sketchMax {
-			c.Add(1)
-			grew = true
+		idx := s.index(h, i)
+		w, shift := &s.words[idx>>2], (idx&3)*8
+		for {
+			old := w.Load()
+			if (old>>shift)&0xff >= sketchMax {
+				break
+			}
+			if w.CompareAndSwap(old, old+1<<shift) {
+				grew = true
+				break
+			}
 		}
 	}
 	if grew && s.added.Add(1) == s.sampleSize {
@@ -46,19 +62,20 @@ func (s *sketch) add(h uint64) {
 	}
 }
 
-// estimate is the key's access count since the last halvings, at most 15.
+// estimate is the key's access count since the last halvings, at most 255.
 func (s *sketch) estimate(h uint64) uint32 {
 	m := uint32(sketchMax)
 	for i := 0; i < 4; i++ {
-		m = min(m, s.counters[s.index(h, i)].Load())
+		idx := s.index(h, i)
+		m = min(m, (s.words[idx>>2].Load()>>((idx&3)*8))&0xff)
 	}
 	return m
 }
 
 func (s *sketch) halve() {
-	for i := range s.counters {
-		c := &s.counters[i]
-		c.Store(c.Load() / 2)
+	for i := range s.words {
+		w := &s.words[i]
+		w.Store(w.Load() >> 1 & 0x7f7f7f7f)
 	}
 	s.added.Store(0)
 }
