@@ -58,7 +58,13 @@ func fillCtx(parent context.Context, st *liveSettings, reqID, traceparent string
 // allocates nothing for it.
 func (s *Server) serveFresh(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSettings, contentType string, key []byte) bool {
 	pol := st.policy(rs.route, contentType)
-	e, ok := s.cache.Fresh(rs.p.dealerID, key, pol)
+	var e *cache.Entry
+	var ok bool
+	if st.GzipMinBytes > 0 && acceptsGzip(rs.hdr.acceptEncoding) {
+		e, ok = s.cache.FreshGzip(rs.p.dealerID, key, pol)
+	} else {
+		e, ok = s.cache.Fresh(rs.p.dealerID, key, pol)
+	}
 	if !ok {
 		return false
 	}
@@ -70,7 +76,15 @@ func (s *Server) serveFresh(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSett
 // writes it.
 func (s *Server) respond(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSettings, contentType string, key []byte, fill cache.FillFunc) {
 	pol := st.policy(rs.route, contentType)
-	e, res, err := s.cache.Get(rs.fillParent(), rs.p.dealerID, key, pol, fill)
+	var e *cache.Entry
+	var res cache.Result
+	var err error
+	if st.GzipMinBytes > 0 && acceptsGzip(rs.hdr.acceptEncoding) {
+		// An entry read from Redis compressed is served as it is.
+		e, res, err = s.cache.GetGzip(rs.fillParent(), rs.p.dealerID, key, pol, fill)
+	} else {
+		e, res, err = s.cache.Get(rs.fillParent(), rs.p.dealerID, key, pol, fill)
+	}
 	if err != nil {
 		var pe *partialError
 		if errors.As(err, &pe) {
@@ -92,11 +106,21 @@ func (s *Server) writeEntry(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSett
 	rs.hdrBuf = append(rs.hdrBuf[:0], "private, max-age="...)
 	rs.hdrBuf = strconv.AppendInt(rs.hdrBuf, int64(pol.MaxAge(e, rs.start)), 10)
 	ctx.Response.Header.SetCanonical(hdrXCache, s2b(rs.cache))
-	body, etag := e.Body, e.ETag
-	if min := st.GzipMinBytes; min > 0 && len(body) >= min &&
+	var body []byte
+	etag := e.ETag
+	if min := st.GzipMinBytes; min > 0 && e.Len() >= min &&
 		acceptsGzip(rs.hdr.acceptEncoding) {
 		if gz, gzTag, ok := e.Gzip(); ok {
 			body, etag, rs.gzip = gz, gzTag, true
+		}
+	}
+	if !rs.gzip {
+		if body = e.Body(); body == nil && e.Len() > 0 {
+			// A compressed entry from Redis that does not inflate (another
+			// caller's flight handed it over; Get itself never returns one).
+			// The cache counted it and will not serve it plain again.
+			s.fail(ctx, rs, upstream.ErrUnavailable)
+			return
 		}
 	}
 	s.writeBodyHdr(ctx, rs, body, etag, rs.hdrBuf, valVary)

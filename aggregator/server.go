@@ -42,6 +42,11 @@ type ResponseCache interface {
 	// Fresh is the fast path: a fresh in-process entry, or false.
 	Fresh(dealerID int64, key []byte, pol cache.Policy) (*cache.Entry, bool)
 	Get(ctx context.Context, dealerID int64, key []byte, pol cache.Policy, fill cache.FillFunc) (*cache.Entry, cache.Result, error)
+	// FreshGzip and GetGzip are Fresh and Get for a client that is sent
+	// the gzip variant: an entry read from Redis compressed is not
+	// decompressed for it.
+	FreshGzip(dealerID int64, key []byte, pol cache.Policy) (*cache.Entry, bool)
+	GetGzip(ctx context.Context, dealerID int64, key []byte, pol cache.Policy, fill cache.FillFunc) (*cache.Entry, cache.Result, error)
 }
 
 // RateLimiter is what the edge needs of the rate limiter

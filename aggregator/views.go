@@ -83,7 +83,7 @@ func (m *viewMemoEntry) itemJSON(i int) ([]byte, error) {
 // viewMemoCost is what an entry is counted for against viewMemoBytes: its
 // cache form, the decoded records that point into it, and the item JSON
 // (about the size of the cache form again).
-func viewMemoCost(e *cache.Entry) int { return 3 * len(e.Body) }
+func viewMemoCost(e *cache.Entry) int { return 3 * e.Len() }
 
 // get returns the decoded view of e, decoding and remembering it when it
 // is not known yet.
@@ -95,7 +95,7 @@ func (vm *viewMemo) get(dealer int64, ct string, e *cache.Entry) (*viewMemoEntry
 		return m, nil
 	}
 	vm.mu.Unlock()
-	recs, err := mapping.DecodeView(e.Body)
+	recs, err := mapping.DecodeView(e.Body())
 	if err != nil {
 		return nil, err
 	}

@@ -330,7 +330,7 @@ func TestViewMemo(t *testing.T) {
 	recs := []upstream.ContentRecord{{ID: 1, Slug: "a", Title: "A"}, {ID: 2, Slug: "b", Title: "B"}}
 	body := mapping.AppendView(nil, recs)
 	var vm viewMemo
-	e1 := &cache.Entry{Body: body}
+	e1 := cache.NewEntry(body, time.Time{}, cache.Policy{})
 	am, err := vm.get(101, "faq", e1)
 	if err != nil || len(am.recs) != 2 || am.recs[1].Slug != "b" {
 		t.Fatalf("first get: %v %+v", err, am)
@@ -339,20 +339,20 @@ func TestViewMemo(t *testing.T) {
 	if b, _ := vm.get(101, "faq", e1); &b.recs[0] != &a[0] {
 		t.Error("the same entry was decoded again")
 	}
-	e2 := &cache.Entry{Body: append([]byte(nil), body...)}
+	e2 := cache.NewEntry(append([]byte(nil), body...), time.Time{}, cache.Policy{})
 	if b, _ := vm.get(101, "faq", e2); &b.recs[0] == &a[0] {
 		t.Error("a new entry (refill, purge) was served the old decoded view")
 	}
 	if len(vm.m) != 1 || vm.bytes != viewMemoCost(e2) {
 		t.Errorf("one view held: %d entries, %d bytes", len(vm.m), vm.bytes)
 	}
-	if _, err := vm.get(101, "news", &cache.Entry{Body: []byte("garbage")}); err == nil {
+	if _, err := vm.get(101, "news", cache.NewEntry([]byte("garbage"), time.Time{}, cache.Policy{})); err == nil {
 		t.Error("a damaged view decoded")
 	}
 	// Fill far past the budget with views of many dealers.
 	big := mapping.AppendView(nil, []upstream.ContentRecord{{Slug: "x", BodyText: strings.Repeat("y", 200<<10)}})
 	for d := int64(1); d <= 200; d++ {
-		if _, err := vm.get(d, "faq", &cache.Entry{Body: big}); err != nil {
+		if _, err := vm.get(d, "faq", cache.NewEntry(big, time.Time{}, cache.Policy{})); err != nil {
 			t.Fatal(err)
 		}
 		if vm.bytes > viewMemoBytes {

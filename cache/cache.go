@@ -253,7 +253,29 @@ func (c *Cache) RedisHealthy() bool { return c.rdb != nil && c.redisUp.Load() }
 // are (wrapped by nothing), or hidden by a stale entry within its
 // stale-if-error window (Result Stale, nil error). A fill error is never
 // cached.
+//
+// The entry's plain body is ready (Body does not fail) unless another
+// caller's flight handed over an entry read from Redis whose payload turned
+// out corrupt; see GetGzip for callers that serve the gzip variant.
 func (c *Cache) Get(ctx context.Context, dealerID int64, key []byte, pol Policy, fill FillFunc) (*Entry, Result, error) {
+	return c.get(ctx, dealerID, key, pol, fill, true)
+}
+
+// GetGzip is Get for a caller that will send the entry's gzip variant
+// (Entry.Gzip) when it has one: an entry read from Redis in compressed form
+// is then served without ever being decompressed.
+func (c *Cache) GetGzip(ctx context.Context, dealerID int64, key []byte, pol Policy, fill FillFunc) (*Entry, Result, error) {
+	return c.get(ctx, dealerID, key, pol, fill, false)
+}
+
+// usable reports whether e can be served to a caller that needs the plain
+// body (plain) or not, decompressing it if needed; an entry whose stored
+// payload is corrupt is not.
+func usable(e *Entry, plain bool) bool {
+	return !plain || e.plain.Load() != nil || e.Body() != nil
+}
+
+func (c *Cache) get(ctx context.Context, dealerID int64, key []byte, pol Policy, fill FillFunc, plain bool) (*Entry, Result, error) {
 	pol = pol.normalised()
 	if pol.TTL == 0 {
 		return c.bypass(ctx, pol, fill)
@@ -262,7 +284,12 @@ func (c *Cache) Get(ctx context.Context, dealerID int64, key []byte, pol Policy,
 	if c.l1 != nil {
 		if n, s := c.l1.lookup(dealerID, key); n != nil {
 			now := c.now()
-			switch pol.state(n.entry, now) {
+			st := pol.state(n.entry, now)
+			if st != stateExpired && !usable(n.entry, plain) {
+				c.st.l2Errors.Add(1)
+				st = stateExpired
+			}
+			switch st {
 			case stateFresh:
 				s.hits.Add(1)
 				return n.entry, Hit, nil
@@ -277,20 +304,31 @@ func (c *Cache) Get(ctx context.Context, dealerID int64, key []byte, pol Policy,
 			}
 		}
 	}
-	return c.miss(ctx, dealerID, key, pol, fill, fallback)
+	return c.miss(ctx, dealerID, key, pol, fill, fallback, plain)
 }
 
 // Fresh returns the entry of key for dealerID when L1 holds it fresh under
 // pol: the hit path without a fill function, so a caller can build its fill
 // (a closure, which allocates) only when it is needed. A fresh entry found
-// here counts as a hit, as in Get. It never touches Redis.
+// here counts as a hit, as in Get. It never touches Redis. Its plain body
+// is ready, as after Get; FreshGzip is the GetGzip form.
 func (c *Cache) Fresh(dealerID int64, key []byte, pol Policy) (*Entry, bool) {
+	return c.fresh(dealerID, key, pol, true)
+}
+
+// FreshGzip is Fresh for a caller that will send the gzip variant when the
+// entry has one.
+func (c *Cache) FreshGzip(dealerID int64, key []byte, pol Policy) (*Entry, bool) {
+	return c.fresh(dealerID, key, pol, false)
+}
+
+func (c *Cache) fresh(dealerID int64, key []byte, pol Policy, plain bool) (*Entry, bool) {
 	pol = pol.normalised()
 	if pol.TTL == 0 || c.l1 == nil {
 		return nil, false
 	}
 	n, s := c.l1.lookup(dealerID, key)
-	if n == nil || pol.state(n.entry, c.now()) != stateFresh {
+	if n == nil || pol.state(n.entry, c.now()) != stateFresh || !usable(n.entry, plain) {
 		return nil, false
 	}
 	s.hits.Add(1)
@@ -321,11 +359,11 @@ func flightKey(dealer int64, key string) string {
 }
 
 // miss runs (or joins) the one flight of the key and waits for it or for ctx.
-func (c *Cache) miss(ctx context.Context, dealer int64, key []byte, pol Policy, fill FillFunc, fallback *Entry) (*Entry, Result, error) {
+func (c *Cache) miss(ctx context.Context, dealer int64, key []byte, pol Policy, fill FillFunc, fallback *Entry, plain bool) (*Entry, Result, error) {
 	skey := string(key)
 	var probe l2Probe
 	if c.rdb != nil {
-		if o, ok := c.probeL2(ctx, dealer, skey, pol, fill, &probe); ok {
+		if o, ok := c.probeL2(ctx, dealer, skey, pol, fill, &probe, plain); ok {
 			c.count(o.res)
 			return o.e, o.res, nil
 		}
@@ -335,7 +373,7 @@ func (c *Cache) miss(ctx context.Context, dealer int64, key []byte, pol Policy, 
 		led = true
 		fctx, cancel := c.flightContext(ctx)
 		defer cancel()
-		return c.load(fctx, dealer, skey, pol, fill, fallback, false, probe)
+		return c.load(fctx, dealer, skey, pol, fill, fallback, false, probe, plain)
 	})
 	if c.testHookJoin != nil {
 		c.testHookJoin()
@@ -408,12 +446,12 @@ type l2Probe struct {
 // It reports true with the outcome when the entry can be served (fresh, or
 // stale within stale-while-revalidate, which starts one refresh); otherwise
 // it records in p what it found, so that the flight does not ask again.
-func (c *Cache) probeL2(ctx context.Context, dealer int64, key string, pol Policy, fill FillFunc, p *l2Probe) (outcome, bool) {
+func (c *Cache) probeL2(ctx context.Context, dealer int64, key string, pol Policy, fill FillFunc, p *l2Probe, plain bool) (outcome, bool) {
 	gen, cur := c.generation(ctx, dealer)
 	if !cur.verified.Load() || !c.redisUp.Load() {
 		return outcome{}, false
 	}
-	e := c.l2Get(ctx, c.entryKey(dealer, gen, key))
+	e := c.l2Get(ctx, c.entryKey(dealer, gen, key), plain)
 	p.done, p.gen = true, gen
 	if e == nil {
 		return outcome{}, false
@@ -436,11 +474,11 @@ func (c *Cache) probeL2(ctx context.Context, dealer int64, key string, pol Polic
 	return outcome{}, false
 }
 
-func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, fill FillFunc, fallback *Entry, refresh bool, probe l2Probe) (outcome, error) {
+func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, fill FillFunc, fallback *Entry, refresh bool, probe l2Probe, plain bool) (outcome, error) {
 	gen, cur := c.generation(ctx, dealer)
 	now := c.now()
 	if c.l1 != nil {
-		if n := c.l1.lookupString(dealer, key); n != nil && n.gen == gen {
+		if n := c.l1.lookupString(dealer, key); n != nil && n.gen == gen && usable(n.entry, plain) {
 			switch pol.state(n.entry, now) {
 			case stateFresh:
 				return outcome{n.entry, Hit}, nil
@@ -464,7 +502,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		if probe.done && probe.gen == gen {
 			e = probe.e // looked up just before the flight
 		} else {
-			e = c.l2Get(ctx, rkey)
+			e = c.l2Get(ctx, rkey, plain)
 		}
 		if e != nil {
 			st := pol.state(e, now)
@@ -497,7 +535,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 			case refresh:
 				return outcome{}, errRefreshElsewhere
 			default:
-				if e := c.waitL2(ctx, rkey, pol); e != nil {
+				if e := c.waitL2(ctx, rkey, pol, plain); e != nil {
 					c.st.lockWaitHits.Add(1)
 					c.l1put(dealer, key, gen, cur, e)
 					return outcome{e, Hit}, nil
@@ -558,7 +596,7 @@ func (c *Cache) refresh(ctx context.Context, dealer int64, key string, pol Polic
 			cancel()
 			c.refreshing.Delete(fk)
 		}()
-		if _, err := c.load(rctx, dealer, key, pol, fill, nil, true, l2Probe{}); err != nil && !errors.Is(err, errRefreshElsewhere) {
+		if _, err := c.load(rctx, dealer, key, pol, fill, nil, true, l2Probe{}, false); err != nil && !errors.Is(err, errRefreshElsewhere) {
 			c.st.refreshErrors.Add(1)
 			c.log.Debug("cache: background refresh failed", "dealer", dealer, "err", err)
 		}

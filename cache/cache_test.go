@@ -57,8 +57,8 @@ func TestTransitions(t *testing.T) {
 				if res != s.want || !errors.Is(err, s.wantErr) {
 					t.Fatalf("%s: got %v, %v; want %v, %v", s.name, res, err, s.want, s.wantErr)
 				}
-				if s.wantErr == nil && string(e.Body) != s.wantBody {
-					t.Fatalf("%s: body %q, want %q", s.name, e.Body, s.wantBody)
+				if s.wantErr == nil && string(e.Body()) != s.wantBody {
+					t.Fatalf("%s: body %q, want %q", s.name, e.Body(), s.wantBody)
 				}
 				if got := f.calls.Load(); got != s.wantFills {
 					t.Fatalf("%s: %d fills, want %d", s.name, got, s.wantFills)
@@ -78,8 +78,8 @@ func TestBypass(t *testing.T) {
 	f := newFiller("live")
 	for i := 0; i < 3; i++ {
 		e, res := mustGet(t, c, 1, "/v1/live", Policy{TTL: 0, StaleIfError: time.Hour}, f.fill)
-		if res != Bypass || string(e.Body) != "live" || e.ETag == "" || e.MaxAge(time.Now()) != 0 {
-			t.Fatalf("get %d: %v %q %q", i, res, e.Body, e.ETag)
+		if res != Bypass || string(e.Body()) != "live" || e.ETag == "" || e.MaxAge(time.Now()) != 0 {
+			t.Fatalf("get %d: %v %q %q", i, res, e.Body(), e.ETag)
 		}
 	}
 	if f.calls.Load() != 3 || c.Stats().L1Entries != 0 {
@@ -116,8 +116,8 @@ func TestServeStaleOn(t *testing.T) {
 			if res != tc.want || !errors.Is(err, tc.wantErr) {
 				t.Fatalf("got %v %v, want %v %v", res, err, tc.want, tc.wantErr)
 			}
-			if tc.wantErr == nil && string(e.Body) != "old" {
-				t.Fatalf("body %q", e.Body)
+			if tc.wantErr == nil && string(e.Body()) != "old" {
+				t.Fatalf("body %q", e.Body())
 			}
 		})
 	}
@@ -143,7 +143,7 @@ func TestStaleWhileFillHangs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	e, res, err := c.Get(ctx, 1, []byte("/k"), pol, hang)
-	if err != nil || res != Stale || string(e.Body) != "old" {
+	if err != nil || res != Stale || string(e.Body()) != "old" {
 		t.Fatalf("got %v %v", res, err)
 	}
 }
@@ -274,7 +274,7 @@ func TestCoalescingAcrossInstances(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				e, _, err := c.Get(context.Background(), 9, []byte("/v1/faq"), Policy{TTL: time.Minute}, fill)
-				if err != nil || string(e.Body) != "shared" {
+				if err != nil || string(e.Body()) != "shared" {
 					t.Errorf("get: %v", err)
 				}
 			}()
@@ -317,17 +317,17 @@ func TestPurgeAcrossInstances(t *testing.T) {
 	if err := a.PurgeDealer(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
-	if e, res := mustGet(t, a, 1, "/k", pol, f.fill); res != Miss || string(e.Body) != "v2" {
-		t.Fatalf("a after purge: %v %q", res, e.Body)
+	if e, res := mustGet(t, a, 1, "/k", pol, f.fill); res != Miss || string(e.Body()) != "v2" {
+		t.Fatalf("a after purge: %v %q", res, e.Body())
 	}
 	waitFor(t, "b's L1 to drop dealer 1", func() bool { n, _ := b.l1.lookup(1, []byte("/k")); return n == nil })
 	// B now finds A's new entry in L2 under the new generation.
-	if e, res := mustGet(t, b, 1, "/k", pol, f.fill); res != Hit || string(e.Body) != "v2" {
-		t.Fatalf("b after purge: %v %q", res, e.Body)
+	if e, res := mustGet(t, b, 1, "/k", pol, f.fill); res != Hit || string(e.Body()) != "v2" {
+		t.Fatalf("b after purge: %v %q", res, e.Body())
 	}
 	for _, c := range []*Cache{a, b} {
-		if e, res := mustGet(t, c, 2, "/k", pol, f.fill); res != Hit || string(e.Body) != "v1" {
-			t.Fatalf("dealer 2 after purging dealer 1: %v %q", res, e.Body)
+		if e, res := mustGet(t, c, 2, "/k", pol, f.fill); res != Hit || string(e.Body()) != "v1" {
+			t.Fatalf("dealer 2 after purging dealer 1: %v %q", res, e.Body())
 		}
 	}
 }
@@ -396,8 +396,8 @@ func TestDealerIsolation(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if e, res := mustGet(t, a, tc.dealer, "/v1/inventory?page=1", pol, newFiller(tc.body).fill); res != Miss || string(e.Body) != tc.body {
-				t.Fatalf("first get: %v %q", res, e.Body)
+			if e, res := mustGet(t, a, tc.dealer, "/v1/inventory?page=1", pol, newFiller(tc.body).fill); res != Miss || string(e.Body()) != tc.body {
+				t.Fatalf("first get: %v %q", res, e.Body())
 			}
 		})
 	}
@@ -405,8 +405,8 @@ func TestDealerIsolation(t *testing.T) {
 	for _, c := range []*Cache{a, b} {
 		for _, tc := range cases {
 			e, res := mustGet(t, c, tc.dealer, "/v1/inventory?page=1", pol, newFiller("must not fill").fill)
-			if res != Hit || string(e.Body) != tc.body {
-				t.Fatalf("%s: got %v %q", tc.name, res, e.Body)
+			if res != Hit || string(e.Body()) != tc.body {
+				t.Fatalf("%s: got %v %q", tc.name, res, e.Body())
 			}
 		}
 	}
@@ -575,7 +575,7 @@ func TestEntry(t *testing.T) {
 		}
 	}
 	d, err := decodeEntry(encodeEntry(e))
-	if err != nil || string(d.Body) != "hello" || d.ETag != e.ETag || !d.FreshUntil.Equal(e.FreshUntil) || !d.ErrorUntil.Equal(e.ErrorUntil) {
+	if err != nil || string(d.Body()) != "hello" || d.ETag != e.ETag || !d.FreshUntil.Equal(e.FreshUntil) || !d.ErrorUntil.Equal(e.ErrorUntil) {
 		t.Fatalf("round trip: %+v %v", d, err)
 	}
 	bad := encodeEntry(e)
@@ -648,8 +648,8 @@ func TestPurgeDeferred(t *testing.T) {
 	if !errors.Is(err, ErrPurgeDeferred) {
 		t.Fatalf("purge with redis down: %v", err)
 	}
-	if e, _ := mustGet(t, a, 1, "/k", pol, newFiller("new").fill); string(e.Body) != "new" {
-		t.Fatalf("local purge did not take: %q", e.Body)
+	if e, _ := mustGet(t, a, 1, "/k", pol, newFiller("new").fill); string(e.Body()) != "new" {
+		t.Fatalf("local purge did not take: %q", e.Body())
 	}
 	if err := mr.Restart(); err != nil {
 		t.Fatal(err)

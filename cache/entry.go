@@ -52,11 +52,15 @@ func (p Policy) MaxAge(e *Entry, now time.Time) int {
 }
 
 // Entry is one cached response body with its validators and windows. It is
-// immutable once returned by the cache: callers may write Body to the network
-// without copying (fasthttp SetBodyRaw) and must never modify it.
+// immutable once returned by the cache: callers may write Body (and the gzip
+// variant) to the network without copying (fasthttp SetBodyRaw) and must
+// never modify them.
+//
+// An entry read from Redis holds the body gzip-compressed, as Redis keeps
+// it; the plain body is made on the first call of Body, so a gzip client
+// served from such an entry never costs a decompression, and L1 holds (and
+// counts) only the codings that were asked for.
 type Entry struct {
-	// Body is the response body as produced by the fill.
-	Body []byte
 	// ETag is a strong, quoted entity tag of Body (xxhash64, 16 hex digits),
 	// computed once when the entry is made, for example "\"9f86d081884c7d65\"".
 	ETag string
@@ -70,8 +74,11 @@ type Entry struct {
 	// FreshUntil + StaleIfError. The Redis copy expires then.
 	ErrorUntil time.Time
 
-	hash uint64
-	gz   atomic.Pointer[variant] // the gzip variant, made on first use (see Gzip)
+	hash     uint64
+	plainLen int                     // length of the plain body
+	plain    atomic.Pointer[variant] // the plain body; nil until Body inflates it
+	gz       atomic.Pointer[variant] // the gzip variant, made on first use (see Gzip)
+	bad      atomic.Bool             // the compressed payload did not inflate to the body
 
 	vmu     sync.Mutex    // orders installing a variant with L1's accounting
 	acct    *atomic.Int64 // L1's byte count while e is in L1, else nil
@@ -90,10 +97,49 @@ func maxAge(until, now time.Time) int {
 	return int(d / time.Second)
 }
 
+// Len is the length of the plain body, known without making it.
+func (e *Entry) Len() int { return e.plainLen }
+
+// Body returns the plain body. For an entry read from Redis in compressed
+// form the first call decompresses it (once; the result is kept with the
+// entry and, while the entry is in L1, counted in L1's budget). It returns
+// nil, for every call, if the stored payload turns out to be corrupt (it
+// does not inflate to the length and hash the entry was stored with); the
+// caller then treats the entry as missing (see Cache.Drop).
+func (e *Entry) Body() []byte {
+	if v := e.plain.Load(); v != nil {
+		return v.body
+	}
+	return e.inflate()
+}
+
+// inflate makes the plain body from the gzip variant.
+func (e *Entry) inflate() []byte {
+	if e.bad.Load() {
+		return nil
+	}
+	gz := e.gz.Load()
+	if gz == nil || gz.body == nil {
+		e.bad.Store(true)
+		return nil
+	}
+	body, err := gunzip(gz.body, e.plainLen)
+	if err != nil || xxhash.Sum64(body) != e.hash {
+		e.bad.Store(true)
+		return nil
+	}
+	return e.install(&e.plain, &variant{body: body}).body
+}
+
+// NewEntry makes an entry of body stored at now under p, as a fill does (for
+// callers' tests; the cache makes its own).
+func NewEntry(body []byte, now time.Time, p Policy) *Entry { return newEntry(body, now, p) }
+
 // newEntry makes an entry of body stored at now under p.
 func newEntry(body []byte, now time.Time, p Policy) *Entry {
 	h := xxhash.Sum64(body)
-	e := &Entry{Body: body, ETag: etagOf(h), hash: h, StoredAt: now}
+	e := &Entry{ETag: etagOf(h), hash: h, StoredAt: now, plainLen: len(body)}
+	e.plain.Store(&variant{body: body})
 	e.FreshUntil = now.Add(p.TTL)
 	e.StaleUntil = e.FreshUntil.Add(p.StaleWhileRevalidate)
 	e.ErrorUntil = e.FreshUntil.Add(p.StaleIfError)
@@ -218,14 +264,17 @@ var errBadWire = errors.New("cache: malformed entry in redis")
 // without compressing) and stores it in place of the plain body when it is
 // smaller.
 func encodeEntry(e *Entry) []byte {
-	payload, flags := e.Body, byte(0)
+	var payload []byte
+	flags := byte(0)
 	if gz, _, ok := e.Gzip(); ok {
 		payload, flags = gz, wireGzip
+	} else {
+		payload = e.Body()
 	}
 	b := make([]byte, wireHeader+len(payload))
 	b[0], b[1] = wireVersion, flags
 	putTimes(b[2:], e)
-	binary.BigEndian.PutUint32(b[2+4*8+8:], uint32(len(e.Body)))
+	binary.BigEndian.PutUint32(b[2+4*8+8:], uint32(e.plainLen))
 	copy(b[wireHeader:], payload)
 	return b
 }
@@ -249,10 +298,12 @@ func readTimes(b []byte) *Entry {
 	}
 }
 
-// decodeEntry parses b, which it keeps: Body (or, for a compressed value,
-// the gzip variant) aliases b. A compressed value is decompressed here, once,
-// as the entry is promoted to L1; its compressed payload becomes the entry's
-// gzip variant.
+// decodeEntry parses b, which it keeps: the body (or, for a compressed
+// value, the gzip variant) aliases b. A compressed value is not
+// decompressed here: its payload becomes the entry's gzip variant, and Body
+// decompresses it when an identity client first asks. Here it is checked
+// only for what costs nothing: the gzip header and the length in its
+// trailer. A plain body is checked against the stored hash.
 func decodeEntry(b []byte) (*Entry, error) {
 	if len(b) == 0 {
 		return nil, errBadWire
@@ -261,7 +312,9 @@ func decodeEntry(b []byte) (*Entry, error) {
 	switch {
 	case b[0] == wireVersion1 && len(b) >= wireHeader1:
 		e = readTimes(b[1:])
-		e.Body = b[wireHeader1:len(b):len(b)]
+		body := b[wireHeader1:len(b):len(b)]
+		e.plain.Store(&variant{body: body})
+		e.plainLen = len(body)
 	case b[0] == wireVersion && len(b) >= wireHeader && b[1]&^wireGzip == 0:
 		e = readTimes(b[2:])
 		n := binary.BigEndian.Uint32(b[2+4*8+8:])
@@ -270,22 +323,22 @@ func decodeEntry(b []byte) (*Entry, error) {
 			if int(n) != len(payload) {
 				return nil, errBadWire
 			}
-			e.Body = payload
+			e.plain.Store(&variant{body: payload})
+			e.plainLen = len(payload)
 			break
 		}
-		if n > maxWireBody {
+		// A gzip member: magic, deflate, and a trailer whose ISIZE is the
+		// plain length modulo 2^32.
+		if n > maxWireBody || len(payload) < 18 || payload[0] != 0x1f || payload[1] != 0x8b || payload[2] != 8 ||
+			binary.LittleEndian.Uint32(payload[len(payload)-4:]) != n {
 			return nil, errBadWire
 		}
-		body, err := gunzip(payload, int(n))
-		if err != nil {
-			return nil, errBadWire
-		}
-		e.Body = body
+		e.plainLen = int(n)
 		e.gz.Store(&variant{body: payload, etag: "W/" + etagOf(e.hash)})
 	default:
 		return nil, errBadWire
 	}
-	if xxhash.Sum64(e.Body) != e.hash {
+	if v := e.plain.Load(); v != nil && xxhash.Sum64(v.body) != e.hash {
 		return nil, errBadWire
 	}
 	e.ETag = etagOf(e.hash)

@@ -43,23 +43,24 @@ var gzipWriters = sync.Pool{New: func() any {
 func (e *Entry) Gzip() (body []byte, etag string, ok bool) {
 	v := e.gz.Load()
 	if v == nil {
-		v = e.installGzip(e.makeGzip())
+		v = e.install(&e.gz, e.makeGzip())
 	}
 	return v.body, v.etag, v.body != nil
 }
 
-// installGzip keeps made as e's variant unless another call kept one first
-// or e has left L1, and returns the variant to serve.
-func (e *Entry) installGzip(made *variant) *variant {
+// install keeps made in slot (the plain body or the gzip variant) unless
+// another call kept one first or e has left L1, and returns the one to
+// serve.
+func (e *Entry) install(slot *atomic.Pointer[variant], made *variant) *variant {
 	e.vmu.Lock()
 	defer e.vmu.Unlock()
-	if v := e.gz.Load(); v != nil {
+	if v := slot.Load(); v != nil {
 		return v
 	}
 	if e.retired {
 		return made
 	}
-	e.gz.Store(made)
+	slot.Store(made)
 	if e.acct != nil {
 		e.acct.Add(made.size())
 	}
@@ -67,23 +68,27 @@ func (e *Entry) installGzip(made *variant) *variant {
 }
 
 func (e *Entry) makeGzip() *variant {
+	body := e.Body()
+	if body == nil {
+		return &variant{}
+	}
 	var buf bytes.Buffer
-	buf.Grow(len(e.Body)/4 + 64)
+	buf.Grow(len(body)/4 + 64)
 	w := gzipWriters.Get().(*gzip.Writer)
 	w.Reset(&buf)
-	_, err := w.Write(e.Body)
+	_, err := w.Write(body)
 	if err == nil {
 		err = w.Close()
 	}
 	w.Reset(nil)
 	gzipWriters.Put(w)
-	if err != nil || buf.Len() > len(e.Body)-len(e.Body)/8 {
+	if err != nil || buf.Len() > len(body)-len(body)/8 {
 		return &variant{}
 	}
 	return &variant{body: buf.Bytes(), etag: "W/" + e.ETag}
 }
 
-// account makes e's variants count in the byte budget acct and returns
+// account makes e's codings (plain and gzip, those made so far) count in the byte budget acct and returns
 // what they count already; ok is false when e is, or was, in L1 already.
 // L1 calls it under the shard lock, before it publishes e.
 func (e *Entry) account(acct *atomic.Int64) (n int64, ok bool) {
@@ -93,7 +98,7 @@ func (e *Entry) account(acct *atomic.Int64) (n int64, ok bool) {
 		return 0, false
 	}
 	e.acct = acct
-	return e.gz.Load().size(), true
+	return e.gz.Load().size() + e.plain.Load().size(), true
 }
 
 // retire stops e's variants counting in L1's byte budget and returns the
@@ -103,7 +108,7 @@ func (e *Entry) retire() int64 {
 	defer e.vmu.Unlock()
 	n := int64(0)
 	if e.acct != nil {
-		n = e.gz.Load().size()
+		n = e.gz.Load().size() + e.plain.Load().size()
 	}
 	e.acct, e.retired = nil, true
 	return n

@@ -148,8 +148,8 @@ func TestIntegrationCluster(t *testing.T) {
 			if _, res := mustGet(t, a, d, "/v1/dealer", pol, newFiller(body).fill); res != Miss {
 				t.Fatalf("a dealer %d: %v", d, res)
 			}
-			if e, res := mustGet(t, b, d, "/v1/dealer", pol, newFiller("wrong").fill); res != Hit || string(e.Body) != body {
-				t.Fatalf("b dealer %d: %v %q", d, res, e.Body)
+			if e, res := mustGet(t, b, d, "/v1/dealer", pol, newFiller("wrong").fill); res != Hit || string(e.Body()) != body {
+				t.Fatalf("b dealer %d: %v %q", d, res, e.Body())
 			}
 		}
 	})
@@ -183,7 +183,7 @@ func TestIntegrationCluster(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if e, _, err := c.Get(ctx, 77, []byte("/v1/glossary"), pol, fill); err != nil || string(e.Body) != "once" {
+				if e, _, err := c.Get(ctx, 77, []byte("/v1/glossary"), pol, fill); err != nil || string(e.Body()) != "once" {
 					t.Errorf("get: %v", err)
 				}
 			}()

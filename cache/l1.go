@@ -21,7 +21,7 @@ type l1node struct {
 	key    string
 	gen    uint64
 	entry  *Entry
-	size   int64
+	size   int64       // key, ETag and overhead; the body's codings are counted by the entry (see cost)
 	hash   uint64      // sketch hash of (dealer, key)
 	ref    atomic.Bool // CLOCK reference bit, set on a hit under the read lock
 	idx    int         // position in the shard's ring; guarded by the write lock
@@ -114,8 +114,8 @@ func (c *l1) lookupString(dealer int64, key string) *l1node {
 // drop entries, so an entry filled before a purge can never be inserted after
 // it. It reports whether e was stored.
 func (c *l1) put(dealer int64, key string, gen uint64, cur *atomic.Uint64, e *Entry) bool {
-	size := int64(len(e.Body)+2*len(key)+len(e.ETag)) + nodeOverhead
-	if size > c.maxEntry {
+	size := int64(2*len(key)+len(e.ETag)) + nodeOverhead
+	if size+int64(e.plainLen) > c.maxEntry {
 		return false
 	}
 	h := keyHash(dealer, xxhash.Sum64String(key))
@@ -161,6 +161,12 @@ func (c *l1) put(dealer int64, key string, gen uint64, cur *atomic.Uint64, e *En
 		}
 	}
 	return true
+}
+
+// cost is what n holds in L1's budget now: its own size and the codings of
+// the body made so far.
+func (n *l1node) cost() int64 {
+	return n.size + n.entry.plain.Load().size() + n.entry.gz.Load().size()
 }
 
 // remove drops n if it is still the node stored for its key.
@@ -219,7 +225,7 @@ func (c *l1) evictOne(cand *l1node, candFreq uint32) (evicted, reject bool) {
 			}
 			// Requests per byte, as the best static content is chosen: a
 			// large newcomer must be asked for proportionally more often.
-			if candFreq > 0 && n != cand && int64(c.freq.estimate(n.hash))*cand.size >= int64(candFreq)*n.size {
+			if candFreq > 0 && n != cand && int64(c.freq.estimate(n.hash))*cand.cost() >= int64(candFreq)*n.cost() {
 				s.hand++ // spare it; next time the hand starts past it
 				s.mu.Unlock()
 				return false, true

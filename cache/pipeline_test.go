@@ -54,7 +54,7 @@ func startL2Load(t *testing.T, c *Cache, workers, keys int, pol Policy) *l2Load 
 					}
 				}
 				l.gets.Add(1)
-				if err != nil || string(e.Body) != want {
+				if err != nil || string(e.Body()) != want {
 					l.failures.Add(1)
 					t.Errorf("get %s: %v", key, err)
 				}
@@ -220,7 +220,7 @@ func TestPipelineCluster(t *testing.T) {
 			for i := 0; i < 50; i++ {
 				d := int64(1 + (w+i)%30)
 				e, res, err := c.Get(context.Background(), d, []byte("/v1/dealer"), pol, func(context.Context) ([]byte, error) { return body(d), nil })
-				if err != nil || !bytes.Equal(e.Body, body(d)) {
+				if err != nil || !bytes.Equal(e.Body(), body(d)) {
 					t.Errorf("dealer %d: %v %v", d, res, err)
 					return
 				}

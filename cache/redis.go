@@ -526,7 +526,10 @@ func (c *Cache) flushPending(ctx context.Context) {
 }
 
 // l2Get reads and decodes an entry; any failure is a miss.
-func (c *Cache) l2Get(ctx context.Context, rkey string) *Entry {
+// l2Get reads the entry of rkey from Redis; nil when there is none or it
+// cannot be used. With plain, a compressed entry is decompressed here (and
+// counts as unusable if that fails), for a caller that serves the plain body.
+func (c *Cache) l2Get(ctx context.Context, rkey string, plain bool) *Entry {
 	cmd := redis.NewStringCmd(ctx, "get", rkey)
 	err := c.redisCmd(ctx, cmd)
 	if err != nil {
@@ -537,7 +540,7 @@ func (c *Cache) l2Get(ctx context.Context, rkey string) *Entry {
 	}
 	b, _ := cmd.Bytes()
 	e, err := decodeEntry(b)
-	if err != nil {
+	if err != nil || !usable(e, plain) {
 		c.st.l2Errors.Add(1)
 		return nil
 	}
@@ -579,7 +582,7 @@ func (c *Cache) unlock(lkey, token string) {
 
 // waitL2 polls L2 for a fresh entry while another instance holds the fill
 // lock, for at most LockWait.
-func (c *Cache) waitL2(ctx context.Context, rkey string, pol Policy) *Entry {
+func (c *Cache) waitL2(ctx context.Context, rkey string, pol Policy, plain bool) *Entry {
 	deadline := time.Now().Add(c.lockWait)
 	interval := min(max(c.lockWait/20, 2*time.Millisecond), 25*time.Millisecond)
 	for {
@@ -590,7 +593,7 @@ func (c *Cache) waitL2(ctx context.Context, rkey string, pol Policy) *Entry {
 			return nil
 		case <-t.C:
 		}
-		if e := c.l2Get(ctx, rkey); e != nil && pol.state(e, c.now()) == stateFresh {
+		if e := c.l2Get(ctx, rkey, plain); e != nil && pol.state(e, c.now()) == stateFresh {
 			return e
 		}
 		if !c.redisUp.Load() || time.Now().After(deadline) {

@@ -61,12 +61,12 @@ func TestIntegrationSentinel(t *testing.T) {
 	})
 
 	pol := Policy{TTL: time.Hour}
-	if e, res := mustGet(t, a, 7, "/v1/faq?page=1", pol, newFiller("via sentinel").fill); res != Miss || string(e.Body) != "via sentinel" {
-		t.Fatalf("a: %v %q", res, e.Body)
+	if e, res := mustGet(t, a, 7, "/v1/faq?page=1", pol, newFiller("via sentinel").fill); res != Miss || string(e.Body()) != "via sentinel" {
+		t.Fatalf("a: %v %q", res, e.Body())
 	}
 	other := newFiller("wrong")
-	if e, res := mustGet(t, b, 7, "/v1/faq?page=1", pol, other.fill); res != Hit || string(e.Body) != "via sentinel" || other.calls.Load() != 0 {
-		t.Fatalf("b did not read a's entry from the master: %v %q (fills %d)", res, e.Body, other.calls.Load())
+	if e, res := mustGet(t, b, 7, "/v1/faq?page=1", pol, other.fill); res != Hit || string(e.Body()) != "via sentinel" || other.calls.Load() != 0 {
+		t.Fatalf("b did not read a's entry from the master: %v %q (fills %d)", res, e.Body(), other.calls.Load())
 	}
 	keys, err := direct.Keys(ctx, "*{d7}*").Result()
 	if err != nil || len(keys) == 0 {
@@ -77,8 +77,8 @@ func TestIntegrationSentinel(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "b to drop dealer 7", func() bool { n, _ := b.l1.lookup(7, []byte("/v1/faq?page=1")); return n == nil })
-	if e, res := mustGet(t, b, 7, "/v1/faq?page=1", pol, newFiller("after purge").fill); res != Miss || string(e.Body) != "after purge" {
-		t.Fatalf("b after purge: %v %q", res, e.Body)
+	if e, res := mustGet(t, b, 7, "/v1/faq?page=1", pol, newFiller("after purge").fill); res != Miss || string(e.Body()) != "after purge" {
+		t.Fatalf("b after purge: %v %q", res, e.Body())
 	}
 	if st := a.Stats(); !st.RedisUp || st.L2Errors != 0 {
 		t.Fatalf("cache a through sentinel: %+v", st)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/dealer-edge/dealer-edge/cache/redistest"
 )
 
@@ -43,10 +45,10 @@ func listingBody(seed uint64, n int) []byte {
 // version 1), kept to test that such values are still read and to measure
 // what compression saves.
 func encodeEntryV1(e *Entry) []byte {
-	b := make([]byte, wireHeader1+len(e.Body))
+	b := make([]byte, wireHeader1+len(e.Body()))
 	b[0] = wireVersion1
 	putTimes(b[1:], e)
-	copy(b[wireHeader1:], e.Body)
+	copy(b[wireHeader1:], e.Body())
 	return b
 }
 
@@ -78,7 +80,7 @@ func TestWireFormat(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !bytes.Equal(d.Body, tc.body) || d.ETag != e.ETag || !d.StoredAt.Equal(e.StoredAt) ||
+				if !bytes.Equal(d.Body(), tc.body) || d.ETag != e.ETag || !d.StoredAt.Equal(e.StoredAt) ||
 					!d.FreshUntil.Equal(e.FreshUntil) || !d.StaleUntil.Equal(e.StaleUntil) || !d.ErrorUntil.Equal(e.ErrorUntil) {
 					t.Fatalf("decoded %+v, want %+v", d, e)
 				}
@@ -112,26 +114,36 @@ func TestWireFormat(t *testing.T) {
 			return mut(func(b []byte) []byte { binary.BigEndian.PutUint32(b[2+4*8+8:], n); return b })
 		}
 		plain := encodeEntry(fresh(small))
+		// lazy: a corrupt compressed payload with a well-formed frame is found
+		// when the body is first inflated (an identity client), not when the
+		// value is read: the entry must then be unusable for the plain body.
 		for _, tc := range []struct {
 			name string
 			v    []byte
+			lazy bool
 		}{
-			{"empty", nil},
-			{"short", []byte{2, 1, 3}},
-			{"unknown version", mut(func(b []byte) []byte { b[0] = 9; return b })},
-			{"unknown flag", mut(func(b []byte) []byte { b[1] |= 4; return b })},
-			{"truncated gzip", good[:len(good)-10]},
-			{"flipped payload byte", mut(func(b []byte) []byte { b[wireHeader+len(b[wireHeader:])/2] ^= 0x55; return b })},
-			{"length too short", setLen(uint32(len(listing) - 1))},
-			{"length too long", setLen(uint32(len(listing) + 1))},
-			{"length beyond the bound", setLen(maxWireBody + 1)},
-			{"hash mismatch", mut(func(b []byte) []byte { b[2+4*8] ^= 1; return b })},
-			{"plain body length mismatch", func() []byte { b := bytes.Clone(plain); return b[:len(b)-1] }()},
-			{"trailing garbage after gzip", append(bytes.Clone(good), 0x1f, 0x8b)},
+			{"empty", nil, false},
+			{"short", []byte{2, 1, 3}, false},
+			{"unknown version", mut(func(b []byte) []byte { b[0] = 9; return b }), false},
+			{"unknown flag", mut(func(b []byte) []byte { b[1] |= 4; return b }), false},
+			{"truncated gzip", good[:len(good)-10], false},
+			{"flipped payload byte", mut(func(b []byte) []byte { b[wireHeader+len(b[wireHeader:])/2] ^= 0x55; return b }), true},
+			{"length too short", setLen(uint32(len(listing) - 1)), false},
+			{"length too long", setLen(uint32(len(listing) + 1)), false},
+			{"length beyond the bound", setLen(maxWireBody + 1), false},
+			{"hash mismatch", mut(func(b []byte) []byte { b[2+4*8] ^= 1; return b }), true},
+			{"hash mismatch, plain", func() []byte { b := bytes.Clone(plain); b[2+4*8] ^= 1; return b }(), false},
+			{"plain body length mismatch", func() []byte { b := bytes.Clone(plain); return b[:len(b)-1] }(), false},
+			{"trailing garbage after gzip", append(bytes.Clone(good), 0x1f, 0x8b), false},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				if _, err := decodeEntry(tc.v); err == nil {
+				e, err := decodeEntry(tc.v)
+				switch {
+				case err != nil:
+				case !tc.lazy:
 					t.Fatalf("accepted %d bytes", len(tc.v))
+				case e.Body() != nil || usable(e, true) || !usable(e, false):
+					t.Fatalf("corrupt payload inflated to %d bytes (usable plain %v)", len(e.Body()), usable(e, true))
 				}
 			})
 		}
@@ -155,7 +167,19 @@ func FuzzDecodeEntry(f *testing.F) {
 		if e.ETag != etagOf(e.hash) {
 			t.Fatalf("etag %s for hash %x", e.ETag, e.hash)
 		}
-		if gz, _, ok := e.Gzip(); ok && !bytes.Equal(gunzipStd(t, gz), e.Body) {
+		body := e.Body()
+		if body == nil {
+			// A corrupt compressed payload, found when it is inflated: the
+			// entry is unusable for a plain client, and says so every time.
+			if e.gz.Load() == nil || usable(e, true) || e.Body() != nil {
+				t.Fatal("Body is nil but the entry is usable")
+			}
+			return
+		}
+		if xxhash.Sum64(body) != e.hash || len(body) != e.Len() {
+			t.Fatal("body does not match its hash or length")
+		}
+		if gz, _, ok := e.Gzip(); ok && !bytes.Equal(gunzipStd(t, gz), body) {
 			t.Fatal("gzip variant does not decode to the body")
 		}
 	})
@@ -222,8 +246,8 @@ func TestPurgeCompressedEntries(t *testing.T) {
 			t.Fatalf("dealer %d: value in redis not compressed (%d bytes for a %d-byte body): %v", d, len(raw), len(body), err)
 		}
 		e, res := mustGet(t, b, d, key, pol, newFiller("wrong").fill)
-		if res != Hit || !bytes.Equal(e.Body, body) {
-			t.Fatalf("b dealer %d: %v, body equal %v", d, res, bytes.Equal(e.Body, body))
+		if res != Hit || !bytes.Equal(e.Body(), body) {
+			t.Fatalf("b dealer %d: %v, body equal %v", d, res, bytes.Equal(e.Body(), body))
 		}
 		if gz, _, ok := e.Gzip(); !ok || !bytes.Equal(gz, raw[wireHeader:]) {
 			t.Fatalf("b dealer %d: gzip variant is not the stored payload", d)
@@ -234,13 +258,81 @@ func TestPurgeCompressedEntries(t *testing.T) {
 	}
 	waitFor(t, "b to drop dealer 1", func() bool { n, _ := b.l1.lookup(1, []byte(key)); return n == nil })
 	newBody := listingBody(13, 20)
-	if e, res := mustGet(t, b, 1, key, pol, func(context.Context) ([]byte, error) { return newBody, nil }); res != Miss || !bytes.Equal(e.Body, newBody) {
+	if e, res := mustGet(t, b, 1, key, pol, func(context.Context) ([]byte, error) { return newBody, nil }); res != Miss || !bytes.Equal(e.Body(), newBody) {
 		t.Fatalf("b dealer 1 after purge: %v", res)
 	}
-	if e, res := mustGet(t, a, 1, key, pol, newFiller("wrong").fill); res != Hit || !bytes.Equal(e.Body, newBody) {
-		t.Fatalf("a dealer 1 after purge: %v, new body %v", res, bytes.Equal(e.Body, newBody))
+	if e, res := mustGet(t, a, 1, key, pol, newFiller("wrong").fill); res != Hit || !bytes.Equal(e.Body(), newBody) {
+		t.Fatalf("a dealer 1 after purge: %v, new body %v", res, bytes.Equal(e.Body(), newBody))
 	}
-	if e, res := mustGet(t, b, 2, key, pol, newFiller("wrong").fill); res != Hit || !bytes.Equal(e.Body, bodies[2]) {
+	if e, res := mustGet(t, b, 2, key, pol, newFiller("wrong").fill); res != Hit || !bytes.Equal(e.Body(), bodies[2]) {
 		t.Fatalf("b dealer 2 after purging dealer 1: %v", res)
+	}
+}
+
+// TestLazyPlainBody: an entry read from Redis in compressed form is served
+// to a gzip caller (GetGzip) without being decompressed, and L1 counts only
+// its compressed bytes; a plain caller (Get) then inflates it once. A
+// compressed value whose payload is corrupt is never served plain: Get
+// fills again and overwrites it.
+func TestLazyPlainBody(t *testing.T) {
+	mr, rc := newMiniRedis(t)
+	writer := newCache(t, Options{Redis: rc, L1MaxBytes: -1})
+	reader := newCache(t, Options{Redis: rc})
+	pol := Policy{TTL: time.Hour}
+	ctx := context.Background()
+	body := listingBody(7, 20)
+	key := []byte("/dealer/REWIND/listing")
+	if _, res, err := writer.Get(ctx, 1, key, pol, func(context.Context) ([]byte, error) { return body, nil }); err != nil || res != Miss {
+		t.Fatalf("fill: %v %v", res, err)
+	}
+	noFill := func(context.Context) ([]byte, error) { return nil, errors.New("no fill expected") }
+
+	e, res, err := reader.GetGzip(ctx, 1, key, pol, noFill)
+	if err != nil || res != Hit {
+		t.Fatalf("GetGzip: %v %v", res, err)
+	}
+	if e.plain.Load() != nil {
+		t.Fatal("a gzip caller's L2 hit decompressed the body")
+	}
+	gz, _, ok := e.Gzip()
+	if !ok || !bytes.Equal(gunzipStd(t, gz), body) || e.Len() != len(body) {
+		t.Fatal("gzip variant does not hold the body")
+	}
+	if st := reader.Stats(); st.L1Bytes >= int64(len(body)) {
+		t.Fatalf("L1 counts %d bytes for a %d-byte compressed entry of a %d-byte body", st.L1Bytes, len(gz), len(body))
+	}
+	before := reader.Stats().L1Bytes
+	e2, ok := reader.Fresh(1, key, pol)
+	if !ok || e2 != e || !bytes.Equal(e2.Body(), body) {
+		t.Fatal("plain caller did not get the body from the same L1 entry")
+	}
+	if got := reader.Stats().L1Bytes; got != before+int64(len(body)) {
+		t.Fatalf("L1 bytes %d after inflating, want %d", got, before+int64(len(body)))
+	}
+
+	// Corrupt the stored payload (a flipped byte inside the deflate data,
+	// the frame intact): a plain caller of a third instance must not get
+	// it; it fills again and the fill replaces the value in Redis.
+	gen, _ := writer.generation(ctx, 1)
+	rkey := writer.entryKey(1, gen, string(key))
+	v, err := mr.Get(rkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := []byte(v)
+	b[wireHeader+len(b[wireHeader:])/2] ^= 0x55
+	mr.Set(rkey, string(b))
+	third := newCache(t, Options{Redis: rc})
+	fills := 0
+	e3, res, err := third.Get(ctx, 1, key, pol, func(context.Context) ([]byte, error) { fills++; return body, nil })
+	if err != nil || res != Miss || fills != 1 || !bytes.Equal(e3.Body(), body) {
+		t.Fatalf("plain get of a corrupt value: %v %v, %d fills", res, err, fills)
+	}
+	if st := third.Stats(); st.L2Errors == 0 {
+		t.Fatal("the corrupt value was not counted as an L2 error")
+	}
+	fourth := newCache(t, Options{Redis: rc})
+	if e4, res, err := fourth.Get(ctx, 1, key, pol, noFill); err != nil || res != Hit || !bytes.Equal(e4.Body(), body) {
+		t.Fatalf("after the refill: %v %v", res, err)
 	}
 }

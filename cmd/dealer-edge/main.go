@@ -23,6 +23,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -185,6 +186,14 @@ func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 	// into the structured, rate-limited event log.
 	redis.SetLogger(redisLogger{logger})
 	logger.Info("starting", "version", id.Version, "commit", id.Commit, "build_time", id.BuildTime, "go_version", id.GoVersion)
+	// A soft memory limit sized from L1, so a large cache does not let the
+	// heap grow to twice its size between collections (cache.MemoryLimitFor);
+	// GOMEMLIMIT, when set, is the operator's and wins.
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set && (h == nil || h.getenv == nil) {
+		limit := cache.MemoryLimitFor(cfg.Cache.L1MaxBytes)
+		debug.SetMemoryLimit(limit)
+		logger.Info("memory limit", "bytes", limit, "from", "cache.l1_max_bytes")
+	}
 	app, err := start(cfg, f, logger, logs, mtr, stdout)
 	if err != nil {
 		fmt.Fprintln(stderr, "dealer-edge:", err)
