@@ -106,7 +106,12 @@ func scaleWarm(args []string) error {
 	reqs := fs.String("reqs", "", "pairs file")
 	sizes := fs.String("sizes", "", "output: body size per pair, one per line")
 	workers := fs.Int("workers", 32, "concurrent requests")
+	gz := fs.Bool("gzip", false, "send Accept-Encoding: gzip (warms the gzip entries of a cache keyed on it)")
 	_ = fs.Parse(args)
+	var hdr []string
+	if *gz {
+		hdr = append(hdr, "Accept-Encoding: gzip")
+	}
 	ps, err := readPairs(*reqs)
 	if err != nil {
 		return err
@@ -125,7 +130,7 @@ func scaleWarm(args []string) error {
 				if i >= len(ps) {
 					return
 				}
-				st, _, b, err := fetch(c, *base+ps[i].path, ps[i].key)
+				st, _, b, err := fetch(c, *base+ps[i].path, ps[i].key, hdr...)
 				if err == nil && st != 200 {
 					err = fmt.Errorf("status %d: %.200s", st, b)
 				}
@@ -571,48 +576,55 @@ func scaleRows(recs []scaleRecord, get func(scn, target string, c int) (agg, boo
 	ms := func(v float64) string { return fmt.Sprintf("%.2f ms", v) }
 	var rows []row
 	cpu := func(r scaleRecord) float64 { return r.CPUus }
-	if eCPU, ok := med("s", "edge", cpu); ok {
-		e, _ := get("s", "edge", 64)
-		redis, _ := med("s", "edge", func(r scaleRecord) float64 { return r.CPUByProc["redis"] })
-		share, _ := med("s", "edge", func(r scaleRecord) float64 { return r.L1Share })
-		static, _ := med("s", "edge", func(r scaleRecord) float64 { return r.BestStatic })
-		cmds, _ := med("s", "edge", func(r scaleRecord) float64 { return r.RedisCmdsPerReq })
-		mem, _ := med("s", "edge", func(r scaleRecord) float64 { return r.RedisEntryMem })
-		wsl1, _ := med("s", "edge", func(r scaleRecord) float64 { return r.WSOverL1 })
-		r := row{scenario: fmt.Sprintf("s scale mix, Zipf(1.0), working set %.0fx L1", wsl1), conns: "64",
-			eRPS: fmt.Sprintf("%.0f", e.rps), eP50: ms(e.p50), eP99: ms(e.p99), vs: "nginx", vRPS: "-", vP50: "-", vP99: "-", ratio: "-"}
-		t := fmt.Sprintf("CPU/req edge+redis <= nginx, p99 <= nginx: edge+redis %.1f µs (redis %.1f)", eCPU, redis)
-		nCPU, nok := med("s", "nginx", cpu)
-		v, vok := get("s", "nginx", 64)
-		if nok && vok && eCPU > 0 {
-			r.vRPS, r.vP50, r.vP99 = fmt.Sprintf("%.0f", v.rps), ms(v.p50), ms(v.p99)
-			r.ratio = fmt.Sprintf("%.2fx", e.rps/v.rps)
-			t += fmt.Sprintf(" vs nginx %.1f µs = %.2fx", nCPU, nCPU/eCPU)
-			r.result = verdict(nCPU/eCPU >= 1.0 && e.p99 <= v.p99)
+	for _, sv := range []struct{ sfx, label string }{{"", ""}, {"-gz", ", Accept-Encoding: gzip"}} {
+		if eCPU, ok := med("s"+sv.sfx, "edge", cpu); ok {
+			e, _ := get("s"+sv.sfx, "edge", 64)
+			redis, _ := med("s"+sv.sfx, "edge", func(r scaleRecord) float64 { return r.CPUByProc["redis"] })
+			share, _ := med("s"+sv.sfx, "edge", func(r scaleRecord) float64 { return r.L1Share })
+			static, _ := med("s"+sv.sfx, "edge", func(r scaleRecord) float64 { return r.BestStatic })
+			cmds, _ := med("s"+sv.sfx, "edge", func(r scaleRecord) float64 { return r.RedisCmdsPerReq })
+			mem, _ := med("s"+sv.sfx, "edge", func(r scaleRecord) float64 { return r.RedisEntryMem })
+			wsl1, _ := med("s"+sv.sfx, "edge", func(r scaleRecord) float64 { return r.WSOverL1 })
+			r := row{scenario: fmt.Sprintf("s%s scale mix, Zipf(1.0), working set %.0fx L1%s", sv.sfx, wsl1, sv.label), conns: "64",
+				eRPS: fmt.Sprintf("%.0f", e.rps), eP50: ms(e.p50), eP99: ms(e.p99), vs: "nginx", vRPS: "-", vP50: "-", vP99: "-", ratio: "-"}
+			t := fmt.Sprintf("CPU/req edge+redis <= nginx, p99 <= nginx: edge+redis %.1f µs (redis %.1f)", eCPU, redis)
+			nCPU, nok := med("s"+sv.sfx, "nginx", cpu)
+			v, vok := get("s"+sv.sfx, "nginx", 64)
+			if nok && vok && eCPU > 0 {
+				r.vRPS, r.vP50, r.vP99 = fmt.Sprintf("%.0f", v.rps), ms(v.p50), ms(v.p99)
+				r.ratio = fmt.Sprintf("%.2fx", e.rps/v.rps)
+				t += fmt.Sprintf(" vs nginx %.1f µs = %.2fx", nCPU, nCPU/eCPU)
+				r.result = verdict(nCPU/eCPU >= 1.0 && e.p99 <= v.p99)
+			}
+			if sv.sfx == "" {
+				t += fmt.Sprintf("; L1 share of hits %.3f, best static %.3f (%.0f%%, target >= 95%%)", share, static, 100*share/max(static, 1e-9))
+			} else {
+				t += fmt.Sprintf("; L1 share of hits %.3f (L1 holds the compressed bodies only)", share)
+			}
+			t += fmt.Sprintf("; Redis %.2f cmds/req; MEMORY USAGE %.0f B/entry", cmds, mem)
+			r.target = t
+			rows = append(rows, r)
 		}
-		t += fmt.Sprintf("; L1 share of hits %.3f, best static %.3f (%.0f%%, target >= 95%%); Redis %.2f cmds/req; MEMORY USAGE %.0f B/entry", share, static, 100*share/max(static, 1e-9), cmds, mem)
-		r.target = t
-		rows = append(rows, r)
-	}
-	if uCPU, ok := med("u", "edge", cpu); ok {
-		u, _ := get("u", "edge", 64)
-		share, _ := med("u", "edge", func(r scaleRecord) float64 { return r.L1Share })
-		cmds, _ := med("u", "edge", func(r scaleRecord) float64 { return r.RedisCmdsPerReq })
-		edgeOnly, _ := med("u", "edge", func(r scaleRecord) float64 { return r.CPUByProc["edge"] })
-		redis, _ := med("u", "edge", func(r scaleRecord) float64 { return r.CPUByProc["redis"] })
-		r := row{scenario: "u every hit from Redis (uniform, L1 64 KiB)", conns: "64",
-			eRPS: fmt.Sprintf("%.0f", u.rps), eP50: ms(u.p50), eP99: ms(u.p99), vs: "L1 hit", vRPS: "-", vP50: "-", vP99: "-", ratio: "-"}
-		t := fmt.Sprintf("edge CPU/req <= 2x an L1 hit: edge %.1f µs (+ redis %.1f), L1 share %.3f, Redis %.2f cmds/req", edgeOnly, redis, share, cmds)
-		if hCPU, hok := med("uh", "edge", func(r scaleRecord) float64 { return r.CPUByProc["edge"] }); hok && hCPU > 0 {
-			h, _ := get("uh", "edge", 64)
-			r.vRPS, r.vP50, r.vP99 = fmt.Sprintf("%.0f", h.rps), ms(h.p50), ms(h.p99)
-			r.ratio = fmt.Sprintf("%.2fx", u.rps/h.rps)
-			t += fmt.Sprintf("; L1 hit (hot URL) %.1f µs: %.2fx", hCPU, edgeOnly/hCPU)
-			r.result = verdict(edgeOnly <= 2*hCPU)
+		if uCPU, ok := med("u"+sv.sfx, "edge", cpu); ok {
+			u, _ := get("u"+sv.sfx, "edge", 64)
+			share, _ := med("u"+sv.sfx, "edge", func(r scaleRecord) float64 { return r.L1Share })
+			cmds, _ := med("u"+sv.sfx, "edge", func(r scaleRecord) float64 { return r.RedisCmdsPerReq })
+			edgeOnly, _ := med("u"+sv.sfx, "edge", func(r scaleRecord) float64 { return r.CPUByProc["edge"] })
+			redis, _ := med("u"+sv.sfx, "edge", func(r scaleRecord) float64 { return r.CPUByProc["redis"] })
+			r := row{scenario: "u" + sv.sfx + " every hit from Redis (uniform, L1 64 KiB)" + sv.label, conns: "64",
+				eRPS: fmt.Sprintf("%.0f", u.rps), eP50: ms(u.p50), eP99: ms(u.p99), vs: "L1 hit" + sv.label, vRPS: "-", vP50: "-", vP99: "-", ratio: "-"}
+			t := fmt.Sprintf("edge CPU/req <= 2x an L1 hit: edge %.1f µs (+ redis %.1f), L1 share %.3f, Redis %.2f cmds/req", edgeOnly, redis, share, cmds)
+			if hCPU, hok := med("uh"+sv.sfx, "edge", func(r scaleRecord) float64 { return r.CPUByProc["edge"] }); hok && hCPU > 0 {
+				h, _ := get("uh"+sv.sfx, "edge", 64)
+				r.vRPS, r.vP50, r.vP99 = fmt.Sprintf("%.0f", h.rps), ms(h.p50), ms(h.p99)
+				r.ratio = fmt.Sprintf("%.2fx", u.rps/h.rps)
+				t += fmt.Sprintf("; L1 hit (hot URL) %.1f µs: %.2fx", hCPU, edgeOnly/hCPU)
+				r.result = verdict(edgeOnly <= 2*hCPU)
+			}
+			_ = uCPU
+			r.target = t
+			rows = append(rows, r)
 		}
-		_ = uCPU
-		r.target = t
-		rows = append(rows, r)
 	}
 	return rows
 }

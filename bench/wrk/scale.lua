@@ -4,6 +4,7 @@
 --   BENCH_SCALE_REQS  file of "key<TAB>path" lines: the distinct requests
 --   BENCH_SCALE_SEQ   file of 1-based indices into it, one per line, drawn by
 --                     `benchtool scaleseq` (Zipf or uniform)
+--   BENCH_SCALE_GZIP  "1": every request carries Accept-Encoding: gzip
 -- Requests are pre-formatted in init(); request() walks the sequence,
 -- wrapping around, from an offset per thread.
 
@@ -23,7 +24,11 @@ init = function(args)
   local f = assert(io.open(os.getenv("BENCH_SCALE_REQS"), "r"), "cannot open BENCH_SCALE_REQS")
   for l in f:lines() do
     local key, path = l:match("^([^\t]+)\t(.+)$")
-    if key then reqs[#reqs + 1] = wrk.format("GET", path, { ["X-Api-Key"] = key }) end
+    if key then
+      local h = { ["X-Api-Key"] = key }
+      if os.getenv("BENCH_SCALE_GZIP") == "1" then h["Accept-Encoding"] = "gzip" end
+      reqs[#reqs + 1] = wrk.format("GET", path, h)
+    end
   end
   f:close()
   f = assert(io.open(os.getenv("BENCH_SCALE_SEQ"), "r"), "cannot open BENCH_SCALE_SEQ")
