@@ -287,6 +287,12 @@ func scaleSnap(args []string) error {
 	for _, p := range pids {
 		name, pid, _ := strings.Cut(p, "=")
 		t, err := cpuTicks(pid)
+		if err != nil && strings.HasPrefix(name, "nginx-") {
+			// One of nginx's helper processes that ends on its own (the
+			// cache loader exits once the cache is loaded): it no longer
+			// uses CPU; scalerec counts only processes in both snapshots.
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -544,7 +550,11 @@ func scaleRec(args []string) error {
 	rec := scaleRecord{Kind: "scale", Scenario: *scn, Target: *target, Conns: *conns, Run: *run, Requests: reqs,
 		CPUByProc: map[string]float64{}, BestStatic: *static, WSOverL1: *wsl1, RedisEntryMem: after.RedisEntryMem}
 	for name, t := range after.CPUTicks {
-		us := float64(t-before.CPUTicks[name]) * tickUS / float64(reqs)
+		t0, ok := before.CPUTicks[name]
+		if !ok {
+			continue
+		}
+		us := float64(t-t0) * tickUS / float64(reqs)
 		rec.CPUByProc[name] = us
 		rec.CPUus += us
 	}
