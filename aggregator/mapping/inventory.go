@@ -25,11 +25,17 @@ func upfits(src []upstream.Upfit) ([]publicshape.ProfessionalUpfit, *publicshape
 	return publicshape.Upfits(in)
 }
 
-func boolPtr(b bool) *bool { return &b }
+// itemScalars holds the values a listing item points to: one allocation
+// per item instead of one per pointer.
+type itemScalars struct {
+	hasPodcast, hasVideo bool
+	price                float64
+}
 
 // VehicleItem maps a vehicle record to a public inventory listing item.
 func VehicleItem(v upstream.Vehicle) publicshape.InventoryItem {
 	ups, primary := upfits(v.Upfits)
+	sc := &itemScalars{hasPodcast: v.HasPodcast, hasVideo: v.HasVideo}
 	it := publicshape.InventoryItem{
 		IDAuto:                   v.IDAuto,
 		Service:                  v.Service,
@@ -41,12 +47,12 @@ func VehicleItem(v upstream.Vehicle) publicshape.InventoryItem {
 		ProfessionalUpfits:       ups,
 		PrimaryProfessionalUpfit: primary,
 		CoverURL:                 v.CoverURL,
-		HasPodcast:               boolPtr(v.HasPodcast),
-		HasVideo:                 boolPtr(v.HasVideo),
+		HasPodcast:               &sc.hasPodcast,
+		HasVideo:                 &sc.hasVideo,
 	}
 	if v.SalePrice != nil {
-		p := *v.SalePrice
-		it.PrezzoVendita = &p
+		sc.price = *v.SalePrice
+		it.PrezzoVendita = &sc.price
 	}
 	return it
 }
