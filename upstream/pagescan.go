@@ -243,6 +243,9 @@ func scanList[T any](s *invScanner, dst *[]T, elem func(*invScanner, *T) error) 
 		if err != nil || !more {
 			return err
 		}
+		if cap(l) == 0 {
+			l = make([]T, 0, 2) // upfits and string lists are short: room for two at once
+		}
 		var zero T
 		l = append(l, zero)
 		if err := elem(s, &l[len(l)-1]); err != nil {

@@ -11,16 +11,20 @@ func upfits(src []upstream.Upfit) ([]publicshape.ProfessionalUpfit, *publicshape
 	if len(src) == 0 {
 		return nil, nil
 	}
-	in := make([]publicshape.UpfitSource, len(src))
-	for i, u := range src {
-		in[i] = publicshape.UpfitSource{
+	var small [4]publicshape.UpfitSource // on the stack: Upfits keeps no reference to its input
+	in := small[:0]
+	if len(src) > len(small) {
+		in = make([]publicshape.UpfitSource, 0, len(src))
+	}
+	for _, u := range src {
+		in = append(in, publicshape.UpfitSource{
 			Code:        u.Code,
 			Slug:        u.Slug,
 			Label:       u.Label,
 			DealerAlias: u.DealerAlias,
 			Family:      u.Family,
 			Primary:     u.Primary,
-		}
+		})
 	}
 	return publicshape.Upfits(in)
 }
