@@ -54,13 +54,14 @@ func (s *Server) inventoryListing(ctx *fasthttp.RequestCtx, rs *reqState) {
 }
 
 func (s *Server) fillInventoryListing(ctx context.Context, dealerID int64, service string, p params) ([]byte, error) {
-	out := publicshape.InventoryListing{Service: service, Page: p.page, PageSize: p.pageSize, Items: []publicshape.InventoryItem{}}
+	out := publicshape.InventoryListing{Service: service, Page: p.page, PageSize: p.pageSize}
 	if service == publicshape.ServiceNLT {
 		pg, err := s.backend.ListOffers(ctx, dealerID, upstream.OfferQuery{Page: p.page, PageSize: p.pageSize, Q: p.q})
 		if err != nil {
 			return nil, err
 		}
 		out.Total = pg.Total
+		out.Items = make([]publicshape.InventoryItem, 0, len(pg.Items))
 		for _, o := range pg.Items {
 			if o.DealerID != dealerID {
 				return nil, errors.New("aggregator: inventory returned an offer of another dealer")
@@ -75,6 +76,7 @@ func (s *Server) fillInventoryListing(ctx context.Context, dealerID int64, servi
 			return nil, err
 		}
 		out.Total = pg.Total
+		out.Items = make([]publicshape.InventoryItem, 0, len(pg.Items))
 		for _, v := range pg.Items {
 			if v.DealerID != dealerID || v.Service != service {
 				return nil, errors.New("aggregator: inventory returned a vehicle of another dealer or service")
@@ -83,7 +85,7 @@ func (s *Server) fillInventoryListing(ctx context.Context, dealerID int64, servi
 		}
 	}
 	out.HasNext = int64(p.page)*int64(p.pageSize) < int64(out.Total)
-	return encode(out)
+	return encodeListing(&out)
 }
 
 // inventoryDetails serves 4.2 GET /dealer/{service}/details.

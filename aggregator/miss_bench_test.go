@@ -12,7 +12,7 @@ import (
 // route's own cache off), through the handler, against the fake services
 // over loopback (so ns/op and cpu-ns/op include the fake answering from
 // its pre-encoded bodies, in this process): vehicle listings of 20 and 100
-// items; the hub (six sections of 5) with the content views fresh (content listings cached, so no upstream call) and
+// items, an NLT offer listing of 20; the hub (six sections of 5) with the content views fresh (content listings cached, so no upstream call) and
 // cold (content listings uncached: every section is read and decoded).
 func BenchmarkMiss(b *testing.B) {
 	cases := []struct {
@@ -21,6 +21,7 @@ func BenchmarkMiss(b *testing.B) {
 	}{
 		{"vehicles_20", "/dealer/REWIND/listing?page=1&page_size=20", func(s *Settings) { delete(s.Cache, RouteInventoryListing) }},
 		{"vehicles_100", "/dealer/REWIND/listing?page=1&page_size=100", func(s *Settings) { delete(s.Cache, RouteInventoryListing) }},
+		{"offers_20", "/dealer/NLT/listing?page=1&page_size=20", func(s *Settings) { delete(s.Cache, RouteInventoryListing) }},
 		{"hub/fresh_views", "/dealer/content/hub?page_size=5", func(s *Settings) { delete(s.Cache, RouteContentHub) }},
 		{"hub/cold", "/dealer/content/hub?page_size=5", func(s *Settings) {
 			delete(s.Cache, RouteContentHub)

@@ -226,7 +226,7 @@ func NomeCanonico(marca, modello, allestimento string) string {
 	var b strings.Builder
 	b.Grow(len(marca) + len(modello) + len(allestimento) + 2)
 	for _, part := range [...]string{marca, modello, allestimento} {
-		for _, w := range strings.Fields(part) {
+		for w := range strings.FieldsSeq(part) { // no slice of the words
 			if b.Len() > 0 {
 				b.WriteByte(' ')
 			}

@@ -44,8 +44,21 @@ var readers = sync.Pool{New: func() any { return new(fieldReader) }}
 var readerOptions = json.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 
 // decodeFields decodes body into out when out is one of the types decoded
-// field by field; ok is false for any other type.
+// field by field; ok is false for any other type. The inventory types go
+// to the scanner made for them (pagescan.go), content lists to the field
+// reader.
 func decodeFields(body []byte, out any) (ok bool, err error) {
+	if ok, err := scanInventory(body, out); ok {
+		return true, err
+	}
+	return readFields(body, out)
+}
+
+// readFields decodes body into out with the field reader over jsontext
+// when out is one of the types it knows; ok is false for any other type.
+// It is the decoder of content lists, and the reference the inventory
+// scanner is proven equal to.
+func readFields(body []byte, out any) (ok bool, err error) {
 	switch out.(type) {
 	case *VehiclePage, *Vehicle, *OfferPage, *Offer, *contentList:
 	default:

@@ -12,5 +12,10 @@ type ContentList = contentList
 // it does not decode.
 var DecodeFields = decodeFields
 
+// DecodeFieldReader is the field reader over jsontext alone, for every
+// type it knows (the inventory ones included): the reference the
+// inventory scanner is compared with.
+var DecodeFieldReader = readFields
+
 // DecodeReflect is the reflection decoder alone (decodeOptions).
 func DecodeReflect(body []byte, out any) error { return json.Unmarshal(body, out, decodeOptions) }

@@ -11,25 +11,35 @@ func upfits(src []upstream.Upfit) ([]publicshape.ProfessionalUpfit, *publicshape
 	if len(src) == 0 {
 		return nil, nil
 	}
-	in := make([]publicshape.UpfitSource, len(src))
-	for i, u := range src {
-		in[i] = publicshape.UpfitSource{
+	var small [4]publicshape.UpfitSource // on the stack: Upfits keeps no reference to its input
+	in := small[:0]
+	if len(src) > len(small) {
+		in = make([]publicshape.UpfitSource, 0, len(src))
+	}
+	for _, u := range src {
+		in = append(in, publicshape.UpfitSource{
 			Code:        u.Code,
 			Slug:        u.Slug,
 			Label:       u.Label,
 			DealerAlias: u.DealerAlias,
 			Family:      u.Family,
 			Primary:     u.Primary,
-		}
+		})
 	}
 	return publicshape.Upfits(in)
 }
 
-func boolPtr(b bool) *bool { return &b }
+// itemScalars holds the values a listing item points to: one allocation
+// per item instead of one per pointer.
+type itemScalars struct {
+	hasPodcast, hasVideo bool
+	price                float64
+}
 
 // VehicleItem maps a vehicle record to a public inventory listing item.
 func VehicleItem(v upstream.Vehicle) publicshape.InventoryItem {
 	ups, primary := upfits(v.Upfits)
+	sc := &itemScalars{hasPodcast: v.HasPodcast, hasVideo: v.HasVideo}
 	it := publicshape.InventoryItem{
 		IDAuto:                   v.IDAuto,
 		Service:                  v.Service,
@@ -41,12 +51,12 @@ func VehicleItem(v upstream.Vehicle) publicshape.InventoryItem {
 		ProfessionalUpfits:       ups,
 		PrimaryProfessionalUpfit: primary,
 		CoverURL:                 v.CoverURL,
-		HasPodcast:               boolPtr(v.HasPodcast),
-		HasVideo:                 boolPtr(v.HasVideo),
+		HasPodcast:               &sc.hasPodcast,
+		HasVideo:                 &sc.hasVideo,
 	}
 	if v.SalePrice != nil {
-		p := *v.SalePrice
-		it.PrezzoVendita = &p
+		sc.price = *v.SalePrice
+		it.PrezzoVendita = &sc.price
 	}
 	return it
 }

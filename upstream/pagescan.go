@@ -1,0 +1,847 @@
+package upstream
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// The inventory answers of the miss path (vehicle and offer pages and
+// records) are decoded by a scanner made for their shapes: it walks the
+// body once, switches on the member name bytes, cuts the strings it keeps
+// from one copy of the body and skips every other value (internal-only
+// fields such as source_ids, lookup_cascade, tech_data_dir, payloads) with
+// a validating skip that builds nothing. No closure, no token, no
+// allocation per member.
+//
+// It accepts exactly the inputs the jsontext field reader (decode.go)
+// accepts and gives the same result: the same tokenizer rules (RFC 8259
+// grammar, duplicate names allowed, invalid UTF-8 allowed in strings and
+// replaced by U+FFFD in the strings kept, nesting up to 10000), null for
+// a zero value, the last of duplicate members winning, nil for a null
+// list and an empty slice for []. TestInventoryScannerEqualsFieldReader
+// and FuzzInventoryScanner prove it against the field reader.
+
+// maxNesting is jsontext's nesting limit: arrays and objects inside each
+// other, the outermost counted.
+const maxNesting = 10000
+
+// errInventory reports a body that is not valid JSON of the shape asked.
+var errInventory = errors.New("malformed inventory body")
+
+// invScanner is one decoding: the body, the read position, and the
+// arena the kept strings are copied to (the body belongs to the HTTP
+// response and is reused after the call).
+type invScanner struct {
+	b       []byte
+	i       int
+	depth   int
+	arena   strings.Builder // kept strings, appended; earlier ones never change
+	scratch []byte          // unquoting buffer of escaped strings
+}
+
+var invScanners = sync.Pool{New: func() any { return new(invScanner) }}
+
+// scanInventory decodes body into out when out is one of the inventory
+// types the scanner knows; ok is false for any other type.
+func scanInventory(body []byte, out any) (ok bool, err error) {
+	switch out.(type) {
+	case *VehiclePage, *Vehicle, *OfferPage, *Offer:
+	default:
+		return false, nil
+	}
+	s := invScanners.Get().(*invScanner)
+	s.b, s.i, s.depth = body, 0, 0
+	// The strings kept are about a third of a page (names, syntax and
+	// internal fields are not kept): copy them only, into one arena
+	// (strings.Builder does not zero what it allocates).
+	s.arena.Reset()
+	s.arena.Grow(len(body)/3 + 64)
+	switch o := out.(type) {
+	case *VehiclePage:
+		err = s.vehiclePage(o)
+	case *Vehicle:
+		err = s.vehicle(o)
+	case *OfferPage:
+		err = s.offerPage(o)
+	case *Offer:
+		err = s.offer(o)
+	}
+	if err == nil {
+		s.ws()
+		if s.i != len(s.b) {
+			err = s.fail("data after the top-level value")
+		}
+	}
+	// Keep neither the body nor the strings in the pool.
+	s.b = nil
+	s.arena.Reset()
+	if cap(s.scratch) > 64<<10 {
+		s.scratch = nil
+	}
+	invScanners.Put(s)
+	return true, err
+}
+
+func (s *invScanner) fail(what string) error {
+	return fmt.Errorf("%w: %s at byte %d", errInventory, what, s.i)
+}
+
+// ws skips JSON white space.
+func (s *invScanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek skips white space and returns the next byte (0 at the end).
+func (s *invScanner) peek() byte {
+	s.ws()
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+// literal reads w (true, false or null) at i.
+func (s *invScanner) literal(w string) error {
+	if len(s.b)-s.i >= len(w) && string(s.b[s.i:s.i+len(w)]) == w {
+		s.i += len(w)
+		return nil
+	}
+	return s.fail("invalid literal")
+}
+
+// open enters an array or object at i (its opening byte) within the
+// nesting limit.
+func (s *invScanner) open() error {
+	if s.depth == maxNesting {
+		return s.fail("exceeded max depth")
+	}
+	s.depth++
+	s.i++
+	return nil
+}
+
+// beginObject reads null (null is true) or the start of an object; any
+// other value is an error.
+func (s *invScanner) beginObject() (null bool, err error) {
+	switch s.peek() {
+	case '{':
+		return false, s.open()
+	case 'n':
+		return true, s.literal("null")
+	default:
+		return false, s.fail("want a JSON object")
+	}
+}
+
+// member moves to the next member of the object being read: it returns
+// its name with the colon read (the scanner is then at the value), or
+// more false after the closing brace. first is true before the first
+// member and is cleared.
+func (s *invScanner) member(first *bool) (name string, more bool, err error) {
+	c := s.peek()
+	if c == '}' {
+		s.i++
+		s.depth--
+		return "", false, nil
+	}
+	if *first {
+		*first = false
+	} else {
+		if c != ',' {
+			return "", false, s.fail("want ',' or '}' after an object value")
+		}
+		s.i++
+		c = s.peek()
+	}
+	if c != '"' {
+		return "", false, s.fail("want a member name")
+	}
+	if name, _, err = s.stringView(); err != nil {
+		return "", false, err
+	}
+	if s.peek() != ':' {
+		return "", false, s.fail("want ':' after a member name")
+	}
+	s.i++
+	return name, true, nil
+}
+
+// beginArray reads null (null is true) or the start of an array.
+func (s *invScanner) beginArray() (null bool, err error) {
+	switch s.peek() {
+	case '[':
+		return false, s.open()
+	case 'n':
+		return true, s.literal("null")
+	default:
+		return false, s.fail("want a JSON array")
+	}
+}
+
+// element moves to the next element of the array being read, or returns
+// false after the closing bracket.
+func (s *invScanner) element(first *bool) (more bool, err error) {
+	c := s.peek()
+	if c == ']' {
+		s.i++
+		s.depth--
+		return false, nil
+	}
+	if *first {
+		*first = false
+	} else {
+		if c != ',' {
+			return false, s.fail("want ',' or ']' after an array element")
+		}
+		s.i++
+		c = s.peek()
+	}
+	if c == 0 {
+		return false, s.fail("unexpected end of input")
+	}
+	return true, nil
+}
+
+// list reads an array of T into *dst the way the field reader does: null
+// is a nil slice, [] an empty one; the elements reuse *dst's room and
+// start from their zero value; elem reads one element.
+func scanList[T any](s *invScanner, dst *[]T, elem func(*invScanner, *T) error) error {
+	null, err := s.beginArray()
+	if err != nil {
+		return err
+	}
+	if null {
+		*dst = nil
+		return nil
+	}
+	l := (*dst)[:0]
+	defer func() { *dst = l }()
+	if l == nil {
+		l = []T{}
+	}
+	first := true
+	for {
+		more, err := s.element(&first)
+		if err != nil || !more {
+			return err
+		}
+		if cap(l) == 0 {
+			l = make([]T, 0, 2) // upfits and string lists are short: room for two at once
+		}
+		var zero T
+		l = append(l, zero)
+		if err := elem(s, &l[len(l)-1]); err != nil {
+			return err
+		}
+	}
+}
+
+// strSafe marks the bytes that a string can hold as they are: not a
+// quote, a backslash, a control character or a byte beyond ASCII.
+var strSafe = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// safeRun returns the end of the run of bytes from j on that a string
+// holds as they are (strSafe), eight at a time while it can.
+func safeRun(b []byte, j int) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	for ; j+8 <= len(b); j += 8 {
+		x := binary.LittleEndian.Uint64(b[j:])
+		q := x ^ (lo * '"')
+		e := x ^ (lo * '\\')
+		// High bit of each byte that is a quote or a backslash (zero
+		// after the xor), a control character (below 0x20) or beyond
+		// ASCII. Bits above the first flagged byte may be wrong; the
+		// first one is right.
+		m := ((q-lo)&^q | (e-lo)&^e | (x-lo*0x20)&^x | x) & hi
+		if m != 0 {
+			return j + bits.TrailingZeros64(m)/8
+		}
+	}
+	for j < len(b) && strSafe[b[j]] {
+		j++
+	}
+	return j
+}
+
+// stringBody reads a string at i (its opening quote) and returns its
+// value, copied into the arena or unquoted into a string of its own.
+func (s *invScanner) stringBody() (string, error) {
+	v, inBody, err := s.stringView()
+	if inBody {
+		v = s.keep(v)
+	}
+	return v, err
+}
+
+// stringView reads a string at i (its opening quote) and returns its
+// value: a view of the body (inBody) when it has no escape and valid
+// UTF-8, valid while the body is, else unquoted the way the field reader
+// does it into a string of its own.
+func (s *invScanner) stringView() (v string, inBody bool, err error) {
+	start := s.i
+	j := safeRun(s.b, start+1)
+	if j < len(s.b) && s.b[j] == '"' {
+		s.i = j + 1
+		return bytesString(s.b[start+1 : j]), true, nil
+	}
+	s.i = start
+	end, err := s.consumeString()
+	if err != nil {
+		return "", false, err
+	}
+	q := s.b[start:end]
+	body := q[1 : len(q)-1]
+	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		return bytesString(body), true, nil
+	}
+	if utf8.Valid(body) {
+		s.scratch, err = jsontext.AppendUnquote(s.scratch[:0], q)
+		return string(s.scratch), false, err
+	}
+	var out string
+	err = json.Unmarshal(q, &out, readerOptions)
+	return out, false, err
+}
+
+// consumeString validates the string at i as jsontext does with invalid
+// UTF-8 allowed (escapes checked, control characters refused, surrogates
+// not paired) and moves past it; it returns the new position.
+func (s *invScanner) consumeString() (int, error) {
+	b := s.b
+	n := s.i + 1
+	for n < len(b) {
+		n = safeRun(b, n)
+		if n >= len(b) {
+			break
+		}
+		c := b[n]
+		switch {
+		case c >= 0x80:
+			n++
+		case c == '"':
+			s.i = n + 1
+			return s.i, nil
+		case c == '\\':
+			if n+1 >= len(b) {
+				s.i = n
+				return 0, s.fail("unexpected end of input in a string")
+			}
+			switch b[n+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				n += 2
+			case 'u':
+				if n+6 > len(b) || !isHex4(b[n+2:n+6]) {
+					s.i = n
+					return 0, s.fail("invalid escape sequence in a string")
+				}
+				n += 6
+			default:
+				s.i = n
+				return 0, s.fail("invalid escape sequence in a string")
+			}
+		default: // a control character
+			s.i = n
+			return 0, s.fail("invalid character in a string")
+		}
+	}
+	s.i = n
+	return 0, s.fail("unexpected end of input in a string")
+}
+
+func isHex4(b []byte) bool {
+	for _, c := range b {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// keep returns a copy of v in the arena.
+func (s *invScanner) keep(v string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	n := s.arena.Len()
+	s.arena.WriteString(v)
+	return s.arena.String()[n:]
+}
+
+// str reads a string; null is "".
+func (s *invScanner) str() (string, error) {
+	switch s.peek() {
+	case '"':
+		return s.stringBody()
+	case 'n':
+		return "", s.literal("null")
+	default:
+		return "", s.fail("want a string")
+	}
+}
+
+// digits moves past a run of decimal digits and reports whether there
+// was one.
+func (s *invScanner) digits() bool {
+	start := s.i
+	for s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9' {
+		s.i++
+	}
+	return s.i > start
+}
+
+// numberLiteral reads a number of the JSON grammar at i and returns its
+// text.
+func (s *invScanner) numberLiteral() (string, error) {
+	start := s.i
+	if s.b[s.i] == '-' {
+		s.i++
+	}
+	switch {
+	case s.i < len(s.b) && s.b[s.i] == '0':
+		s.i++
+	case !s.digits():
+		return "", s.fail("invalid number")
+	}
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		s.i++
+		if !s.digits() {
+			return "", s.fail("invalid number")
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		if !s.digits() {
+			return "", s.fail("invalid number")
+		}
+	}
+	return bytesString(s.b[start:s.i]), nil // parsed at once, never kept
+}
+
+// number reads a number (ok) or null (not ok).
+func (s *invScanner) number() (lit string, ok bool, err error) {
+	switch c := s.peek(); {
+	case c == '-' || '0' <= c && c <= '9':
+		lit, err = s.numberLiteral()
+		return lit, err == nil, err
+	case c == 'n':
+		return "", false, s.literal("null")
+	default:
+		return "", false, s.fail("want a number")
+	}
+}
+
+func (s *invScanner) int64() (int64, error) {
+	lit, ok, err := s.number()
+	if !ok {
+		return 0, err
+	}
+	return strconv.ParseInt(lit, 10, 64)
+}
+
+func (s *invScanner) int() (int, error) {
+	n, err := s.int64()
+	if err == nil && int64(int(n)) != n {
+		return 0, strconv.ErrRange
+	}
+	return int(n), err
+}
+
+func (s *invScanner) float() (float64, error) {
+	lit, ok, err := s.number()
+	if !ok {
+		return 0, err
+	}
+	return strconv.ParseFloat(lit, 64)
+}
+
+// floatPtr reads a number or null (nil).
+func (s *invScanner) floatPtr() (*float64, error) {
+	lit, ok, err := s.number()
+	if !ok {
+		return nil, err
+	}
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+// bool reads true, false or null (false).
+func (s *invScanner) bool() (bool, error) {
+	switch s.peek() {
+	case 't':
+		return true, s.literal("true")
+	case 'f':
+		return false, s.literal("false")
+	case 'n':
+		return false, s.literal("null")
+	default:
+		return false, s.fail("want a boolean")
+	}
+}
+
+// time reads an RFC 3339 timestamp (null is the zero time).
+func (s *invScanner) time() (time.Time, error) {
+	switch s.peek() {
+	case 'n':
+		return time.Time{}, s.literal("null")
+	case '"':
+	default:
+		return time.Time{}, s.fail("want a string")
+	}
+	v, _, err := s.stringView()
+	if err != nil {
+		return time.Time{}, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("bad timestamp %q", v)
+	}
+	return t, nil
+}
+
+func (s *invScanner) strings(dst *[]string) error {
+	*dst = nil
+	return scanList(s, dst, func(s *invScanner, v *string) (err error) {
+		*v, err = s.str()
+		return err
+	})
+}
+
+// skip validates and moves past one value of any kind.
+func (s *invScanner) skip() error {
+	switch c := s.peek(); c {
+	case '"':
+		_, err := s.consumeString()
+		return err
+	case '{':
+		if err := s.open(); err != nil {
+			return err
+		}
+		first := true
+		for {
+			c := s.peek()
+			if c == '}' {
+				s.i++
+				s.depth--
+				return nil
+			}
+			if first {
+				first = false
+			} else {
+				if c != ',' {
+					return s.fail("want ',' or '}' after an object value")
+				}
+				s.i++
+				c = s.peek()
+			}
+			if c != '"' {
+				return s.fail("want a member name")
+			}
+			if _, err := s.consumeString(); err != nil {
+				return err
+			}
+			if s.peek() != ':' {
+				return s.fail("want ':' after a member name")
+			}
+			s.i++
+			if err := s.skip(); err != nil {
+				return err
+			}
+		}
+	case '[':
+		if err := s.open(); err != nil {
+			return err
+		}
+		first := true
+		for {
+			more, err := s.element(&first)
+			if err != nil || !more {
+				return err
+			}
+			if err := s.skip(); err != nil {
+				return err
+			}
+		}
+	case 't':
+		return s.literal("true")
+	case 'f':
+		return s.literal("false")
+	case 'n':
+		return s.literal("null")
+	default:
+		if c == '-' || '0' <= c && c <= '9' {
+			_, err := s.numberLiteral()
+			return err
+		}
+		return s.fail("want a JSON value")
+	}
+}
+
+// named wraps the error of a member's value with its name, as the field
+// reader does.
+func named(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+func (s *invScanner) vehiclePage(p *VehiclePage) error {
+	null, err := s.beginObject()
+	if err != nil || null {
+		return err
+	}
+	for first := true; ; {
+		name, more, err := s.member(&first)
+		if err != nil || !more {
+			return err
+		}
+		switch name {
+		case "total":
+			p.Total, err = s.int()
+		case "items":
+			err = scanList(s, &p.Items, (*invScanner).vehicle)
+		default:
+			err = s.skip()
+		}
+		if err != nil {
+			return named(name, err)
+		}
+	}
+}
+
+func (s *invScanner) vehicle(v *Vehicle) error {
+	null, err := s.beginObject()
+	if err != nil || null {
+		return err
+	}
+	for first := true; ; {
+		name, more, err := s.member(&first)
+		if err != nil || !more {
+			return err
+		}
+		switch name {
+		case "id_auto":
+			v.IDAuto, err = s.str()
+		case "dealer_id":
+			v.DealerID, err = s.int64()
+		case "service":
+			v.Service, err = s.str()
+		case "make":
+			v.Make, err = s.str()
+		case "model":
+			v.Model, err = s.str()
+		case "trim":
+			v.Trim, err = s.str()
+		case "catalog_type":
+			v.CatalogType, err = s.str()
+		case "version_code":
+			v.VersionCode, err = s.str()
+		case "upfits":
+			err = scanList(s, &v.Upfits, (*invScanner).upfit)
+		case "sale_price_eur":
+			v.SalePrice, err = s.floatPtr()
+		case "cover_url":
+			v.CoverURL, err = s.str()
+		case "media_urls":
+			err = s.strings(&v.MediaURLs)
+		case "has_podcast":
+			v.HasPodcast, err = s.bool()
+		case "has_video":
+			v.HasVideo, err = s.bool()
+		case "ai_content":
+			if s.peek() == 'n' {
+				v.AIContent = nil
+				err = s.literal("null")
+				break
+			}
+			v.AIContent = new(AIContent)
+			err = s.aiContent(v.AIContent)
+		case "confirmed_optionals":
+			err = s.strings(&v.ConfirmedOptionals)
+		case "confirmed_packages":
+			err = s.strings(&v.ConfirmedPackages)
+		case "updated_at":
+			v.UpdatedAt, err = s.time()
+		default: // source_ids, lookup_cascade, tech_data_dir, payloads, raw_version_optionals, unknown
+			err = s.skip()
+		}
+		if err != nil {
+			return named(name, err)
+		}
+	}
+}
+
+func (s *invScanner) upfit(u *Upfit) error {
+	null, err := s.beginObject()
+	if err != nil || null {
+		return err
+	}
+	for first := true; ; {
+		name, more, err := s.member(&first)
+		if err != nil || !more {
+			return err
+		}
+		switch name {
+		case "code":
+			u.Code, err = s.str()
+		case "slug":
+			u.Slug, err = s.str()
+		case "label":
+			u.Label, err = s.str()
+		case "dealer_alias":
+			u.DealerAlias, err = s.str()
+		case "family":
+			u.Family, err = s.str()
+		case "primary":
+			u.Primary, err = s.bool()
+		default: // source_id, lookup_cascade, unknown
+			err = s.skip()
+		}
+		if err != nil {
+			return named(name, err)
+		}
+	}
+}
+
+func (s *invScanner) aiContent(a *AIContent) error {
+	null, err := s.beginObject()
+	if err != nil || null {
+		return err
+	}
+	for first := true; ; {
+		name, more, err := s.member(&first)
+		if err != nil || !more {
+			return err
+		}
+		switch name {
+		case "headline":
+			a.Headline, err = s.str()
+		case "description":
+			a.Description, err = s.str()
+		case "highlights":
+			err = s.strings(&a.Highlights)
+		default: // render_template, seo_payload, prompt_id, unknown
+			err = s.skip()
+		}
+		if err != nil {
+			return named(name, err)
+		}
+	}
+}
+
+func (s *invScanner) offerPage(p *OfferPage) error {
+	null, err := s.beginObject()
+	if err != nil || null {
+		return err
+	}
+	for first := true; ; {
+		name, more, err := s.member(&first)
+		if err != nil || !more {
+			return err
+		}
+		switch name {
+		case "total":
+			p.Total, err = s.int()
+		case "items":
+			err = scanList(s, &p.Items, (*invScanner).offer)
+		default:
+			err = s.skip()
+		}
+		if err != nil {
+			return named(name, err)
+		}
+	}
+}
+
+func (s *invScanner) offer(o *Offer) error {
+	null, err := s.beginObject()
+	if err != nil || null {
+		return err
+	}
+	for first := true; ; {
+		name, more, err := s.member(&first)
+		if err != nil || !more {
+			return err
+		}
+		switch name {
+		case "id_offerta":
+			o.IDOfferta, err = s.int64()
+		case "dealer_id":
+			o.DealerID, err = s.int64()
+		case "slug":
+			o.Slug, err = s.str()
+		case "make":
+			o.Make, err = s.str()
+		case "model":
+			o.Model, err = s.str()
+		case "version":
+			o.Version, err = s.str()
+		case "cover_url":
+			o.CoverURL, err = s.str()
+		case "quotations":
+			err = scanList(s, &o.Quotations, (*invScanner).quotation)
+		case "updated_at":
+			o.UpdatedAt, err = s.time()
+		default: // source_ids, lookup_cascade, render_payload, unknown
+			err = s.skip()
+		}
+		if err != nil {
+			return named(name, err)
+		}
+	}
+}
+
+func (s *invScanner) quotation(q *Quotation) error {
+	null, err := s.beginObject()
+	if err != nil || null {
+		return err
+	}
+	for first := true; ; {
+		name, more, err := s.member(&first)
+		if err != nil || !more {
+			return err
+		}
+		switch name {
+		case "months":
+			q.Months, err = s.int()
+		case "km_per_year":
+			q.KmPerYear, err = s.int()
+		case "monthly_fee_eur":
+			q.MonthlyFee, err = s.float()
+		default: // internal_cost_eur, source_rate_id, unknown
+			err = s.skip()
+		}
+		if err != nil {
+			return named(name, err)
+		}
+	}
+}

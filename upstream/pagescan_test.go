@@ -1,0 +1,199 @@
+package upstream_test
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/dealer-edge/dealer-edge/upstream"
+	"github.com/dealer-edge/dealer-edge/upstream/fake"
+	"github.com/dealer-edge/dealer-edge/upstream/fake/corpus"
+)
+
+// inventoryKinds make the targets of the inventory scanner.
+var inventoryKinds = []func() any{
+	func() any { return new(upstream.VehiclePage) },
+	func() any { return new(upstream.Vehicle) },
+	func() any { return new(upstream.OfferPage) },
+	func() any { return new(upstream.Offer) },
+}
+
+// compareScanner decodes body into a fresh target of mk with the inventory
+// scanner (DecodeFields) and with the field reader over jsontext, and
+// fails unless both accept and agree (reflect.DeepEqual: nil and empty
+// slices told apart) or both reject.
+func compareScanner(t testing.TB, body []byte, mk func() any) (accepted bool) {
+	t.Helper()
+	got, want := mk(), mk()
+	ok, gerr := upstream.DecodeFields(body, got)
+	if !ok {
+		t.Fatalf("%T: not decoded by the scanner", got)
+	}
+	if _, werr := upstream.DecodeFieldReader(body, want); (gerr == nil) != (werr == nil) {
+		t.Fatalf("input %q (%T):\nscanner error %v\nfield reader error %v", body, got, gerr, werr)
+	}
+	if gerr != nil {
+		return false
+	}
+	if !reflect.DeepEqual(got, want) {
+		g, w, _ := same(t, got, want)
+		t.Fatalf("input %q (%T):\nscanner      %s\nfield reader %s\n(%#v\n%#v)", body, got, g, w, got, want)
+	}
+	return true
+}
+
+// TestInventoryScannerEqualsFieldReader: for every inventory answer the
+// fake can give (every dealer's vehicle pages of both services in both
+// views, its offer pages, the detail of every vehicle and offer on them),
+// the scanner gives exactly what the field reader gives.
+func TestInventoryScannerEqualsFieldReader(t *testing.T) {
+	h := fake.NewServer(fake.Options{}).Handler()
+	type answer struct {
+		uri string
+		mk  func() any
+	}
+	var answers []answer
+	for _, d := range corpus.DealerIDs() {
+		for _, view := range []string{"summary", "full"} {
+			for _, svc := range []string{"REWIND", "NOS"} {
+				for _, ps := range []int{20, 1000} {
+					answers = append(answers, answer{fmt.Sprintf("/inventory/v1/dealers/%d/vehicles?service=%s&page_size=%d&view=%s", d, svc, ps, view), inventoryKinds[0]})
+				}
+			}
+		}
+		answers = append(answers, answer{fmt.Sprintf("/inventory/v1/dealers/%d/offers?page_size=1000", d), inventoryKinds[2]})
+	}
+	details := 0
+	for i := 0; i < len(answers); i++ {
+		a := answers[i]
+		body := fakeBody(t, h, a.uri)
+		if !compareScanner(t, body, a.mk) {
+			t.Fatalf("%s: refused", a.uri)
+		}
+		v := a.mk()
+		if _, err := upstream.DecodeFields(body, v); err != nil {
+			t.Fatal(err)
+		}
+		switch p := v.(type) {
+		case *upstream.VehiclePage:
+			if !strings.Contains(a.uri, "view=full") || !strings.Contains(a.uri, "page_size=1000") {
+				break
+			}
+			for _, v := range p.Items {
+				answers = append(answers, answer{fmt.Sprintf("/inventory/v1/dealers/%d/vehicles/%s", v.DealerID, v.IDAuto), inventoryKinds[1]})
+				details++
+			}
+		case *upstream.OfferPage:
+			for _, o := range p.Items {
+				answers = append(answers, answer{fmt.Sprintf("/inventory/v1/dealers/%d/offers/%d", o.DealerID, o.IDOfferta), inventoryKinds[3]})
+				details++
+			}
+		}
+	}
+	if details < 100 {
+		t.Fatalf("%d answers, %d details: too few to prove anything", len(answers), details)
+	}
+}
+
+// TestInventoryScannerCases: corner cases of JSON, one by one, for every
+// inventory type: the scanner accepts what the field reader accepts and
+// gives the same result, and refuses what it refuses.
+func TestInventoryScannerCases(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	cases := []struct {
+		name string
+		body string
+		ok   bool // for a *Vehicle target; -1 cases are checked for agreement only
+	}{
+		{"empty object", `{}`, true},
+		{"null", `null`, true},
+		{"white space", " \t\r\n{ \"make\" : \"a\" , \"model\" :\n\"b\" } \n", true},
+		{"null fields", `{"id_auto":null,"dealer_id":null,"upfits":null,"sale_price_eur":null,"ai_content":null,"updated_at":null,"has_video":null,"media_urls":null}`, true},
+		{"empty lists", `{"upfits":[],"media_urls":[],"confirmed_optionals":[ ],"items":[],"quotations":[]}`, true},
+		{"null elements", `{"upfits":[null,{"code":"a"}],"media_urls":[null,"x"],"items":[null],"quotations":[null]}`, true},
+		{"escapes", `{"make":"Fiat \"500\"\n\u00e8\ud83d\ude00","model":"a\/b"}`, true},
+		{"escaped names", `{"m\u0061ke":"a","\u006dodel":"b"}`, true},
+		{"non-ASCII", `{"make":"Citroën","model":"ë-C4 ✓"}`, true},
+		{"invalid utf-8", "{\"make\":\"a\xffb\",\"model\":\"\xe8\\n\",\"x\xff\":1}", true},
+		{"invalid utf-8 in a skipped value", "{\"tech_data_dir\":\"\xff\\ud800\"}", true},
+		{"lone surrogate kept", `{"make":"\ud800"}`, false},
+		{"lone surrogate skipped", `{"tech_data_dir":"\ud800x"}`, true},
+		{"DEL", "{\"make\":\"a\x7fb\"}", true},
+		{"control character", "{\"make\":\"a\x01b\"}", false},
+		{"control character skipped", "{\"x\":\"a\tb\"}", false},
+		{"bad escape", `{"make":"\x"}`, false},
+		{"short unicode escape", `{"x":"\u12"}`, false},
+		{"internal fields of any shape", `{"source_ids":[1,{"a":null}],"lookup_cascade":"x","tech_data_dir":{"x":[]},"upfits":[{"source_id":7,"lookup_cascade":{}}]}`, true},
+		{"unknown members", `{"new_field":{"deep":[1,2,{"x":true}]},"id_auto":"x"}`, true},
+		{"numbers skipped", `{"x":[-0,0.5,1e3,-1.25E-7,12]}`, true},
+		{"bad numbers skipped", `{"x":01}`, false},
+		{"bad number minus", `{"x":-}`, false},
+		{"bad number dot", `{"x":1.}`, false},
+		{"bad number exponent", `{"x":1e}`, false},
+		{"duplicate names, last wins", `{"make":"a","make":"b","upfits":[{"code":"x"},{"code":"y"}],"upfits":[{"code":"z"}]}`, true},
+		{"duplicate items", `{"items":[{"make":"a"},{"make":"b"}],"items":[{"model":"c"}]}`, true},
+		{"fractional seconds and offset", `{"updated_at":"2026-01-02T03:04:05.123456789+01:00"}`, true},
+		{"price", `{"sale_price_eur":12345.67}`, true},
+		{"price exponent", `{"sale_price_eur":1.5e3}`, true},
+		{"price out of range", `{"sale_price_eur":1e400}`, false},
+		{"negative zero", `{"dealer_id":-0}`, true},
+		{"integer out of range", `{"dealer_id":9223372036854775808}`, false},
+		{"wrong type", `{"dealer_id":"101"}`, false},
+		{"fraction in an integer", `{"dealer_id":1.5}`, false},
+		{"exponent in an integer", `{"dealer_id":1e2}`, false},
+		{"bad time", `{"updated_at":"yesterday"}`, false},
+		{"empty time", `{"updated_at":""}`, false},
+		{"time not a string", `{"updated_at":1}`, false},
+		{"bad literal", `{"has_video":tru}`, false},
+		{"bad null", `{"make":nul}`, false},
+		{"literal run on", `{"has_video":truex}`, false},
+		{"ai content", `{"ai_content":{"headline":"h","highlights":["a",null],"seo_payload":{"x":[1]}}}`, true},
+		{"ai content not an object", `{"ai_content":[]}`, false},
+		{"trailing data", `{} {}`, false},
+		{"trailing comma", `{"make":"a",}`, false},
+		{"trailing comma in an array", `{"upfits":[{},]}`, false},
+		{"trailing comma skipped", `{"x":[1,]}`, false},
+		{"leading comma", `{,"make":"a"}`, false},
+		{"missing comma", `{"make":"a" "model":"b"}`, false},
+		{"missing colon", `{"make" "a"}`, false},
+		{"non-string name", `{1:2}`, false},
+		{"non-string name skipped", `{"x":{1:2}}`, false},
+		{"mismatched brackets", `{"x":[}`, false},
+		{"truncated", `{"make":"a"`, false},
+		{"truncated string", `{"make":"a`, false},
+		{"truncated escape", `{"make":"a\`, false},
+		{"empty", ``, false},
+		{"only white space", "  ", false},
+		{"not an object", `[]`, false},
+		{"string at the top", `"x"`, false},
+		{"bad array", `{"upfits":{}}`, false},
+		{"nested 9997 deep", `{"x":` + deep(9997) + `}`, true},
+		{"nested 9999 deep", `{"x":` + deep(9999) + `}`, true},
+		{"nested 10000 deep", `{"x":` + deep(10000) + `}`, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := compareScanner(t, []byte(c.body), inventoryKinds[1]); got != c.ok {
+				t.Fatalf("accepted %v, want %v", got, c.ok)
+			}
+			for _, mk := range inventoryKinds {
+				compareScanner(t, []byte(c.body), mk)
+			}
+		})
+	}
+}
+
+// FuzzInventoryScanner: on any input and for every inventory type, the
+// scanner does not panic, accepts exactly what the field reader over
+// jsontext accepts, and gives the same result (reflect.DeepEqual).
+func FuzzInventoryScanner(f *testing.F) {
+	f.Add([]byte(`{"total":1,"items":[{"id_auto":"0b7e","dealer_id":101,"service":"REWIND","make":"Fiat","model":"Panda","catalog_type":"vcom","upfits":[{"code":"U1","slug":"furgone","label":"Furgone","family":"t","primary":true,"source_id":"s","lookup_cascade":["jato"]}],"sale_price_eur":9900.5,"has_podcast":true,"has_video":false,"ai_content":{"headline":"h","highlights":["a"],"seo_payload":{"x":1}},"updated_at":"2026-01-02T03:04:05Z","source_ids":{"dms":"D"},"lookup_cascade":["jato"],"tech_data_dir":"/mnt/x"}]}`), uint8(0))
+	f.Add([]byte(`{"id_auto":"0b7e","dealer_id":101,"media_urls":["a","b\u00e8"],"confirmed_optionals":["x"],"confirmed_packages":[],"raw_version_optionals":[{"a":[1,2.5e-3,true,false,null]}]}`), uint8(1))
+	f.Add([]byte(`{"total":1,"items":[{"id_offerta":7,"dealer_id":101,"slug":"s","make":"Kia","quotations":[{"months":36,"km_per_year":10000,"monthly_fee_eur":299.9,"internal_cost_eur":1,"source_rate_id":"r"}],"updated_at":"2026-01-02T03:04:05Z","render_payload":{}}]}`), uint8(2))
+	f.Add([]byte(`{"id_offerta":-0,"quotations":null,"version":"\ud83d\ude00\n","updated_at":null}`), uint8(3))
+	f.Add([]byte("{\"items\":[{\"make\":\"\xe8\\u00e8\",\"upfits\":[{\"primary\":true}]}],\"total\":1}"), uint8(0))
+	f.Fuzz(func(t *testing.T, body []byte, kind uint8) {
+		compareScanner(t, body, inventoryKinds[int(kind)%len(inventoryKinds)])
+	})
+}
