@@ -55,8 +55,11 @@ var invScanners = sync.Pool{New: func() any { return new(invScanner) }}
 // scanInventory decodes body into out when out is one of the inventory
 // types the scanner knows; ok is false for any other type.
 func scanInventory(body []byte, out any) (ok bool, err error) {
+	keep := len(body)/3 + 64
 	switch out.(type) {
 	case *VehiclePage, *Vehicle, *OfferPage, *Offer:
+	case *contentList:
+		keep = len(body) // a summary view keeps most of its text
 	default:
 		return false, nil
 	}
@@ -66,7 +69,7 @@ func scanInventory(body []byte, out any) (ok bool, err error) {
 	// internal fields are not kept): copy them only, into one arena
 	// (strings.Builder does not zero what it allocates).
 	s.arena.Reset()
-	s.arena.Grow(len(body)/3 + 64)
+	s.arena.Grow(keep)
 	switch o := out.(type) {
 	case *VehiclePage:
 		err = s.vehiclePage(o)
@@ -76,6 +79,8 @@ func scanInventory(body []byte, out any) (ok bool, err error) {
 		err = s.offerPage(o)
 	case *Offer:
 		err = s.offer(o)
+	case *contentList:
+		err = s.contentList(o)
 	}
 	if err == nil {
 		s.ws()
