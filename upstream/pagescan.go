@@ -62,11 +62,16 @@ func scanInventory(body []byte, out any) (ok bool, err error) {
 	}
 	s := invScanners.Get().(*invScanner)
 	s.b, s.i, s.depth = body, 0, 0
-	// The strings kept are about a third of a page (names, syntax and
-	// internal fields are not kept): copy them only, into one arena
-	// (strings.Builder does not zero what it allocates).
+	// Only the strings kept are copied, into one arena (strings.Builder
+	// does not zero what it allocates): about a third of a vehicle page
+	// (names, syntax and internal fields are not kept), a tenth of an
+	// offer page (mostly numeric quotations). A larger need grows it.
+	keep := len(body) / 3
+	if _, offers := out.(*OfferPage); offers {
+		keep = len(body) / 6
+	}
 	s.arena.Reset()
-	s.arena.Grow(len(body)/3 + 64)
+	s.arena.Grow(keep + 64)
 	switch o := out.(type) {
 	case *VehiclePage:
 		err = s.vehiclePage(o)
@@ -220,7 +225,7 @@ func (s *invScanner) element(first *bool) (more bool, err error) {
 	return true, nil
 }
 
-// list reads an array of T into *dst the way the field reader does: null
+// scanList reads an array of T into *dst the way the field reader does: null
 // is a nil slice, [] an empty one; the elements reuse *dst's room and
 // start from their zero value; elem reads one element.
 func scanList[T any](s *invScanner, dst *[]T, elem func(*invScanner, *T) error) error {
