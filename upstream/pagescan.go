@@ -55,21 +55,27 @@ var invScanners = sync.Pool{New: func() any { return new(invScanner) }}
 // scanInventory decodes body into out when out is one of the inventory
 // types the scanner knows; ok is false for any other type.
 func scanInventory(body []byte, out any) (ok bool, err error) {
-	keep := len(body)/3 + 64
 	switch out.(type) {
-	case *VehiclePage, *Vehicle, *OfferPage, *Offer:
-	case *contentList:
-		keep = len(body) // a summary view keeps most of its text
+	case *VehiclePage, *Vehicle, *OfferPage, *Offer, *contentList:
 	default:
 		return false, nil
 	}
 	s := invScanners.Get().(*invScanner)
 	s.b, s.i, s.depth = body, 0, 0
-	// The strings kept are about a third of a page (names, syntax and
-	// internal fields are not kept): copy them only, into one arena
-	// (strings.Builder does not zero what it allocates).
+	// Only the strings kept are copied, into one arena (strings.Builder
+	// does not zero what it allocates): about a third of a vehicle page
+	// (names, syntax and internal fields are not kept), a tenth of an
+	// offer page (mostly numeric quotations), most of a content list (its
+	// summary texts). A larger need grows it.
+	keep := len(body) / 3
+	switch out.(type) {
+	case *OfferPage:
+		keep = len(body) / 6
+	case *contentList:
+		keep = len(body)
+	}
 	s.arena.Reset()
-	s.arena.Grow(keep)
+	s.arena.Grow(keep + 64)
 	switch o := out.(type) {
 	case *VehiclePage:
 		err = s.vehiclePage(o)
@@ -225,7 +231,7 @@ func (s *invScanner) element(first *bool) (more bool, err error) {
 	return true, nil
 }
 
-// list reads an array of T into *dst the way the field reader does: null
+// scanList reads an array of T into *dst the way the field reader does: null
 // is a nil slice, [] an empty one; the elements reuse *dst's room and
 // start from their zero value; elem reads one element.
 func scanList[T any](s *invScanner, dst *[]T, elem func(*invScanner, *T) error) error {
