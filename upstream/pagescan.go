@@ -625,234 +625,164 @@ func named(name string, err error) error {
 	return fmt.Errorf("%s: %w", name, err)
 }
 
-func (s *invScanner) vehiclePage(p *VehiclePage) error {
-	null, err := s.beginObject()
-	if err != nil || null {
-		return err
+func (s *invScanner) vehiclePage(p *VehiclePage) error { return scanObject(s, p, vehiclePageField) }
+
+func vehiclePageField(s *invScanner, p *VehiclePage, name string) (err error) {
+	switch name {
+	case "total":
+		p.Total, err = s.int()
+	case "items":
+		err = scanList(s, &p.Items, (*invScanner).vehicle)
+	default:
+		err = s.skip()
 	}
-	for first := true; ; {
-		name, more, err := s.member(&first)
-		if err != nil || !more {
-			return err
-		}
-		switch name {
-		case "total":
-			p.Total, err = s.int()
-		case "items":
-			err = scanList(s, &p.Items, (*invScanner).vehicle)
-		default:
-			err = s.skip()
-		}
-		if err != nil {
-			return named(name, err)
-		}
-	}
+	return err
 }
 
-func (s *invScanner) vehicle(v *Vehicle) error {
-	null, err := s.beginObject()
-	if err != nil || null {
-		return err
+func (s *invScanner) vehicle(v *Vehicle) error { return scanObject(s, v, vehicleField) }
+
+func vehicleField(s *invScanner, v *Vehicle, name string) (err error) {
+	switch name {
+	case "id_auto":
+		v.IDAuto, err = s.str()
+	case "dealer_id":
+		v.DealerID, err = s.int64()
+	case "service":
+		v.Service, err = s.str()
+	case "make":
+		v.Make, err = s.str()
+	case "model":
+		v.Model, err = s.str()
+	case "trim":
+		v.Trim, err = s.str()
+	case "catalog_type":
+		v.CatalogType, err = s.str()
+	case "version_code":
+		v.VersionCode, err = s.str()
+	case "upfits":
+		err = scanList(s, &v.Upfits, (*invScanner).upfit)
+	case "sale_price_eur":
+		v.SalePrice, err = s.floatPtr()
+	case "cover_url":
+		v.CoverURL, err = s.str()
+	case "media_urls":
+		err = s.strings(&v.MediaURLs)
+	case "has_podcast":
+		v.HasPodcast, err = s.bool()
+	case "has_video":
+		v.HasVideo, err = s.bool()
+	case "ai_content":
+		if s.peek() == 'n' {
+			v.AIContent = nil
+			err = s.literal("null")
+			break
+		}
+		v.AIContent = new(AIContent)
+		err = s.aiContent(v.AIContent)
+	case "confirmed_optionals":
+		err = s.strings(&v.ConfirmedOptionals)
+	case "confirmed_packages":
+		err = s.strings(&v.ConfirmedPackages)
+	case "updated_at":
+		v.UpdatedAt, err = s.time()
+	default: // source_ids, lookup_cascade, tech_data_dir, payloads, raw_version_optionals, unknown
+		err = s.skip()
 	}
-	for first := true; ; {
-		name, more, err := s.member(&first)
-		if err != nil || !more {
-			return err
-		}
-		switch name {
-		case "id_auto":
-			v.IDAuto, err = s.str()
-		case "dealer_id":
-			v.DealerID, err = s.int64()
-		case "service":
-			v.Service, err = s.str()
-		case "make":
-			v.Make, err = s.str()
-		case "model":
-			v.Model, err = s.str()
-		case "trim":
-			v.Trim, err = s.str()
-		case "catalog_type":
-			v.CatalogType, err = s.str()
-		case "version_code":
-			v.VersionCode, err = s.str()
-		case "upfits":
-			err = scanList(s, &v.Upfits, (*invScanner).upfit)
-		case "sale_price_eur":
-			v.SalePrice, err = s.floatPtr()
-		case "cover_url":
-			v.CoverURL, err = s.str()
-		case "media_urls":
-			err = s.strings(&v.MediaURLs)
-		case "has_podcast":
-			v.HasPodcast, err = s.bool()
-		case "has_video":
-			v.HasVideo, err = s.bool()
-		case "ai_content":
-			if s.peek() == 'n' {
-				v.AIContent = nil
-				err = s.literal("null")
-				break
-			}
-			v.AIContent = new(AIContent)
-			err = s.aiContent(v.AIContent)
-		case "confirmed_optionals":
-			err = s.strings(&v.ConfirmedOptionals)
-		case "confirmed_packages":
-			err = s.strings(&v.ConfirmedPackages)
-		case "updated_at":
-			v.UpdatedAt, err = s.time()
-		default: // source_ids, lookup_cascade, tech_data_dir, payloads, raw_version_optionals, unknown
-			err = s.skip()
-		}
-		if err != nil {
-			return named(name, err)
-		}
-	}
+	return err
 }
 
-func (s *invScanner) upfit(u *Upfit) error {
-	null, err := s.beginObject()
-	if err != nil || null {
-		return err
+func (s *invScanner) upfit(u *Upfit) error { return scanObject(s, u, upfitField) }
+
+func upfitField(s *invScanner, u *Upfit, name string) (err error) {
+	switch name {
+	case "code":
+		u.Code, err = s.str()
+	case "slug":
+		u.Slug, err = s.str()
+	case "label":
+		u.Label, err = s.str()
+	case "dealer_alias":
+		u.DealerAlias, err = s.str()
+	case "family":
+		u.Family, err = s.str()
+	case "primary":
+		u.Primary, err = s.bool()
+	default: // source_id, lookup_cascade, unknown
+		err = s.skip()
 	}
-	for first := true; ; {
-		name, more, err := s.member(&first)
-		if err != nil || !more {
-			return err
-		}
-		switch name {
-		case "code":
-			u.Code, err = s.str()
-		case "slug":
-			u.Slug, err = s.str()
-		case "label":
-			u.Label, err = s.str()
-		case "dealer_alias":
-			u.DealerAlias, err = s.str()
-		case "family":
-			u.Family, err = s.str()
-		case "primary":
-			u.Primary, err = s.bool()
-		default: // source_id, lookup_cascade, unknown
-			err = s.skip()
-		}
-		if err != nil {
-			return named(name, err)
-		}
-	}
+	return err
 }
 
-func (s *invScanner) aiContent(a *AIContent) error {
-	null, err := s.beginObject()
-	if err != nil || null {
-		return err
+func (s *invScanner) aiContent(a *AIContent) error { return scanObject(s, a, aiContentField) }
+
+func aiContentField(s *invScanner, a *AIContent, name string) (err error) {
+	switch name {
+	case "headline":
+		a.Headline, err = s.str()
+	case "description":
+		a.Description, err = s.str()
+	case "highlights":
+		err = s.strings(&a.Highlights)
+	default: // render_template, seo_payload, prompt_id, unknown
+		err = s.skip()
 	}
-	for first := true; ; {
-		name, more, err := s.member(&first)
-		if err != nil || !more {
-			return err
-		}
-		switch name {
-		case "headline":
-			a.Headline, err = s.str()
-		case "description":
-			a.Description, err = s.str()
-		case "highlights":
-			err = s.strings(&a.Highlights)
-		default: // render_template, seo_payload, prompt_id, unknown
-			err = s.skip()
-		}
-		if err != nil {
-			return named(name, err)
-		}
-	}
+	return err
 }
 
-func (s *invScanner) offerPage(p *OfferPage) error {
-	null, err := s.beginObject()
-	if err != nil || null {
-		return err
+func (s *invScanner) offerPage(p *OfferPage) error { return scanObject(s, p, offerPageField) }
+
+func offerPageField(s *invScanner, p *OfferPage, name string) (err error) {
+	switch name {
+	case "total":
+		p.Total, err = s.int()
+	case "items":
+		err = scanList(s, &p.Items, (*invScanner).offer)
+	default:
+		err = s.skip()
 	}
-	for first := true; ; {
-		name, more, err := s.member(&first)
-		if err != nil || !more {
-			return err
-		}
-		switch name {
-		case "total":
-			p.Total, err = s.int()
-		case "items":
-			err = scanList(s, &p.Items, (*invScanner).offer)
-		default:
-			err = s.skip()
-		}
-		if err != nil {
-			return named(name, err)
-		}
-	}
+	return err
 }
 
-func (s *invScanner) offer(o *Offer) error {
-	null, err := s.beginObject()
-	if err != nil || null {
-		return err
+func (s *invScanner) offer(o *Offer) error { return scanObject(s, o, offerField) }
+
+func offerField(s *invScanner, o *Offer, name string) (err error) {
+	switch name {
+	case "id_offerta":
+		o.IDOfferta, err = s.int64()
+	case "dealer_id":
+		o.DealerID, err = s.int64()
+	case "slug":
+		o.Slug, err = s.str()
+	case "make":
+		o.Make, err = s.str()
+	case "model":
+		o.Model, err = s.str()
+	case "version":
+		o.Version, err = s.str()
+	case "cover_url":
+		o.CoverURL, err = s.str()
+	case "quotations":
+		err = scanList(s, &o.Quotations, (*invScanner).quotation)
+	case "updated_at":
+		o.UpdatedAt, err = s.time()
+	default: // source_ids, lookup_cascade, render_payload, unknown
+		err = s.skip()
 	}
-	for first := true; ; {
-		name, more, err := s.member(&first)
-		if err != nil || !more {
-			return err
-		}
-		switch name {
-		case "id_offerta":
-			o.IDOfferta, err = s.int64()
-		case "dealer_id":
-			o.DealerID, err = s.int64()
-		case "slug":
-			o.Slug, err = s.str()
-		case "make":
-			o.Make, err = s.str()
-		case "model":
-			o.Model, err = s.str()
-		case "version":
-			o.Version, err = s.str()
-		case "cover_url":
-			o.CoverURL, err = s.str()
-		case "quotations":
-			err = scanList(s, &o.Quotations, (*invScanner).quotation)
-		case "updated_at":
-			o.UpdatedAt, err = s.time()
-		default: // source_ids, lookup_cascade, render_payload, unknown
-			err = s.skip()
-		}
-		if err != nil {
-			return named(name, err)
-		}
-	}
+	return err
 }
 
-func (s *invScanner) quotation(q *Quotation) error {
-	null, err := s.beginObject()
-	if err != nil || null {
-		return err
+func (s *invScanner) quotation(q *Quotation) error { return scanObject(s, q, quotationField) }
+
+func quotationField(s *invScanner, q *Quotation, name string) (err error) {
+	switch name {
+	case "months":
+		q.Months, err = s.int()
+	case "km_per_year":
+		q.KmPerYear, err = s.int()
+	case "monthly_fee_eur":
+		q.MonthlyFee, err = s.float()
+	default: // internal_cost_eur, source_rate_id, unknown
+		err = s.skip()
 	}
-	for first := true; ; {
-		name, more, err := s.member(&first)
-		if err != nil || !more {
-			return err
-		}
-		switch name {
-		case "months":
-			q.Months, err = s.int()
-		case "km_per_year":
-			q.KmPerYear, err = s.int()
-		case "monthly_fee_eur":
-			q.MonthlyFee, err = s.float()
-		default: // internal_cost_eur, source_rate_id, unknown
-			err = s.skip()
-		}
-		if err != nil {
-			return named(name, err)
-		}
-	}
+	return err
 }
