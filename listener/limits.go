@@ -195,13 +195,16 @@ type limitConn struct {
 	rejected   bool
 	closeOnce  sync.Once
 	deadline   atomic.Int64 // the read deadline the server asked for, Unix ns; 0: none
-	// The parking state, used by the goroutine that owns the connection
-	// (the serving one, or the parker's while parked) only.
-	wrote       bool  // an answer was written: the connection is keep-alive
-	readSince   bool  // bytes were read since the last write
-	parkArmed   bool  // the read deadline in force is the parking one
-	parkPending bool  // the parking deadline passed with nothing read: Close parks
-	idleUntil   int64 // the idle deadline in force (after the busy cap), Unix ns
+	// The parking state. parkArmed and idleUntil are used by the goroutine
+	// that owns the connection (the serving one, or the parker's while
+	// parked) only; the three flags below are atomics because a server
+	// shutdown closes idle connections from another goroutine, and a TLS
+	// connection's Close writes its close_notify alert through Write.
+	wrote       atomic.Bool // an answer was written: the connection is keep-alive
+	readSince   atomic.Bool // bytes were read since the last write
+	parkPending atomic.Bool // the parking deadline passed with nothing read: Close parks
+	parkArmed   bool        // the read deadline in force is the parking one
+	idleUntil   int64       // the idle deadline in force (after the busy cap), Unix ns
 }
 
 func (c *limitConn) Read(b []byte) (int, error) {
@@ -230,13 +233,13 @@ func (c *limitConn) Read(b []byte) (int, error) {
 	}
 	n, err := c.Conn.Read(b)
 	if n > 0 {
-		c.readSince = true
-	} else if err != nil && c.parkArmed && !c.readSince && errors.Is(err, os.ErrDeadlineExceeded) &&
+		c.readSince.Store(true)
+	} else if err != nil && c.parkArmed && !c.readSince.Load() && errors.Is(err, os.ErrDeadlineExceeded) &&
 		(c.idleUntil == 0 || time.Now().UnixNano() < c.idleUntil) {
 		// The parking deadline, not the idle one: nothing of a next
 		// request has arrived, so nothing is buffered above this layer.
 		// The server closes the connection on this error; Close parks it.
-		c.parkPending = true
+		c.parkPending.Store(true)
 	}
 	return n, err
 }
@@ -244,7 +247,8 @@ func (c *limitConn) Read(b []byte) (int, error) {
 func (c *limitConn) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
 	if n > 0 {
-		c.wrote, c.readSince = true, false
+		c.wrote.Store(true)
+		c.readSince.Store(false)
 	}
 	return n, err
 }
@@ -259,7 +263,7 @@ func (c *limitConn) SetReadDeadline(t time.Time) error {
 	} else {
 		c.idleUntil = 0
 	}
-	if p := c.l.parker; p != nil && c.wrote && !c.readSince && c.l.open.Load() > int64(c.l.o.ParkAbove) {
+	if p := c.l.parker; p != nil && c.wrote.Load() && !c.readSince.Load() && c.l.open.Load() > int64(c.l.o.ParkAbove) {
 		if pt := time.Now().Add(c.l.o.ParkAfter); t.IsZero() || pt.Before(t) {
 			c.parkArmed = true
 			return c.Conn.SetReadDeadline(pt)
@@ -281,7 +285,10 @@ func (c *limitConn) SetDeadline(t time.Time) error {
 // read has no deadline until the server sets one, and it is not parked
 // again before it has answered a request.
 func (c *limitConn) unpark() {
-	c.wrote, c.readSince, c.parkArmed, c.parkPending = false, false, false, false
+	c.wrote.Store(false)
+	c.readSince.Store(false)
+	c.parkPending.Store(false)
+	c.parkArmed = false
 	_ = c.Conn.SetReadDeadline(time.Time{})
 }
 
@@ -300,8 +307,7 @@ func (c *limitConn) cap(t time.Time) time.Time {
 }
 
 func (c *limitConn) Close() error {
-	if c.parkPending {
-		c.parkPending = false
+	if c.parkPending.CompareAndSwap(true, false) {
 		if c.l.parker.park(c) {
 			return nil // the parker owns it now
 		}
