@@ -60,9 +60,10 @@ func fillCtx(parent context.Context, st *liveSettings, reqID, traceparent string
 // allocates nothing for it.
 func (s *Server) serveFresh(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSettings, contentType string, key []byte) bool {
 	pol := st.policy(rs.route, contentType)
+	gz := wantsGzip(st, rs)
 	var e *cache.Entry
 	var ok bool
-	if st.GzipMinBytes > 0 && acceptsGzip(rs.hdr.acceptEncoding) {
+	if gz {
 		e, ok = s.cache.FreshGzip(rs.p.dealerID, key, pol)
 	} else {
 		e, ok = s.cache.Fresh(rs.p.dealerID, key, pol)
@@ -70,18 +71,25 @@ func (s *Server) serveFresh(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSett
 	if !ok {
 		return false
 	}
-	s.writeEntry(ctx, rs, st, e, pol, cache.Hit)
+	s.writeEntry(ctx, rs, st, e, pol, cache.Hit, gz)
 	return true
+}
+
+// wantsGzip reports whether the request gets gzip-coded bodies: compression
+// is on and the client accepts gzip. Handlers ask once per request.
+func wantsGzip(st *liveSettings, rs *reqState) bool {
+	return st.GzipMinBytes > 0 && acceptsGzip(rs.hdr.acceptEncoding)
 }
 
 // respond looks the response up in the cache, filling it on a miss, and
 // writes it.
 func (s *Server) respond(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSettings, contentType string, key []byte, fill cache.FillFunc) {
 	pol := st.policy(rs.route, contentType)
+	gz := wantsGzip(st, rs)
 	var e *cache.Entry
 	var res cache.Result
 	var err error
-	if st.GzipMinBytes > 0 && acceptsGzip(rs.hdr.acceptEncoding) {
+	if gz {
 		// An entry read from Redis compressed is served as it is.
 		e, res, err = s.cache.GetGzip(rs.fillParent(), rs.p.dealerID, key, pol, fill)
 	} else {
@@ -98,22 +106,23 @@ func (s *Server) respond(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSetting
 		s.fail(ctx, rs, err)
 		return
 	}
-	s.writeEntry(ctx, rs, st, e, pol, res)
+	s.writeEntry(ctx, rs, st, e, pol, res, gz)
 }
 
 // writeEntry writes a cached entry; max-age is its freshness left under the
 // policy in force, which a reload may have shortened since it was stored.
-func (s *Server) writeEntry(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSettings, e *cache.Entry, pol cache.Policy, res cache.Result) {
+// gz is wantsGzip's answer for the request: the gzip variant is sent when
+// the body reaches server.gzip_min_bytes and compresses.
+func (s *Server) writeEntry(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSettings, e *cache.Entry, pol cache.Policy, res cache.Result, gz bool) {
 	rs.cache = res.String()
 	rs.hdrBuf = append(rs.hdrBuf[:0], "private, max-age="...)
 	rs.hdrBuf = strconv.AppendInt(rs.hdrBuf, int64(pol.MaxAge(e, rs.start)), 10)
 	ctx.Response.Header.SetCanonical(hdrXCache, s2b(rs.cache))
 	var body []byte
 	etag := e.ETag
-	if min := st.GzipMinBytes; min > 0 && e.Len() >= min &&
-		acceptsGzip(rs.hdr.acceptEncoding) {
-		if gz, gzTag, ok := e.Gzip(); ok {
-			body, etag, rs.gzip = gz, gzTag, true
+	if gz && e.Len() >= st.GzipMinBytes {
+		if b, gzTag, ok := e.Gzip(); ok {
+			body, etag, rs.gzip = b, gzTag, true
 		}
 	}
 	if !rs.gzip {

@@ -570,55 +570,45 @@ export BENCH_SCALE_SEQ="$WORK/scale-seq-zipf.txt"
 # Unmeasured: bring the edge's L1 from the warm-up's last pages to the trace's hot set.
 timeout $((DUR_S + 60)) taskset -c "$CPU_GEN" wrk -t1 -c64 -d"$DURATION" --timeout 10s -s "$BENCH_DIR/wrk/scale.lua" "$EDGE_X/" \
   >"$LOGS/wrk-scale-prime.txt" 2>&1 || die "scale mix: priming run failed"
-STATIC=$(echo "$zipf" | seqstat best_static_share)
-WSL1=$(echo "$zipf" | seqstat ws_over_l1)
-log "scenario s: scale mix, Zipf(1.0), working set ${WSL1}x L1, best static L1 share $STATIC"
-for r in $(seq 1 "$SCALE_RUNS"); do
-  SNAP=("${EDGE_SNAP[@]}")
-  scale_run s edge "$EDGE_X/" "$r" "$BENCH_DIR/wrk/scale.lua"
-  SNAP=("${NGINX_PIDS[@]}")
-  scale_run s nginx "$NGINX_X/" "$r" "$BENCH_DIR/wrk/scale.lua"
-done
-log "scenario u: every hit from Redis (edge with a 64 KiB L1, uniform sequence) against L1 hits (hot URL on the scale edge)"
-for r in $(seq 1 "$SCALE_RUNS"); do
-  SNAP=("${EDGE_SNAP[@]}")
-  scale_run uh edge "$EDGE_X$HOT_PATH" "$r" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
-done
-SNAP=(-pid "edge=$EDGE_U_PID" -pid "redis=$REDIS4_PID" -redis "127.0.0.1:$REDIS4" -metrics "$EDGE_U_METRICS")
-export BENCH_SCALE_SEQ="$WORK/scale-seq-uniform.txt"
-STATIC=$(echo "$uniform" | seqstat best_static_share)
-WSL1=$(echo "$uniform" | seqstat ws_over_l1)
-for r in $(seq 1 "$SCALE_RUNS"); do
-  scale_run u edge "$EDGE_U/" "$r" "$BENCH_DIR/wrk/scale.lua"
-done
-# The same three with Accept-Encoding: gzip (most clients of dealer back-ends send it): Redis holds the bodies
+# scale_rows SFX [wrk header...]: rows s$SFX (edge and nginx on the Zipf sequence), uh$SFX (L1 hits, the hot URL
+# on the scale edge) and u$SFX (every hit from Redis: the 64 KiB-L1 edge on the uniform sequence).
+scale_rows() {
+  local sfx="$1"
+  shift
+  export BENCH_SCALE_SEQ="$WORK/scale-seq-zipf.txt"
+  STATIC=$(echo "$zipf" | seqstat best_static_share)
+  WSL1=$(echo "$zipf" | seqstat ws_over_l1)
+  log "scenario s$sfx: scale mix, Zipf(1.0), working set ${WSL1}x L1, best static L1 share $STATIC"
+  for r in $(seq 1 "$SCALE_RUNS"); do
+    SNAP=("${EDGE_SNAP[@]}")
+    scale_run "s$sfx" edge "$EDGE_X/" "$r" "$BENCH_DIR/wrk/scale.lua"
+    SNAP=("${NGINX_PIDS[@]}")
+    scale_run "s$sfx" nginx "$NGINX_X/" "$r" "$BENCH_DIR/wrk/scale.lua"
+  done
+  log "scenario u$sfx: every hit from Redis (edge with a 64 KiB L1, uniform sequence) against L1 hits (hot URL on the scale edge)"
+  for r in $(seq 1 "$SCALE_RUNS"); do
+    SNAP=("${EDGE_SNAP[@]}")
+    scale_run "uh$sfx" edge "$EDGE_X$HOT_PATH" "$r" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY" "$@"
+  done
+  SNAP=(-pid "edge=$EDGE_U_PID" -pid "redis=$REDIS4_PID" -redis "127.0.0.1:$REDIS4" -metrics "$EDGE_U_METRICS")
+  export BENCH_SCALE_SEQ="$WORK/scale-seq-uniform.txt"
+  STATIC=$(echo "$uniform" | seqstat best_static_share)
+  WSL1=$(echo "$uniform" | seqstat ws_over_l1)
+  for r in $(seq 1 "$SCALE_RUNS"); do
+    scale_run "u$sfx" edge "$EDGE_U/" "$r" "$BENCH_DIR/wrk/scale.lua"
+  done
+}
+scale_rows ""
+# The same rows with Accept-Encoding: gzip (most clients of dealer back-ends send it): Redis holds the bodies
 # compressed, so a gzip client's L2 hit is served without decompressing and L1 holds the compressed bodies
-# only. nginx keys its cache on Accept-Encoding, so it is warmed again for the gzip variants.
-log "scenarios s-gz, u-gz: the scale mix and every-hit-from-Redis with Accept-Encoding: gzip"
+# only. nginx keys its cache on Accept-Encoding, so it is warmed again for the gzip variants, and the edge's L1
+# is primed with the gzip mix first (unmeasured).
 export BENCH_SCALE_GZIP=1
 timeout 300 "$TOOL" scalewarm -gzip -base "$NGINX_X" -reqs "$BENCH_SCALE_REQS" || die "scale mix: gzip warm-up through nginx failed"
 export BENCH_SCALE_SEQ="$WORK/scale-seq-zipf.txt"
 timeout $((DUR_S + 60)) taskset -c "$CPU_GEN" wrk -t1 -c64 -d"$DURATION" --timeout 10s -s "$BENCH_DIR/wrk/scale.lua" "$EDGE_X/" \
   >"$LOGS/wrk-scale-gz-prime.txt" 2>&1 || die "scale mix: gzip priming run failed"
-STATIC=$(echo "$zipf" | seqstat best_static_share)
-WSL1=$(echo "$zipf" | seqstat ws_over_l1)
-for r in $(seq 1 "$SCALE_RUNS"); do
-  SNAP=("${EDGE_SNAP[@]}")
-  scale_run s-gz edge "$EDGE_X/" "$r" "$BENCH_DIR/wrk/scale.lua"
-  SNAP=("${NGINX_PIDS[@]}")
-  scale_run s-gz nginx "$NGINX_X/" "$r" "$BENCH_DIR/wrk/scale.lua"
-done
-for r in $(seq 1 "$SCALE_RUNS"); do
-  SNAP=("${EDGE_SNAP[@]}")
-  scale_run uh-gz edge "$EDGE_X$HOT_PATH" "$r" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY" -H "Accept-Encoding: gzip"
-done
-SNAP=(-pid "edge=$EDGE_U_PID" -pid "redis=$REDIS4_PID" -redis "127.0.0.1:$REDIS4" -metrics "$EDGE_U_METRICS")
-export BENCH_SCALE_SEQ="$WORK/scale-seq-uniform.txt"
-STATIC=$(echo "$uniform" | seqstat best_static_share)
-WSL1=$(echo "$uniform" | seqstat ws_over_l1)
-for r in $(seq 1 "$SCALE_RUNS"); do
-  scale_run u-gz edge "$EDGE_U/" "$r" "$BENCH_DIR/wrk/scale.lua"
-done
+scale_rows -gz -H "Accept-Encoding: gzip"
 unset BENCH_SCALE_GZIP
 
 fi # BENCH_ONLY=miss

@@ -92,10 +92,13 @@ func largeL1Child(b *testing.B, l1 int64) {
 			return body, nil
 		}
 	}
+	keyOf := func(buf []byte, k int) []byte {
+		return strconv.AppendInt(append(buf[:0], "/dealer/REWIND/listing?page="...), int64(k), 10)
+	}
 	get := func(r *rand.Rand, buf []byte) ([]byte, time.Duration) {
 		k, _ := slices.BinarySearch(cdf, r.Float64()*sum)
 		k = min(k, nkeys-1)
-		buf = strconv.AppendInt(append(buf[:0], "/dealer/REWIND/listing?page="...), int64(k), 10)
+		buf = keyOf(buf, k)
 		t0 := time.Now()
 		e, _, err := c.Get(context.Background(), int64(k%97), buf, pol, fill(k))
 		d := time.Since(t0)
@@ -128,7 +131,7 @@ func largeL1Child(b *testing.B, l1 int64) {
 	// there), then let the mix run over it for a while.
 	var kb []byte
 	for k := 0; k < nkeys && c.Stats().L1Bytes < l1*19/20; k++ {
-		kb = strconv.AppendInt(append(kb[:0], "/dealer/REWIND/listing?page="...), int64(k), 10)
+		kb = keyOf(kb, k)
 		if _, _, err := c.Get(context.Background(), int64(k%97), kb, pol, fill(k)); err != nil {
 			b.Fatal(err)
 		}
@@ -143,35 +146,29 @@ func largeL1Child(b *testing.B, l1 int64) {
 	run(200_000/64, nil)
 	const perWorker = 1_000_000 / 64
 	lat := make([]time.Duration, 64*perWorker)
+	// CPU time by class (runtime/metrics), read before and after the
+	// measured part; [0] is the collector's, [1] the total.
 	samples := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/total:cpu-seconds"},
 		{Name: "/cpu/classes/gc/mark/assist:cpu-seconds"}, {Name: "/cpu/classes/gc/mark/dedicated:cpu-seconds"},
 		{Name: "/cpu/classes/gc/mark/idle:cpu-seconds"}, {Name: "/cpu/classes/gc/pause:cpu-seconds"},
-		{Name: "/cpu/classes/scavenge/total:cpu-seconds"}, {Name: "/gc/cycles/total:gc-cycles"}}
-	var before [8]float64
-	metrics.Read(samples)
-	for i := range samples {
-		if samples[i].Value.Kind() == metrics.KindFloat64 {
-			before[i] = samples[i].Value.Float64()
-		} else {
-			before[i] = float64(samples[i].Value.Uint64())
+		{Name: "/cpu/classes/scavenge/total:cpu-seconds"}}
+	read := func() []float64 {
+		metrics.Read(samples)
+		v := make([]float64, len(samples))
+		for i := range samples {
+			v[i] = samples[i].Value.Float64()
 		}
+		return v
 	}
-	metrics.Read(samples)
-	gc0, all0 := samples[0].Value.Float64(), samples[1].Value.Float64()
+	before := read()
 	hits0 := c.Stats().L1Hits
 	run(perWorker, lat)
 	runtime.GC() // the metrics' CPU classes are exact only after a collection
-	metrics.Read(samples)
-	gc, all := samples[0].Value.Float64()-gc0, samples[1].Value.Float64()-all0
+	after := read()
+	gc, all := after[0]-before[0], after[1]-before[1]
 	if os.Getenv("LARGE_L1_DEBUG") != "" {
 		for i := range samples {
-			v := 0.0
-			if samples[i].Value.Kind() == metrics.KindFloat64 {
-				v = samples[i].Value.Float64()
-			} else {
-				v = float64(samples[i].Value.Uint64())
-			}
-			fmt.Fprintf(os.Stderr, "%s %.3f\n", samples[i].Name, v-before[i])
+			fmt.Fprintf(os.Stderr, "%s %.3f\n", samples[i].Name, after[i]-before[i])
 		}
 	}
 	slices.Sort(lat)

@@ -46,7 +46,7 @@ var errKeyPage = errors.New("malformed key index page")
 // cost of loading a large snapshot. Unknown members are skipped, as the
 // generic decoder does; a member that appears twice keeps its last value.
 func (k *keySnapshotSink) decodeBody(body []byte) error {
-	s := keyScanner{b: body}
+	s := keyScanner{jsonCursor{b: body}}
 	*k.page = KeySnapshotPage{}
 	sawItems := false
 	err := s.members("a page", func(name string) error {
@@ -116,24 +116,10 @@ func (k *keySnapshotSink) items(s *keyScanner) error {
 }
 
 // keyScanner reads the JSON of a key page from b at i.
-type keyScanner struct {
-	b []byte
-	i int
-}
+type keyScanner struct{ jsonCursor }
 
 func (s *keyScanner) fail(what string) error {
 	return fmt.Errorf("%w: %s at byte %d", errKeyPage, what, s.i)
-}
-
-func (s *keyScanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
 }
 
 // consume skips white space and c, if c is next.
@@ -350,14 +336,6 @@ func (s *keyScanner) word(w string) bool {
 }
 
 // digits skips a run of decimal digits and reports whether there was one.
-func (s *keyScanner) digits() bool {
-	start := s.i
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-		s.i++
-	}
-	return s.i > start
-}
-
 // number skips a JSON number (leading zeros are let through: the value of
 // an unknown member is not kept).
 func (s *keyScanner) number() bool {

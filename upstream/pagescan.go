@@ -43,8 +43,7 @@ var errInventory = errors.New("malformed inventory body")
 // arena the kept strings are copied to (the body belongs to the HTTP
 // response and is reused after the call).
 type invScanner struct {
-	b       []byte
-	i       int
+	jsonCursor
 	depth   int
 	arena   strings.Builder // kept strings, appended; earlier ones never change
 	scratch []byte          // unquoting buffer of escaped strings
@@ -106,18 +105,6 @@ func scanInventory(body []byte, out any) (ok bool, err error) {
 
 func (s *invScanner) fail(what string) error {
 	return fmt.Errorf("%w: %s at byte %d", errInventory, what, s.i)
-}
-
-// ws skips JSON white space.
-func (s *invScanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
 }
 
 // peek skips white space and returns the next byte (0 at the end).
@@ -411,16 +398,6 @@ func (s *invScanner) str() (string, error) {
 	default:
 		return "", s.fail("want a string")
 	}
-}
-
-// digits moves past a run of decimal digits and reports whether there
-// was one.
-func (s *invScanner) digits() bool {
-	start := s.i
-	for s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9' {
-		s.i++
-	}
-	return s.i > start
 }
 
 // numberLiteral reads a number of the JSON grammar at i and returns its
