@@ -92,10 +92,10 @@ type Options struct {
 	// purge from another instance is seen then. Default 2s.
 	GenerationPoll time.Duration
 	// NoAutoPipeline sends each entry read and write on a connection of its
-	// own, one round trip per call. By default they go through the client's
-	// auto-pipeliner (go-redis AsyncAutoPipeline): the commands of all
-	// concurrent requests that wait to be sent share one write and one read,
-	// so the system calls per request fall as concurrency rises. The
+	// own, one round trip per call. By default they are pipelined: the
+	// commands of all concurrent requests queued while a round trip runs go
+	// out together in the next one (one write and one read), so the system
+	// calls per request fall as concurrency rises (see batcher). The
 	// RedisTimeout budget, skipping a Redis marked down and the background
 	// probe work the same either way.
 	NoAutoPipeline bool
@@ -104,7 +104,7 @@ type Options struct {
 // Cache is a two-level response cache. It is safe for concurrent use.
 type Cache struct {
 	rdb            redis.UniversalClient
-	ap             *redis.AutoPipeliner // nil: one round trip per call
+	batch          *batcher // nil: one round trip per call
 	prefix         string
 	channel        string
 	now            func() time.Time
@@ -206,13 +206,7 @@ func New(opts Options) (*Cache, error) {
 		c.l1 = newL1(opts.L1MaxBytes)
 	}
 	if c.rdb != nil && !opts.NoAutoPipeline {
-		ap, err := c.rdb.AsyncAutoPipelineWithOptions(autoPipelineOptions())
-		if err != nil {
-			// A client type without an auto-pipeliner (redis.Ring).
-			c.log.Warn("cache: redis auto-pipelining unavailable, one round trip per call", "err", err)
-		} else {
-			c.ap = ap
-		}
+		c.batch = newBatcher(c.rdb, maxQueuedCommands, c.redisTimeout)
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if c.rdb != nil {
@@ -441,7 +435,7 @@ type l2Probe struct {
 }
 
 // probeL2 looks the key up in L2 before any flight: an L2 hit is one
-// (auto-pipelined) GET, with no flight, goroutine or channel of its own,
+// (pipelined) GET, with no flight, goroutine or channel of its own,
 // and concurrent lookups of one key are cheap since they share round trips.
 // It reports true with the outcome when the entry can be served (fresh, or
 // stale within stale-while-revalidate, which starts one refresh); otherwise

@@ -94,21 +94,11 @@ func (c *Cache) keyWith(kind byte, dealer int64, gen uint64, key string) string 
 
 var errRedisDown = errors.New("cache: redis marked down")
 
-// maxQueuedCommands bounds the commands the auto-pipeliner holds (queued or
-// in flight): while Redis is slow, commands beyond it fail at once (a miss)
+// maxQueuedCommands bounds the commands the batcher holds (queued or in
+// flight): while Redis is slow, commands beyond it fail at once (a miss)
 // instead of growing a queue. At 50ms per batch it is far above what a
 // healthy Redis ever holds.
 const maxQueuedCommands = 8192
-
-// autoPipelineOptions are those of go-redis's deferred face: one ordered
-// batch in flight at a time (while it runs, the next batch fills: at 64
-// concurrent requests a batch carries tens of commands) and no coalescing
-// wait, so a lone request is sent at once.
-func autoPipelineOptions() *redis.AutoPipelineOptions {
-	o := redis.DefaultAutoPipelineOptions()
-	o.MaxQueuedCommands = maxQueuedCommands
-	return o
-}
 
 // redisDo runs f under the hard RedisTimeout budget: f runs in its own
 // goroutine and the caller stops waiting when the budget is spent, whatever
@@ -136,13 +126,13 @@ func (c *Cache) redisCall(parent context.Context, budget time.Duration, f func(c
 }
 
 // redisCmd runs one command of the hot path (entry GET and SET, lock SET NX)
-// under the RedisTimeout budget. With the auto-pipeliner the command joins
-// the commands of every other request waiting to be written, and the caller
-// waits for its batch's replies or for the budget, whichever comes first: a
-// command abandoned by its caller still runs in its batch (its result is
-// dropped), and a dead or stalled Redis costs each caller at most the budget,
-// then marks Redis down so that no further command is queued. Without the
-// auto-pipeliner it is redisDo.
+// under the RedisTimeout budget. Pipelined (the default), the command joins
+// the commands of every other request waiting to be sent (see batcher), and
+// the caller waits for its batch's replies or for the budget, whichever
+// comes first: a command abandoned by its caller still runs in its batch
+// (its result is dropped), and a dead or stalled Redis costs each caller at
+// most the budget, then marks Redis down so that no further command is
+// queued. Unpipelined (Options.NoAutoPipeline) it is redisDo.
 func (c *Cache) redisCmd(ctx context.Context, cmd redis.Cmder) (err error) {
 	if !c.redisUp.Load() {
 		return errRedisDown
@@ -154,16 +144,14 @@ func (c *Cache) redisCmd(ctx context.Context, cmd redis.Cmder) (err error) {
 			defer func() { endSpan(span, err) }()
 		}
 	}
-	if c.ap == nil {
+	if c.batch == nil {
 		return c.redisCall(ctx, c.redisTimeout, func(ctx context.Context) error {
 			return c.rdb.Process(ctx, cmd)
 		}, true)
 	}
-	bctx, cancel := context.WithTimeout(ctx, c.redisTimeout)
-	err = c.ap.Submit(bctx, cmd).WaitContext(bctx)
-	cancel()
-	if err != nil && bctx.Err() != nil && !errors.Is(err, redis.Nil) {
-		err = fmt.Errorf("cache: redis call exceeded %v: %w", c.redisTimeout, bctx.Err())
+	err = c.batch.do(ctx, cmd, c.redisTimeout)
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		err = fmt.Errorf("cache: redis call exceeded %v: %w", c.redisTimeout, err)
 	}
 	return c.redisResult(ctx, err, true)
 }
@@ -188,7 +176,7 @@ func (c *Cache) redisResult(parent context.Context, err error, health bool) erro
 // unreachable tells errors that mean Redis cannot serve (network, timeout,
 // a node loading or a cluster down) from errors it replied with.
 func unreachable(err error) bool {
-	if errors.Is(err, redis.ErrAutoPipelineQueueFull) {
+	if errors.Is(err, errBatchFull) {
 		return false // Redis is slow, not gone: this call is a miss
 	}
 	var re redis.Error

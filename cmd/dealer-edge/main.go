@@ -499,7 +499,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		LockTTL:      cfg.Cache.LockTTL.D(),
 		LockWait:     cfg.Cache.LockWait.D(),
 		// The limiter's Redis calls are rare (leases); only the cache's
-		// per-request calls ride the auto-pipeliner.
+		// per-request calls are pipelined (cache.batcher).
 		NoAutoPipeline: !cfg.Cache.AutoPipeline,
 		TracerProvider: tp,
 	})
