@@ -50,11 +50,16 @@ type batcher struct {
 // batchCall is one queued command. done receives one value when cmd has its
 // result; a call whose caller got that value is reused (calls).
 type batchCall struct {
-	cmd  redis.Cmder
-	done chan struct{}
+	cmd   redis.Cmder
+	done  chan struct{}
+	timer *time.Timer // the caller's budget; stopped when the call is reused
 }
 
-var calls = sync.Pool{New: func() any { return &batchCall{done: make(chan struct{}, 1)} }}
+var calls = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &batchCall{done: make(chan struct{}, 1), timer: t}
+}}
 
 func newBatcher(rdb redis.UniversalClient, max int, budget time.Duration) *batcher {
 	return &batcher{rdb: rdb, max: max, budget: budget}
@@ -80,17 +85,19 @@ func (b *batcher) do(ctx context.Context, cmd redis.Cmder, budget time.Duration)
 	if start {
 		go b.flush()
 	}
-	t := time.NewTimer(budget)
+	// Since Go 1.23 a stopped timer's channel holds no stale tick, so a
+	// pooled call's timer is reset without draining.
+	call.timer.Reset(budget)
 	select {
 	case <-call.done:
-		t.Stop()
+		call.timer.Stop()
 		call.cmd = nil
 		calls.Put(call)
 		return cmd.Err()
 	case <-ctx.Done():
-		t.Stop()
+		call.timer.Stop()
 		return ctx.Err()
-	case <-t.C:
+	case <-call.timer.C:
 		return context.DeadlineExceeded
 	}
 }

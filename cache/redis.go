@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace"
@@ -526,8 +527,12 @@ func (c *Cache) l2Get(ctx context.Context, rkey string, plain bool) *Entry {
 		}
 		return nil
 	}
-	b, _ := cmd.Bytes()
-	e, err := decodeEntry(b)
+	// The reply is a string go-redis made for this command alone; the
+	// entry keeps its bytes (decodeEntry aliases them) and nothing ever
+	// writes to an entry's bodies, so it is viewed, not copied
+	// (StringCmd.Bytes would copy a whole compressed page per hit).
+	v := cmd.Val()
+	e, err := decodeEntry(unsafe.Slice(unsafe.StringData(v), len(v)))
 	if err != nil || !usable(e, plain) {
 		c.st.l2Errors.Add(1)
 		return nil
