@@ -70,7 +70,9 @@ func BenchmarkGetL2Hit(b *testing.B) {
 
 // BenchmarkGetL2HitRedis measures an L2 hit against a real redis-server (L1
 // off) with 64 concurrent callers: one round trip per call against the
-// auto-pipeliner, and plain values (wire version 1) against compressed ones.
+// batcher, plain values (wire version 1) against compressed ones, and for
+// compressed ones an identity caller (Get: the body is inflated) against a
+// gzip one (GetGzip: served as stored).
 // Entries are listing pages of 30 vehicles (about 10 KB). Besides ns/op it
 // reports the CPU of this process and of redis-server per hit (µs, from
 // getrusage and /proc/<pid>/stat: on a shared machine CPU per hit says more
@@ -81,10 +83,12 @@ func BenchmarkGetL2HitRedis(b *testing.B) {
 		name   string
 		off    bool
 		encode func(*Entry) []byte
+		gzip   bool
 	}{
-		{"pipeline=off/value=plain", true, encodeEntryV1},
-		{"pipeline=on/value=plain", false, encodeEntryV1},
-		{"pipeline=on/value=gzip", false, encodeEntry},
+		{"pipeline=off/value=plain", true, encodeEntryV1, false},
+		{"pipeline=on/value=plain", false, encodeEntryV1, false},
+		{"pipeline=on/value=gzip", false, encodeEntry, false},
+		{"pipeline=on/value=gzip/client=gzip", false, encodeEntry, true},
 	} {
 		b.Run(mode.name, func(b *testing.B) {
 			srv := redistest.Start(b)
@@ -112,12 +116,16 @@ func BenchmarkGetL2HitRedis(b *testing.B) {
 			trips.reset()
 			cpu0, rcpu0 := selfCPU(), procCPU(srv.PID())
 			b.ResetTimer()
+			get := c.Get
+			if mode.gzip {
+				get = c.GetGzip
+			}
 			b.RunParallel(func(pb *testing.PB) {
 				i := int(seed.Add(7919))
 				for pb.Next() {
 					i++
 					k := i % nkeys
-					_, res, err := c.Get(ctx, int64(k%8), keys[k], pol, fill)
+					_, res, err := get(ctx, int64(k%8), keys[k], pol, fill)
 					if res != Hit || err != nil {
 						b.Errorf("%v %v", res, err)
 						return
