@@ -565,6 +565,15 @@ scale_run() {
   "$TOOL" scalerec -scenario "$scn" -target "$target" -conns 64 -run "$r" -before "$WORK/snap-before.json" \
     -after "$WORK/snap-after.json" -runs "$RUNS_JSONL" -static "${STATIC:-0}" -ws-over-l1 "${WSL1:-0}" || die "scale record failed"
 }
+# Row ul: the reference of row u with the same pages: an edge whose L1 holds the whole working set (every request
+# of the uniform sequence an L1 hit), so u against ul differs only in where the hit comes from (the hot URL of row uh
+# is one 10 KB page; the uniform sequence's pages average about 2.5 times that, and bytes written are most of a hit).
+scale_cfg $((4 * ws + (64 << 20))) >"$WORK/edge-uniform-l1.json"
+start_edge edge-uniform-l1 "$UP5" "$REDIS4" "$WORK/edge-uniform-l1.json"
+EDGE_UL="http://127.0.0.1:$EDGE_PORT"
+EDGE_UL_PID=$EDGE_PID
+EDGE_UL_METRICS="http://127.0.0.1:$ADMIN_PORT/metrics"
+timeout 300 "$TOOL" scalewarm -base "$EDGE_UL" -reqs "$BENCH_SCALE_REQS" || die "scale mix: warm-up of the all-in-L1 edge failed"
 EDGE_SNAP=(-pid "edge=$EDGE_X_PID" -pid "redis=$REDIS4_PID" -redis "127.0.0.1:$REDIS4" -metrics "$EDGE_X_METRICS")
 export BENCH_SCALE_SEQ="$WORK/scale-seq-zipf.txt"
 # Unmeasured: bring the edge's L1 from the warm-up's last pages to the trace's hot set.
@@ -596,6 +605,13 @@ scale_rows() {
   WSL1=$(echo "$uniform" | seqstat ws_over_l1)
   for r in $(seq 1 "$SCALE_RUNS"); do
     scale_run "u$sfx" edge "$EDGE_U/" "$r" "$BENCH_DIR/wrk/scale.lua"
+  done
+  # Unmeasured: the all-in-L1 edge makes the codings this pass asks for, then the measured runs.
+  timeout $((DUR_S + 60)) taskset -c "$CPU_GEN" wrk -t1 -c64 -d"$DURATION" --timeout 10s -s "$BENCH_DIR/wrk/scale.lua" "$EDGE_UL/" \
+    >"$LOGS/wrk-ul$sfx-prime.txt" 2>&1 || die "scale mix: ul$sfx priming run failed"
+  SNAP=(-pid "edge=$EDGE_UL_PID" -pid "redis=$REDIS4_PID" -redis "127.0.0.1:$REDIS4" -metrics "$EDGE_UL_METRICS")
+  for r in $(seq 1 "$SCALE_RUNS"); do
+    scale_run "ul$sfx" edge "$EDGE_UL/" "$r" "$BENCH_DIR/wrk/scale.lua"
   done
 }
 scale_rows ""
