@@ -119,15 +119,23 @@ func (b *batcher) flush() {
 
 		b.exec(batch)
 
-		clear(batch)
+		// The slots are free before the callers learn their results: a
+		// caller that queues its next command at once must not find its
+		// previous one still counted.
 		b.mu.Lock()
 		b.inFlight = 0
+		b.mu.Unlock()
+		for _, c := range batch {
+			c.done <- struct{}{}
+		}
+		clear(batch)
+		b.mu.Lock()
 		b.spare = batch[:0]
 		b.mu.Unlock()
 	}
 }
 
-// exec sends batch as one pipeline and hands each caller its result.
+// exec sends batch as one pipeline; each command holds its result.
 func (b *batcher) exec(batch []*batchCall) {
 	ctx, cancel := context.WithTimeout(context.Background(), b.budget)
 	defer cancel()
@@ -140,9 +148,6 @@ func (b *batcher) exec(batch []*batchCall) {
 					c.cmd.SetErr(errBatchPanic)
 				}
 			}
-		}
-		for _, c := range batch {
-			c.done <- struct{}{}
 		}
 	}()
 	if len(batch) == 1 {
