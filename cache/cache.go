@@ -60,8 +60,19 @@ type Options struct {
 	Prefix string
 	// L1MaxBytes bounds the in-process cache (bodies, keys and a per-entry
 	// overhead). Zero means 64 MiB; negative disables L1. Entries larger
-	// than an eighth of it are not kept in L1.
+	// than an eighth of the hot tier are not kept in the hot tier.
+	//
+	// Above 256 MiB the budget is split in two tiers (see L1HotBytes): a
+	// hot tier of Go objects (zero-copy hits, no allocation) and an
+	// off-heap bulk tier (entries in Redis's compressed wire format, in
+	// memory the garbage collector never scans), looked up after the hot
+	// tier and before Redis.
 	L1MaxBytes int64
+	// L1HotBytes is the hot tier's share of L1MaxBytes; the rest is the
+	// bulk tier. Zero: 64 MiB when L1MaxBytes is above 256 MiB, else all
+	// of it (no bulk tier). Negative: no bulk tier at any size. A bulk
+	// tier under 32 MiB is not made (L1Tiers).
+	L1HotBytes int64
 	// RedisTimeout is the budget of each Redis call. Default 50ms.
 	RedisTimeout time.Duration
 	// Now is the clock. Default time.Now; tests pass a fake clock.
@@ -118,6 +129,7 @@ type Cache struct {
 
 	tracer     trace.Tracer // nil: no spans
 	l1         *l1          // nil when disabled
+	bulk       *bulkTier    // nil unless L1 is split in tiers
 	gens       generations
 	flights    singleflight.Group
 	genFlights singleflight.Group
@@ -203,7 +215,11 @@ func New(opts Options) (*Cache, error) {
 		c.tracer = opts.TracerProvider.Tracer("github.com/dealer-edge/dealer-edge/cache")
 	}
 	if opts.L1MaxBytes > 0 {
-		c.l1 = newL1(opts.L1MaxBytes)
+		hot, bulk := L1Tiers(opts.L1MaxBytes, opts.L1HotBytes)
+		c.l1 = newL1(hot)
+		if bulk > 0 {
+			c.bulk = newBulkTier(bulk)
+		}
 	}
 	if c.rdb != nil && !opts.NoAutoPipeline {
 		ap, err := c.rdb.AsyncAutoPipelineWithOptions(autoPipelineOptions())
@@ -360,6 +376,12 @@ func flightKey(dealer int64, key string) string {
 
 // miss runs (or joins) the one flight of the key and waits for it or for ctx.
 func (c *Cache) miss(ctx context.Context, dealer int64, key []byte, pol Policy, fill FillFunc, fallback *Entry, plain bool) (*Entry, Result, error) {
+	if c.bulk != nil {
+		if o, ok := c.probeBulk(ctx, dealer, key, pol, fill, &fallback, plain); ok {
+			c.count(o.res)
+			return o.e, o.res, nil
+		}
+	}
 	skey := string(key)
 	var probe l2Probe
 	if c.rdb != nil {
@@ -570,7 +592,12 @@ func newer(a, b *Entry) *Entry {
 	return a
 }
 
+// l1put stores an entry that enters the process (a fill, a Redis hit) in
+// both in-process tiers.
 func (c *Cache) l1put(dealer int64, key string, gen uint64, cur *genState, e *Entry) {
+	if c.bulk != nil && cur.gen.Load() == gen {
+		c.bulk.put(dealer, gen, key, e)
+	}
 	if c.l1 != nil {
 		c.l1.put(dealer, key, gen, &cur.gen, e)
 	}

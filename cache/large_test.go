@@ -64,7 +64,7 @@ func BenchmarkLargeL1(b *testing.B) {
 }
 
 func largeL1Child(b *testing.B, l1 int64) {
-	debug.SetMemoryLimit(MemoryLimitFor(l1))
+	debug.SetMemoryLimit(MemoryLimitFor(l1, 0))
 	c := newCache(b, Options{L1MaxBytes: l1})
 	const avgBody = 9 << 10
 	nkeys := int(12 * l1 / (avgBody + 512))

@@ -1,0 +1,252 @@
+package cache
+
+import (
+	"context"
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+
+	"github.com/VictoriaMetrics/fastcache"
+)
+
+// The in-process cache has two tiers when it is large.
+//
+// The hot tier is L1 as it always was: entries as Go objects (a node, the
+// Entry, its body), TinyLFU-admitted CLOCK, hits served zero-copy with no
+// allocation. Its cost is the collector's: every entry is several heap
+// objects that each collection marks, and the runtime's memory limit keeps
+// collections frequent, so its GC cost grows with its size
+// (BenchmarkLargeL1: 45% of the CPU with 1 GiB of it).
+//
+// The bulk tier sits between the hot tier and Redis: fastcache, which keeps
+// the entries in 64 KiB chunks mmap'd outside the Go heap (a ring per
+// bucket, 512 buckets) and indexes them with pointer-free maps
+// (map[uint64]uint64), so the collector never sees the bytes and marks only
+// a few objects per bucket whatever the tier holds. An entry is kept there
+// in the Redis wire format (encodeEntry: the gzip variant of the body when
+// it saves an eighth, plus metadata), so the tier holds about five times
+// more listing pages per byte than the hot tier and a hit costs what a
+// Redis hit costs minus the round trip: a copy out of the chunk, decoding,
+// and decompression for a client that wants the plain body.
+//
+// Lookup order: hot tier, bulk tier, Redis, fill. Every entry that enters
+// the process (a Redis hit, a fill, an entry another instance filled) is
+// written to both tiers; a bulk hit is offered to the hot tier through its
+// admission. Eviction in the bulk tier is fastcache's ring (the oldest
+// writes go first) with reinsertion: a hit on an entry written more than
+// half the tier's capacity ago writes it again, so what is asked for stays
+// (CLOCK's second chance, approximately).
+//
+// Keys carry the dealer's purge generation, as Redis keys do: a purge moves
+// the generation on, which makes every older entry of the dealer
+// unreachable at once; they age out of the ring.
+
+const (
+	// bulkMinBytes is the smallest bulk tier: fastcache's minimum (one
+	// 64 KiB chunk for each of its 512 buckets).
+	bulkMinBytes = 32 << 20
+	// autoTierAbove is the L1MaxBytes above which the bulk tier is on by
+	// default (Options.L1HotBytes zero).
+	autoTierAbove = 256 << 20
+	// autoHotBytes is the hot tier's share then: the default L1, whose GC
+	// cost BenchmarkLargeL1 measures at a few percent.
+	autoHotBytes = DefaultL1MaxBytes
+	// bulkChunk is fastcache's chunk: a key and value (with a 4-byte
+	// header) must be smaller to be stored by Set.
+	bulkChunk = 64 << 10
+	// bulkKeyHeader is the dealer and generation in front of the key.
+	bulkKeyHeader = 16
+	// bulkValHeader is the write position in front of the wire value.
+	bulkValHeader = 8
+	// bulkBigMeta is the length of fastcache's SetBig metadata (value hash
+	// and length), which Get returns for a key stored by SetBig. Wire
+	// values are longer (bulkValHeader + at least wireHeader1).
+	bulkBigMeta = 16
+)
+
+// L1Tiers splits the in-process budget l1MaxBytes into the hot tier (Go
+// heap) and the bulk tier (off-heap), given Options.L1HotBytes (see there).
+// A bulk tier smaller than 32 MiB is not worth its fixed cost: the whole
+// budget then stays hot.
+func L1Tiers(l1MaxBytes, l1HotBytes int64) (hot, bulk int64) {
+	switch {
+	case l1MaxBytes <= 0 || l1HotBytes < 0:
+		return l1MaxBytes, 0
+	case l1HotBytes == 0 && l1MaxBytes <= autoTierAbove:
+		return l1MaxBytes, 0
+	case l1HotBytes == 0:
+		l1HotBytes = autoHotBytes
+	}
+	if l1MaxBytes-l1HotBytes < bulkMinBytes {
+		return l1MaxBytes, 0
+	}
+	return l1HotBytes, l1MaxBytes - l1HotBytes
+}
+
+// bulkTier is the off-heap tier. It is safe for concurrent use.
+type bulkTier struct {
+	fc       *fastcache.Cache
+	capacity int64        // bytes of ring
+	maxBig   int          // larger values are not kept
+	written  atomic.Int64 // bytes appended since New: the ring's clock
+
+	hits, misses, errors, writes, skipped, reinserts atomic.Uint64
+
+	bufs sync.Pool // *[]byte: scratch for a key and value
+}
+
+func newBulkTier(maxBytes int64) *bulkTier {
+	return &bulkTier{
+		fc:       fastcache.New(int(maxBytes)),
+		capacity: maxBytes,
+		// A value split by SetBig must fit in a fraction of a bucket's
+		// ring, or writing it would evict most of the bucket.
+		maxBig: int(min(maxBytes/512/4, 8<<20)),
+	}
+}
+
+// appendBulkKey appends the bulk key of (dealer, gen, key).
+func appendBulkKey[K string | []byte](b []byte, dealer int64, gen uint64, key K) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(dealer))
+	b = binary.BigEndian.AppendUint64(b, gen)
+	return append(b, key...)
+}
+
+func (t *bulkTier) buf() *[]byte {
+	if p, _ := t.bufs.Get().(*[]byte); p != nil {
+		return p
+	}
+	b := make([]byte, 0, 4<<10)
+	return &b
+}
+
+func (t *bulkTier) putBuf(p *[]byte) {
+	if cap(*p) <= 256<<10 {
+		*p = (*p)[:0]
+		t.bufs.Put(p)
+	}
+}
+
+// put writes e under (dealer, gen, key).
+func (t *bulkTier) put(dealer int64, gen uint64, key string, e *Entry) {
+	p := t.buf()
+	b := appendBulkKey((*p)[:0], dealer, gen, key)
+	kl := len(b)
+	b = append(b, make([]byte, bulkValHeader)...)
+	b = appendEntry(b, e)
+	*p = b
+	t.store(b[:kl], b[kl:])
+	t.putBuf(p)
+}
+
+// store writes the value v (its header is filled here) under k.
+func (t *bulkTier) store(k, v []byte) {
+	n := int64(len(k) + len(v) + 4)
+	binary.BigEndian.PutUint64(v, uint64(t.written.Load()))
+	switch {
+	case n < bulkChunk:
+		t.fc.Set(k, v)
+	case len(v) <= t.maxBig:
+		// Split into sub-values of up to 64 KiB, each keyed by the
+		// value's hash; the key itself holds the hash and length, and
+		// GetBig checks the reassembled value against both.
+		t.fc.SetBig(k, v)
+		n += int64(len(v)/bulkChunk+1) * 40
+	default:
+		t.skipped.Add(1)
+		return
+	}
+	t.written.Add(n)
+	t.writes.Add(1)
+}
+
+// get returns the entry stored under (dealer, gen, key), or nil. A value
+// that does not decode, or that a caller of the plain body cannot use
+// (its compressed payload does not inflate to the stored hash), is deleted
+// and reported as missing.
+func (t *bulkTier) get(dealer int64, gen uint64, key []byte, plain bool) *Entry {
+	p := t.buf()
+	k := appendBulkKey((*p)[:0], dealer, gen, key)
+	*p = k
+	defer t.putBuf(p)
+	v := t.fc.Get(nil, k)
+	if len(v) == bulkBigMeta {
+		v = t.fc.GetBig(nil, k)
+	}
+	if len(v) == 0 {
+		t.misses.Add(1)
+		return nil
+	}
+	if len(v) < bulkValHeader {
+		t.bad(k)
+		return nil
+	}
+	e, err := decodeEntry(v[bulkValHeader:])
+	if err != nil || !usable(e, plain) {
+		t.bad(k)
+		return nil
+	}
+	// Second chance: an entry asked for in the older half of the ring is
+	// written again at its head. e aliases v's payload, which is not
+	// modified (store rewrites only the header).
+	if t.written.Load()-int64(binary.BigEndian.Uint64(v)) > t.capacity/2 {
+		t.reinserts.Add(1)
+		t.store(k, v)
+	}
+	return e
+}
+
+func (t *bulkTier) bad(k []byte) {
+	t.errors.Add(1)
+	t.fc.Del(k)
+}
+
+// del forgets the entry under (dealer, gen, key).
+func (t *bulkTier) del(dealer int64, gen uint64, key []byte) {
+	p := t.buf()
+	*p = appendBulkKey((*p)[:0], dealer, gen, key)
+	t.fc.Del(*p)
+	t.putBuf(p)
+}
+
+// bulkStats are the tier's gauges, read from fastcache (which takes every
+// bucket's lock: for Stats, not for the request path).
+func (t *bulkTier) stats() (entries, bytes int64) {
+	var s fastcache.Stats
+	t.fc.UpdateStats(&s)
+	return int64(s.EntriesCount), min(t.written.Load(), t.capacity)
+}
+
+// probeBulk looks the key up in the bulk tier after a hot-tier miss. It
+// reports true with the outcome when the entry can be served (fresh, or
+// stale within stale-while-revalidate, which starts one refresh); an entry
+// only within its stale-if-error window becomes the fallback. A usable
+// entry is offered to the hot tier, through its admission, as a Redis hit
+// is.
+func (c *Cache) probeBulk(ctx context.Context, dealer int64, key []byte, pol Policy, fill FillFunc, fallback **Entry, plain bool) (outcome, bool) {
+	gen, cur := c.generation(ctx, dealer)
+	e := c.bulk.get(dealer, gen, key, plain)
+	if e == nil {
+		return outcome{}, false
+	}
+	st := pol.state(e, c.now())
+	if st == stateExpired {
+		c.bulk.del(dealer, gen, key)
+		return outcome{}, false
+	}
+	skey := string(key)
+	if c.l1 != nil {
+		c.l1.put(dealer, skey, gen, &cur.gen, e)
+	}
+	switch st {
+	case stateFresh:
+		c.bulk.hits.Add(1)
+		return outcome{e, Hit}, true
+	case stateStale:
+		c.bulk.hits.Add(1)
+		c.refresh(ctx, dealer, skey, pol, fill)
+		return outcome{e, Stale}, true
+	}
+	*fallback = newer(*fallback, e)
+	return outcome{}, false
+}
