@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/VictoriaMetrics/fastcache"
+	"github.com/cespare/xxhash/v2"
 )
 
 // The in-process cache has two tiers when it is large.
@@ -83,6 +84,89 @@ func L1Tiers(l1MaxBytes, l1HotBytes int64) (hot, bulk int64) {
 	return l1HotBytes, l1MaxBytes - l1HotBytes
 }
 
+// Bulk admission policies (bulkTier.policy).
+const (
+	bulkAdmitAll   = iota // every entry that enters the process
+	bulkAdmitTwice        // keys the sketch has seen at least twice
+	bulkAdmitLFU          // TinyLFU against the entry the ring evicts next
+)
+
+// demote writes an entry the hot tier evicted for space back to the bulk
+// tier, unless its dealer was purged since it was stored (its generation
+// is no longer current) or its copy there is recent: a hot entry's hits
+// do not refresh its bulk copy, which the ring may have evicted meanwhile.
+func (c *Cache) demote(n *l1node) {
+	if !c.demoteOn {
+		return
+	}
+	st := c.gens.lookup(n.dealer)
+	if st == nil || st.gen.Load() != n.gen || c.now().After(n.entry.ErrorUntil) {
+		return
+	}
+	c.bulk.put(n.dealer, n.gen, n.key, n.entry, c.bulkGzip)
+}
+
+// bulkRecord is one write to the ring, in the admission log: the key's
+// sketch hash, the ring clock after the write and the bytes it took.
+type bulkRecord struct {
+	h    uint64
+	end  int64
+	size int64
+}
+
+// admit decides whether a write of size bytes for the key hashed to h
+// enters the ring (TinyLFU with the ring's next victim, bulkAdmitLFU):
+// while the ring is not full, yes; then only when the key is asked for more
+// often per byte (sketch estimates) than the oldest entry still in the
+// ring, the one the write would evict. A rejected write leaves the ring as
+// it is, so the victim stays; the log moves past it, so the next
+// candidate is compared with the next oldest entry (CLOCK's spared entry).
+func (t *bulkTier) admit(h uint64, size int64) bool {
+	switch t.policy {
+	case bulkAdmitAll:
+		return true
+	case bulkAdmitTwice:
+		return t.freq.estimate(h) >= 2
+	}
+	t.logMu.Lock()
+	defer t.logMu.Unlock()
+	w := t.written.Load()
+	if w+size <= t.capacity {
+		return true
+	}
+	for t.logLen > 0 && t.log[t.logHead].end <= w-t.capacity {
+		t.logHead = (t.logHead + 1) % len(t.log)
+		t.logLen--
+	}
+	if t.logLen == 0 {
+		return true
+	}
+	v := t.log[t.logHead]
+	if int64(t.freq.estimate(h))*v.size > int64(t.freq.estimate(v.h))*size {
+		return true
+	}
+	t.logHead = (t.logHead + 1) % len(t.log)
+	t.logLen--
+	return false
+}
+
+// record appends a write to the admission log (the oldest record goes
+// when the log is full: it then looks less far back than the ring).
+func (t *bulkTier) record(h uint64, size int64) {
+	if t.policy != bulkAdmitLFU {
+		return
+	}
+	t.logMu.Lock()
+	i := (t.logHead + t.logLen) % len(t.log)
+	if t.logLen == len(t.log) {
+		t.logHead = (t.logHead + 1) % len(t.log)
+	} else {
+		t.logLen++
+	}
+	t.log[i] = bulkRecord{h: h, end: t.written.Load(), size: size}
+	t.logMu.Unlock()
+}
+
 // bulkTier is the off-heap tier. It is safe for concurrent use.
 type bulkTier struct {
 	fc       *fastcache.Cache
@@ -90,15 +174,26 @@ type bulkTier struct {
 	maxBig   int          // larger values are not kept
 	written  atomic.Int64 // bytes appended since New: the ring's clock
 
-	hits, misses, errors, writes, skipped, reinserts atomic.Uint64
+	hits, misses, errors, writes, skipped, reinserts, rejected atomic.Uint64
+
+	freq            *sketch // the hot tier's: lookups of both tiers
+	policy          int     // bulkAdmit*
+	logMu           sync.Mutex
+	log             []bulkRecord // ring of the latest writes, oldest at logHead
+	logHead, logLen int
 
 	bufs sync.Pool // *[]byte: scratch for a key and value
 }
 
-func newBulkTier(maxBytes int64) *bulkTier {
+func newBulkTier(maxBytes int64, freq *sketch) *bulkTier {
 	return &bulkTier{
 		fc:       fastcache.New(int(maxBytes)),
 		capacity: maxBytes,
+		freq:     freq,
+		policy:   bulkAdmitLFU,
+		// A record per 2 KiB of ring (16 MiB of pointer-free heap for
+		// 1 GiB); smaller entries make it look less far back.
+		log: make([]bulkRecord, max(maxBytes/2048, 1<<14)),
 		// A value split by SetBig must fit in a fraction of a bucket's
 		// ring, or writing it would evict most of the bucket.
 		maxBig: int(min(maxBytes/512/4, 8<<20)),
@@ -127,20 +222,31 @@ func (t *bulkTier) putBuf(p *[]byte) {
 	}
 }
 
-// put writes e under (dealer, gen, key).
-func (t *bulkTier) put(dealer int64, gen uint64, key string, e *Entry) {
+// put writes e under (dealer, gen, key): its gzip variant when e has one
+// or compress is set (the caller is about to make it anyway), else the
+// plain body. The bulk tier never compresses on its own account.
+func (t *bulkTier) put(dealer int64, gen uint64, key string, e *Entry, compress bool) {
+	h := keyHash(dealer, xxhash.Sum64String(key))
 	p := t.buf()
 	b := appendBulkKey((*p)[:0], dealer, gen, key)
 	kl := len(b)
 	b = append(b, make([]byte, bulkValHeader)...)
-	b = appendEntry(b, e)
+	if compress || e.gz.Load() != nil {
+		b = appendEntry(b, e)
+	} else {
+		b = appendPlainEntry(b, e)
+	}
 	*p = b
-	t.store(b[:kl], b[kl:])
+	if t.admit(h, int64(len(b)+4)) {
+		t.store(b[:kl], b[kl:], h)
+	} else {
+		t.rejected.Add(1)
+	}
 	t.putBuf(p)
 }
 
 // store writes the value v (its header is filled here) under k.
-func (t *bulkTier) store(k, v []byte) {
+func (t *bulkTier) store(k, v []byte, h uint64) {
 	n := int64(len(k) + len(v) + 4)
 	binary.BigEndian.PutUint64(v, uint64(t.written.Load()))
 	switch {
@@ -158,6 +264,7 @@ func (t *bulkTier) store(k, v []byte) {
 	}
 	t.written.Add(n)
 	t.writes.Add(1)
+	t.record(h, n)
 }
 
 // get returns the entry stored under (dealer, gen, key), or nil. A value
@@ -191,7 +298,7 @@ func (t *bulkTier) get(dealer int64, gen uint64, key []byte, plain bool) *Entry 
 	// modified (store rewrites only the header).
 	if t.written.Load()-int64(binary.BigEndian.Uint64(v)) > t.capacity/2 {
 		t.reinserts.Add(1)
-		t.store(k, v)
+		t.store(k, v, keyHash(dealer, xxhash.Sum64(key)))
 	}
 	return e
 }

@@ -130,6 +130,8 @@ type Cache struct {
 	tracer     trace.Tracer // nil: no spans
 	l1         *l1          // nil when disabled
 	bulk       *bulkTier    // nil unless L1 is split in tiers
+	bulkGzip   bool         // the bulk tier keeps gzip variants (Redis needs them anyway)
+	demoteOn   bool         // entries evicted from the hot tier go back to the bulk tier
 	gens       generations
 	flights    singleflight.Group
 	genFlights singleflight.Group
@@ -218,7 +220,13 @@ func New(opts Options) (*Cache, error) {
 		hot, bulk := L1Tiers(opts.L1MaxBytes, opts.L1HotBytes)
 		c.l1 = newL1(hot)
 		if bulk > 0 {
-			c.bulk = newBulkTier(bulk)
+			// One sketch counts lookups for both tiers: sized for the
+			// whole budget, as one tier of that size would be.
+			c.l1.freq = newSketch(opts.L1MaxBytes / 256)
+			c.bulk = newBulkTier(bulk, c.l1.freq)
+			c.bulkGzip = c.rdb != nil
+			c.l1.onEvict = c.demote
+			c.demoteOn = true
 		}
 	}
 	if c.rdb != nil && !opts.NoAutoPipeline {
@@ -593,10 +601,11 @@ func newer(a, b *Entry) *Entry {
 }
 
 // l1put stores an entry that enters the process (a fill, a Redis hit) in
-// both in-process tiers.
+// both in-process tiers. With Redis the bulk tier keeps the gzip variant,
+// which the write to Redis makes anyway.
 func (c *Cache) l1put(dealer int64, key string, gen uint64, cur *genState, e *Entry) {
 	if c.bulk != nil && cur.gen.Load() == gen {
-		c.bulk.put(dealer, gen, key, e)
+		c.bulk.put(dealer, gen, key, e, c.bulkGzip)
 	}
 	if c.l1 != nil {
 		c.l1.put(dealer, key, gen, &cur.gen, e)

@@ -286,6 +286,21 @@ func appendEntry(dst []byte, e *Entry) []byte {
 	return append(dst, payload...)
 }
 
+// appendPlainEntry is appendEntry with the plain body as the payload,
+// whatever compression would save: for a copy that is not worth a
+// compression of its own (see bulkTier.put).
+func appendPlainEntry(dst []byte, e *Entry) []byte {
+	body := e.Body()
+	n := len(dst)
+	dst = slices.Grow(dst, wireHeader+len(body))
+	dst = dst[:n+wireHeader]
+	b := dst[n:]
+	b[0], b[1] = wireVersion, 0
+	putTimes(b[2:], e)
+	binary.BigEndian.PutUint32(b[2+4*8+8:], uint32(len(body)))
+	return append(dst, body...)
+}
+
 func putTimes(b []byte, e *Entry) {
 	binary.BigEndian.PutUint64(b[0:], uint64(e.StoredAt.UnixNano()))
 	binary.BigEndian.PutUint64(b[8:], uint64(e.FreshUntil.UnixNano()))

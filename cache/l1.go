@@ -51,6 +51,7 @@ type l1 struct {
 	maxEntry  int64
 	freq      *sketch
 	noAdmit   bool          // plain CLOCK (the hit-ratio comparison only)
+	onEvict   func(*l1node) // called, outside the locks, with each entry evicted for space
 	rejected  atomic.Uint64 // newcomers not admitted
 	bytes     atomic.Int64
 	entries   atomic.Int64
@@ -150,14 +151,17 @@ func (c *l1) put(dealer int64, key string, gen uint64, cur *atomic.Uint64, e *En
 		cand = 0
 	}
 	for c.bytes.Load() > c.max {
-		evicted, reject := c.evictOne(n, cand)
+		victim, reject := c.evictOne(n, cand)
 		if reject {
 			c.rejected.Add(1)
 			c.remove(n)
 			return false
 		}
-		if !evicted {
+		if victim == nil {
 			break
+		}
+		if c.onEvict != nil {
+			c.onEvict(victim)
 		}
 	}
 	return true
@@ -204,7 +208,7 @@ func (s *l1shard) removeLocked(c *l1, n *l1node) {
 // frequency candFreq > 0), a victim asked for at least as often as the
 // candidate is kept and evictOne reports reject instead: the candidate is
 // the one to go.
-func (c *l1) evictOne(cand *l1node, candFreq uint32) (evicted, reject bool) {
+func (c *l1) evictOne(cand *l1node, candFreq uint32) (victim *l1node, reject bool) {
 	start := c.victim.Add(1)
 	for i := uint32(0); i < l1Shards; i++ {
 		s := &c.shards[(start+i)%l1Shards]
@@ -228,16 +232,17 @@ func (c *l1) evictOne(cand *l1node, candFreq uint32) (evicted, reject bool) {
 			if candFreq > 0 && n != cand && int64(c.freq.estimate(n.hash))*cand.cost() >= int64(candFreq)*n.cost() {
 				s.hand++ // spare it; next time the hand starts past it
 				s.mu.Unlock()
-				return false, true
+				return nil, true
 			}
 			s.removeLocked(c, n)
+			victim = n
 			break
 		}
 		s.mu.Unlock()
 		c.evictions.Add(1)
-		return true, false
+		return victim, false
 	}
-	return false, false
+	return nil, false
 }
 
 // dropDealer removes every entry of dealer.
