@@ -24,19 +24,22 @@ import (
 // bucket, 512 buckets) and indexes them with pointer-free maps
 // (map[uint64]uint64), so the collector never sees the bytes and marks only
 // a few objects per bucket whatever the tier holds. An entry is kept there
-// in the Redis wire format (encodeEntry: the gzip variant of the body when
-// it saves an eighth, plus metadata), so the tier holds about five times
-// more listing pages per byte than the hot tier and a hit costs what a
-// Redis hit costs minus the round trip: a copy out of the chunk, decoding,
-// and decompression for a client that wants the plain body.
+// in the Redis wire format: with Redis, the gzip variant the write to Redis
+// makes anyway (about five listing pages in the space of one plain page);
+// without Redis, as the entry has it (the tier never compresses on its own
+// account). A hit costs what a Redis hit costs minus the round trip: a copy
+// out of the chunk, decoding, and decompression for a client that wants the
+// plain body of a compressed value.
 //
-// Lookup order: hot tier, bulk tier, Redis, fill. Every entry that enters
-// the process (a Redis hit, a fill, an entry another instance filled) is
-// written to both tiers; a bulk hit is offered to the hot tier through its
-// admission. Eviction in the bulk tier is fastcache's ring (the oldest
-// writes go first) with reinsertion: a hit on an entry written more than
-// half the tier's capacity ago writes it again, so what is asked for stays
-// (CLOCK's second chance, approximately).
+// Lookup order: hot tier, bulk tier, Redis, fill. An entry that enters the
+// process (a fill, a Redis hit) is offered to both tiers, and an entry the
+// hot tier evicts for space is written back to the bulk tier (its hits in
+// the hot tier did not refresh its bulk copy); a bulk hit is offered to
+// the hot tier. Admission to the ring is TinyLFU against the ring's next
+// victim (bulkTier.admit), with the hot tier's sketch; eviction is
+// fastcache's ring (the oldest writes go first) with reinsertion: a hit on
+// an entry written more than half the ring ago writes it again, so what is
+// asked for stays (CLOCK's second chance, approximately).
 //
 // Keys carry the dealer's purge generation, as Redis keys do: a purge moves
 // the generation on, which makes every older entry of the dealer
@@ -49,9 +52,15 @@ const (
 	// autoTierAbove is the L1MaxBytes above which the bulk tier is on by
 	// default (Options.L1HotBytes zero).
 	autoTierAbove = 256 << 20
-	// autoHotBytes is the hot tier's share then: the default L1, whose GC
-	// cost BenchmarkLargeL1 measures at a few percent.
-	autoHotBytes = DefaultL1MaxBytes
+	// autoHotBytes is the hot tier's share then. The collector's work per
+	// cycle grows with the hot tier's entries, and a smaller hot tier
+	// sends more hits to the bulk tier, where each allocates its copy:
+	// BenchmarkLargeL1 at 1 GiB gave a GC share of 12% with 64 MiB hot,
+	// 7.5-8% with 32, 5.2-6.7% with 16 and 5.9% with 8, the same hit
+	// ratio (0.80) and 0.64, 0.59, 0.55 and 0.50 of the requests served by
+	// the hot tier. Fixed, not a share: the GC cost must not grow with
+	// L1MaxBytes.
+	autoHotBytes = 16 << 20
 	// bulkChunk is fastcache's chunk: a key and value (with a 4-byte
 	// header) must be smaller to be stored by Set.
 	bulkChunk = 64 << 10
@@ -329,7 +338,8 @@ func (t *bulkTier) stats() (entries, bytes int64) {
 // stale within stale-while-revalidate, which starts one refresh); an entry
 // only within its stale-if-error window becomes the fallback. A usable
 // entry is offered to the hot tier, through its admission, as a Redis hit
-// is.
+// is, unless the admission would likely refuse it (l1.wouldAdmit: asking
+// takes the shard locks).
 func (c *Cache) probeBulk(ctx context.Context, dealer int64, key []byte, pol Policy, fill FillFunc, fallback **Entry, plain bool) (outcome, bool) {
 	gen, cur := c.generation(ctx, dealer)
 	e := c.bulk.get(dealer, gen, key, plain)
@@ -341,9 +351,9 @@ func (c *Cache) probeBulk(ctx context.Context, dealer int64, key []byte, pol Pol
 		c.bulk.del(dealer, gen, key)
 		return outcome{}, false
 	}
-	skey := string(key)
-	if c.l1 != nil {
-		c.l1.put(dealer, skey, gen, &cur.gen, e)
+	cost := int64(2*len(key)+len(e.ETag)) + nodeOverhead + e.plain.Load().size() + e.gz.Load().size()
+	if c.l1.wouldAdmit(keyHash(dealer, xxhash.Sum64(key)), cost) {
+		c.l1.put(dealer, string(key), gen, &cur.gen, e)
 	}
 	switch st {
 	case stateFresh:
@@ -351,7 +361,7 @@ func (c *Cache) probeBulk(ctx context.Context, dealer int64, key []byte, pol Pol
 		return outcome{e, Hit}, true
 	case stateStale:
 		c.bulk.hits.Add(1)
-		c.refresh(ctx, dealer, skey, pol, fill)
+		c.refresh(ctx, dealer, string(key), pol, fill)
 		return outcome{e, Stale}, true
 	}
 	*fallback = newer(*fallback, e)

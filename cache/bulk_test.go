@@ -43,8 +43,8 @@ func TestL1Tiers(t *testing.T) {
 	}{
 		{64 << 20, 0, 64 << 20, 0},                 // default: one tier
 		{256 << 20, 0, 256 << 20, 0},               // up to 256 MiB: one tier
-		{257 << 20, 0, 64 << 20, 193 << 20},        // above: 64 MiB hot
-		{1 << 30, 0, 64 << 20, 960 << 20},          // the size
+		{257 << 20, 0, 16 << 20, 241 << 20},        // above: 16 MiB hot
+		{1 << 30, 0, 16 << 20, 1008 << 20},         // the size
 		{1 << 30, -1, 1 << 30, 0},                  // tiers off
 		{1 << 30, 128 << 20, 128 << 20, 896 << 20}, // explicit share
 		{100 << 20, 80 << 20, 100 << 20, 0},        // bulk under 32 MiB: not made
@@ -60,7 +60,7 @@ func TestL1Tiers(t *testing.T) {
 	if got, want := MemoryLimitFor(64<<20, 0), int64(64<<20+8<<20+160<<20); got != want {
 		t.Errorf("MemoryLimitFor(64 MiB) = %d, want %d", got, want)
 	}
-	if got, want := MemoryLimitFor(1<<30, 0), int64(64<<20+8<<20+30<<20+160<<20); got != want {
+	if got, want := MemoryLimitFor(1<<30, 0), int64(16<<20+2<<20+1008<<20/32+160<<20); got != want {
 		t.Errorf("MemoryLimitFor(1 GiB) = %d, want %d (the hot tier's heap, the bulk index)", got, want)
 	}
 }

@@ -69,7 +69,7 @@ type Options struct {
 	// tier and before Redis.
 	L1MaxBytes int64
 	// L1HotBytes is the hot tier's share of L1MaxBytes; the rest is the
-	// bulk tier. Zero: 64 MiB when L1MaxBytes is above 256 MiB, else all
+	// bulk tier. Zero: 16 MiB when L1MaxBytes is above 256 MiB, else all
 	// of it (no bulk tier). Negative: no bulk tier at any size. A bulk
 	// tier under 32 MiB is not made (L1Tiers).
 	L1HotBytes int64

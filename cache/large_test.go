@@ -65,7 +65,8 @@ func BenchmarkLargeL1(b *testing.B) {
 
 func largeL1Child(b *testing.B, l1 int64) {
 	hotBytes0, _ := strconv.ParseInt(os.Getenv("LARGE_L1_HOT"), 10, 64)
-	debug.SetMemoryLimit(MemoryLimitFor(l1, hotBytes0))
+	extra, _ := strconv.ParseInt(os.Getenv("LARGE_L1_EXTRA"), 10, 64)
+	debug.SetMemoryLimit(MemoryLimitFor(l1, hotBytes0) + extra)
 	hotBytes, _ := strconv.ParseInt(os.Getenv("LARGE_L1_HOT"), 10, 64)
 	c := newCache(b, Options{L1MaxBytes: l1, L1HotBytes: hotBytes})
 	const avgBody = 9 << 10
