@@ -354,3 +354,21 @@ func TestBulkConcurrent(t *testing.T) {
 	}
 	t.Logf("hot hits %d, bulk hits %d, fills %d", st.L1Hits, st.BulkHits, st.Fills)
 }
+
+// TestBulkClose: Close empties the bulk tier (its memory is outside the
+// heap), and Get keeps working after it.
+func TestBulkClose(t *testing.T) {
+	c := bulkOnly(t, Options{})
+	pol := Policy{TTL: time.Hour}
+	f := newFiller(string(randomBody(1, 2000)))
+	mustGet(t, c, 1, "/k", pol, f.fill)
+	if _, res := mustGet(t, c, 1, "/k", pol, f.fill); res != Hit {
+		t.Fatalf("before Close: %v", res)
+	}
+	_ = c.Close()
+	for i, want := range []Result{Miss, Hit} {
+		if e, res := mustGet(t, c, 1, "/k", pol, f.fill); res != want || len(e.Body()) != 2000 {
+			t.Fatalf("after Close, get %d: %v, want %v", i, res, want)
+		}
+	}
+}

@@ -249,9 +249,10 @@ func New(opts Options) (*Cache, error) {
 	return c, nil
 }
 
-// Close stops the background goroutines and waits for them. The Redis
-// client stays open. Get keeps working after Close, without refreshes in the
-// background.
+// Close stops the background goroutines and waits for them, and empties
+// the bulk tier, whose memory (outside the Go heap) the collector would not
+// reclaim. The Redis client stays open. Get keeps working after Close,
+// without refreshes in the background.
 func (c *Cache) Close() error {
 	c.closeOnce.Do(func() {
 		c.cancel()
@@ -261,6 +262,9 @@ func (c *Cache) Close() error {
 		}
 		c.psMu.Unlock()
 		c.wg.Wait()
+		if c.bulk != nil {
+			c.bulk.fc.Reset()
+		}
 	})
 	return nil
 }
