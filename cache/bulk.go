@@ -105,9 +105,6 @@ const (
 // is no longer current) or its copy there is recent: a hot entry's hits
 // do not refresh its bulk copy, which the ring may have evicted meanwhile.
 func (c *Cache) demote(n *l1node) {
-	if !c.demoteOn {
-		return
-	}
 	st := c.gens.lookup(n.dealer)
 	if st == nil || st.gen.Load() != n.gen || c.now().After(n.entry.ErrorUntil) {
 		return

@@ -64,9 +64,9 @@ type Options struct {
 	//
 	// Above 256 MiB the budget is split in two tiers (see L1HotBytes): a
 	// hot tier of Go objects (zero-copy hits, no allocation) and an
-	// off-heap bulk tier (entries in Redis's compressed wire format, in
-	// memory the garbage collector never scans), looked up after the hot
-	// tier and before Redis.
+	// off-heap bulk tier (entries in Redis's wire format, compressed when
+	// Redis is used, in memory the garbage collector never scans), looked
+	// up after the hot tier and before Redis.
 	L1MaxBytes int64
 	// L1HotBytes is the hot tier's share of L1MaxBytes; the rest is the
 	// bulk tier. Zero: 16 MiB when L1MaxBytes is above 256 MiB, else all
@@ -131,7 +131,6 @@ type Cache struct {
 	l1         *l1          // nil when disabled
 	bulk       *bulkTier    // nil unless L1 is split in tiers
 	bulkGzip   bool         // the bulk tier keeps gzip variants (Redis needs them anyway)
-	demoteOn   bool         // entries evicted from the hot tier go back to the bulk tier
 	gens       generations
 	flights    singleflight.Group
 	genFlights singleflight.Group
@@ -226,7 +225,6 @@ func New(opts Options) (*Cache, error) {
 			c.bulk = newBulkTier(bulk, c.l1.freq)
 			c.bulkGzip = c.rdb != nil
 			c.l1.onEvict = c.demote
-			c.demoteOn = true
 		}
 	}
 	if c.rdb != nil && !opts.NoAutoPipeline {
