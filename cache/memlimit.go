@@ -6,7 +6,7 @@ package cache
 // L1Tiers): the hot tier, an eighth more for what the allocator rounds and
 // per-entry bookkeeping the byte count only estimates, a thirty-second of
 // the bulk tier for its index and admission log (pointer-free, on the Go
-// heap: about 24 MiB for 1 GiB of 9 KB pages; the entries themselves are
+// heap: about 20 MiB for 1 GiB of 9 KB pages; the entries themselves are
 // off-heap and not counted by the runtime), and 160 MiB for everything else (buffers, connections, the key
 // index, garbage between collections).
 //
