@@ -197,9 +197,11 @@ func newBulkTier(maxBytes int64, freq *sketch) *bulkTier {
 		capacity: maxBytes,
 		freq:     freq,
 		policy:   bulkAdmitLFU,
-		// A record per 2 KiB of ring (16 MiB of pointer-free heap for
-		// 1 GiB); smaller entries make it look less far back.
-		log: make([]bulkRecord, max(maxBytes/2048, 1<<14)),
+		// A record per 2 KiB of ring (12 MiB of pointer-free heap for
+		// 1 GiB), at most 1 Mi records (24 MiB): when the ring holds more
+		// entries than the log, the log's oldest record stands in for the
+		// ring's next victim (a newer entry than the one evicted).
+		log: make([]bulkRecord, min(max(maxBytes/2048, 1<<14), 1<<20)),
 		// A value split by SetBig must fit in a fraction of a bucket's
 		// ring, or writing it would evict most of the bucket.
 		maxBig: int(min(maxBytes/512/4, 8<<20)),
