@@ -134,25 +134,24 @@ func (t *bulkTier) admit(h uint64, size int64) bool {
 	case bulkAdmitTwice:
 		return t.freq.estimate(h) >= 2
 	}
-	t.logMu.Lock()
-	defer t.logMu.Unlock()
 	w := t.written.Load()
 	if w+size <= t.capacity {
 		return true
 	}
-	for t.logLen > 0 && t.log[t.logHead].end <= w-t.capacity {
-		t.logHead = (t.logHead + 1) % len(t.log)
-		t.logLen--
+	l := t.logShard(h)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.n > 0 && l.recs[l.head].end <= w-t.capacity {
+		l.pop()
 	}
-	if t.logLen == 0 {
+	if l.n == 0 {
 		return true
 	}
-	v := t.log[t.logHead]
+	v := l.recs[l.head]
 	if int64(t.freq.estimate(h))*v.size > int64(t.freq.estimate(v.h))*size {
 		return true
 	}
-	t.logHead = (t.logHead + 1) % len(t.log)
-	t.logLen--
+	l.pop()
 	return false
 }
 
@@ -162,15 +161,38 @@ func (t *bulkTier) record(h uint64, size int64) {
 	if t.policy != bulkAdmitLFU {
 		return
 	}
-	t.logMu.Lock()
-	i := (t.logHead + t.logLen) % len(t.log)
-	if t.logLen == len(t.log) {
-		t.logHead = (t.logHead + 1) % len(t.log)
-	} else {
-		t.logLen++
+	l := t.logShard(h)
+	l.mu.Lock()
+	if l.n == len(l.recs) {
+		l.pop()
 	}
-	t.log[i] = bulkRecord{h: h, end: t.written.Load(), size: size}
-	t.logMu.Unlock()
+	l.recs[(l.head+l.n)%len(l.recs)] = bulkRecord{h: h, end: t.written.Load(), size: size}
+	l.n++
+	l.mu.Unlock()
+}
+
+// bulkLogShards splits the admission log by key hash, so that concurrent
+// writes do not queue on one lock: each shard's oldest record stands for
+// the ring's next victim among its keys (fastcache's buckets are by key
+// hash too, and the ring clock is shared).
+const bulkLogShards = 16
+
+// bulkLog is one shard of the admission log: a ring of records, oldest at
+// head.
+type bulkLog struct {
+	mu      sync.Mutex
+	recs    []bulkRecord
+	head, n int
+	_       [40]byte // keep neighbouring shards' locks apart
+}
+
+func (l *bulkLog) pop() {
+	l.head = (l.head + 1) % len(l.recs)
+	l.n--
+}
+
+func (t *bulkTier) logShard(h uint64) *bulkLog {
+	return &t.logs[h%bulkLogShards]
 }
 
 // bulkTier is the off-heap tier. It is safe for concurrent use.
@@ -182,30 +204,32 @@ type bulkTier struct {
 
 	hits, misses, errors, writes, skipped, reinserts, rejected atomic.Uint64
 
-	freq            *sketch // the hot tier's: lookups of both tiers
-	policy          int     // bulkAdmit*
-	logMu           sync.Mutex
-	log             []bulkRecord // ring of the latest writes, oldest at logHead
-	logHead, logLen int
+	freq   *sketch // the hot tier's: lookups of both tiers
+	policy int     // bulkAdmit*
+	logs   [bulkLogShards]bulkLog
 
 	bufs sync.Pool // *[]byte: scratch for a key and value
 }
 
 func newBulkTier(maxBytes int64, freq *sketch) *bulkTier {
-	return &bulkTier{
+	t := &bulkTier{
 		fc:       fastcache.New(int(maxBytes)),
 		capacity: maxBytes,
 		freq:     freq,
 		policy:   bulkAdmitLFU,
-		// A record per 2 KiB of ring (12 MiB of pointer-free heap for
-		// 1 GiB), at most 1 Mi records (24 MiB): when the ring holds more
-		// entries than the log, the log's oldest record stands in for the
-		// ring's next victim (a newer entry than the one evicted).
-		log: make([]bulkRecord, min(max(maxBytes/2048, 1<<14), 1<<20)),
 		// A value split by SetBig must fit in a fraction of a bucket's
 		// ring, or writing it would evict most of the bucket.
 		maxBig: int(min(maxBytes/512/4, 8<<20)),
 	}
+	// A record per 2 KiB of ring (12 MiB of pointer-free heap for 1 GiB),
+	// at most 1 Mi records (24 MiB): when the ring holds more entries than
+	// the log, the log's oldest record stands in for the ring's next
+	// victim (a newer entry than the one evicted).
+	recs := min(max(maxBytes/2048, 1<<14), 1<<20) / bulkLogShards
+	for i := range t.logs {
+		t.logs[i].recs = make([]bulkRecord, recs)
+	}
+	return t
 }
 
 // appendBulkKey appends the bulk key of (dealer, gen, key).
