@@ -49,6 +49,66 @@ func BenchmarkGetL1Hit(b *testing.B) {
 	}
 }
 
+// BenchmarkGetBulkHit measures a hit in L1's bulk tier after a hot-tier
+// miss (the hot tier is too small to keep these bodies): a copy out of
+// fastcache, decoding, the hot tier's admission (which keeps nothing here)
+// and, for an identity client of a compressed value, decompression. Bodies
+// are listing pages of 20 vehicles (about 9 KB, 1.9 KB compressed). Values
+// are plain (no Redis: the bulk tier does not compress on its own) or gzip
+// (with Redis, the variant written there).
+func BenchmarkGetBulkHit(b *testing.B) {
+	for _, mode := range []struct {
+		name       string
+		gzipValue  bool
+		gzipClient bool
+	}{
+		{"value=plain/client=identity", false, false},
+		{"value=gzip/client=gzip", true, true},
+		{"value=gzip/client=identity", true, false},
+	} {
+		b.Run(mode.name, func(b *testing.B) {
+			c := bulkOnly(b, Options{L1MaxBytes: 256 << 20})
+			c.bulkGzip = mode.gzipValue
+			pol := Policy{TTL: time.Hour}
+			const nkeys = 4096
+			keys := make([][]byte, nkeys)
+			for i := range keys {
+				keys[i] = fmt.Appendf(nil, "/v1/vehicles?make=fiat&page=%d&per_page=20", i)
+				body := listingBody(uint64(i), 20)
+				mustGet(b, c, int64(i%50), string(keys[i]), pol, func(context.Context) ([]byte, error) { return body, nil })
+			}
+			fill := func(context.Context) ([]byte, error) { return nil, fmt.Errorf("no fill expected") }
+			get := c.Get
+			if mode.gzipClient {
+				get = c.GetGzip
+			}
+			ctx := context.Background()
+			var seed atomic.Int64
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				i := int(seed.Add(7919))
+				for pb.Next() {
+					i++
+					k := i % nkeys
+					e, res, err := get(ctx, int64(k%50), keys[k], pol, fill)
+					if res != Hit || err != nil {
+						b.Errorf("%v %v", res, err)
+						return
+					}
+					if mode.gzipClient {
+						e.Gzip()
+					}
+				}
+			})
+			b.StopTimer()
+			if st := c.Stats(); st.BulkHits < uint64(b.N) || st.L1Hits != 0 {
+				b.Fatalf("bulk hits %d, hot hits %d of %d", st.BulkHits, st.L1Hits, b.N)
+			}
+		})
+	}
+}
+
 // BenchmarkGetL2Hit measures a hit in Redis (miniredis, L1 disabled): decode
 // and one round trip.
 func BenchmarkGetL2Hit(b *testing.B) {

@@ -60,8 +60,19 @@ type Options struct {
 	Prefix string
 	// L1MaxBytes bounds the in-process cache (bodies, keys and a per-entry
 	// overhead). Zero means 64 MiB; negative disables L1. Entries larger
-	// than an eighth of it are not kept in L1.
+	// than an eighth of the hot tier are not kept in the hot tier.
+	//
+	// Above 256 MiB the budget is split in two tiers (see L1HotBytes): a
+	// hot tier of Go objects (zero-copy hits, no allocation) and an
+	// off-heap bulk tier (entries in Redis's wire format, compressed when
+	// Redis is used, in memory the garbage collector never scans), looked
+	// up after the hot tier and before Redis.
 	L1MaxBytes int64
+	// L1HotBytes is the hot tier's share of L1MaxBytes; the rest is the
+	// bulk tier. Zero: 16 MiB when L1MaxBytes is above 256 MiB, else all
+	// of it (no bulk tier). Negative: no bulk tier at any size. A bulk
+	// tier under 32 MiB is not made (L1Tiers).
+	L1HotBytes int64
 	// RedisTimeout is the budget of each Redis call. Default 50ms.
 	RedisTimeout time.Duration
 	// Now is the clock. Default time.Now; tests pass a fake clock.
@@ -118,6 +129,8 @@ type Cache struct {
 
 	tracer     trace.Tracer // nil: no spans
 	l1         *l1          // nil when disabled
+	bulk       *bulkTier    // nil unless L1 is split in tiers
+	bulkGzip   bool         // the bulk tier keeps gzip variants (Redis needs them anyway)
 	gens       generations
 	flights    singleflight.Group
 	genFlights singleflight.Group
@@ -203,7 +216,16 @@ func New(opts Options) (*Cache, error) {
 		c.tracer = opts.TracerProvider.Tracer("github.com/dealer-edge/dealer-edge/cache")
 	}
 	if opts.L1MaxBytes > 0 {
-		c.l1 = newL1(opts.L1MaxBytes)
+		hot, bulk := L1Tiers(opts.L1MaxBytes, opts.L1HotBytes)
+		c.l1 = newL1(hot)
+		if bulk > 0 {
+			// One sketch counts lookups for both tiers: sized for the
+			// whole budget, as one tier of that size would be.
+			c.l1.freq = newSketch(opts.L1MaxBytes / 256)
+			c.bulk = newBulkTier(bulk, c.l1.freq)
+			c.bulkGzip = c.rdb != nil
+			c.l1.onEvict = c.demote
+		}
 	}
 	if c.rdb != nil && !opts.NoAutoPipeline {
 		c.batch = newBatcher(c.rdb, maxQueuedCommands, c.redisTimeout)
@@ -219,9 +241,10 @@ func New(opts Options) (*Cache, error) {
 	return c, nil
 }
 
-// Close stops the background goroutines and waits for them. The Redis
-// client stays open. Get keeps working after Close, without refreshes in the
-// background.
+// Close stops the background goroutines and waits for them, and empties
+// the bulk tier, whose memory (outside the Go heap) the collector would not
+// reclaim. The Redis client stays open. Get keeps working after Close,
+// without refreshes in the background.
 func (c *Cache) Close() error {
 	c.closeOnce.Do(func() {
 		c.cancel()
@@ -231,6 +254,9 @@ func (c *Cache) Close() error {
 		}
 		c.psMu.Unlock()
 		c.wg.Wait()
+		if c.bulk != nil {
+			c.bulk.fc.Reset()
+		}
 	})
 	return nil
 }
@@ -354,6 +380,12 @@ func flightKey(dealer int64, key string) string {
 
 // miss runs (or joins) the one flight of the key and waits for it or for ctx.
 func (c *Cache) miss(ctx context.Context, dealer int64, key []byte, pol Policy, fill FillFunc, fallback *Entry, plain bool) (*Entry, Result, error) {
+	if c.bulk != nil {
+		if o, ok := c.probeBulk(ctx, dealer, key, pol, fill, &fallback, plain); ok {
+			c.count(o.res)
+			return o.e, o.res, nil
+		}
+	}
 	skey := string(key)
 	var probe l2Probe
 	if c.rdb != nil {
@@ -564,7 +596,13 @@ func newer(a, b *Entry) *Entry {
 	return a
 }
 
+// l1put stores an entry that enters the process (a fill, a Redis hit) in
+// both in-process tiers. With Redis the bulk tier keeps the gzip variant,
+// which the write to Redis makes anyway.
 func (c *Cache) l1put(dealer int64, key string, gen uint64, cur *genState, e *Entry) {
+	if c.bulk != nil && cur.gen.Load() == gen {
+		c.bulk.put(dealer, gen, key, e, c.bulkGzip)
+	}
 	if c.l1 != nil {
 		c.l1.put(dealer, key, gen, &cur.gen, e)
 	}

@@ -26,6 +26,11 @@
 // allocate. Entries are immutable once stored: callers may hand Entry.Body
 // to the network without copying and must never modify it.
 //
+// A large L1 (over 256 MiB, or as [Options.L1HotBytes] says) is split in a
+// hot tier, the L1 above, and an off-heap bulk tier (fastcache) looked up
+// after it and before Redis, whose entries the garbage collector never
+// sees; see bulk.go and [L1Tiers].
+//
 // # Keys in Redis
 //
 // Every key carries the dealer hash tag, so all keys of one dealer live in one

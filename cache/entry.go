@@ -3,6 +3,7 @@ package cache
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -263,7 +264,11 @@ var errBadWire = errors.New("cache: malformed entry in redis")
 // none yet (the variant is kept with e, so a gzip client is later served
 // without compressing) and stores it in place of the plain body when it is
 // smaller.
-func encodeEntry(e *Entry) []byte {
+func encodeEntry(e *Entry) []byte { return appendEntry(nil, e) }
+
+// appendEntry appends the Redis value of e (see encodeEntry) to dst, so a
+// caller that copies it elsewhere (the bulk tier) can reuse one buffer.
+func appendEntry(dst []byte, e *Entry) []byte {
 	var payload []byte
 	flags := byte(0)
 	if gz, _, ok := e.Gzip(); ok {
@@ -271,12 +276,29 @@ func encodeEntry(e *Entry) []byte {
 	} else {
 		payload = e.Body()
 	}
-	b := make([]byte, wireHeader+len(payload))
+	n := len(dst)
+	dst = slices.Grow(dst, wireHeader+len(payload))
+	dst = dst[:n+wireHeader]
+	b := dst[n:]
 	b[0], b[1] = wireVersion, flags
 	putTimes(b[2:], e)
 	binary.BigEndian.PutUint32(b[2+4*8+8:], uint32(e.plainLen))
-	copy(b[wireHeader:], payload)
-	return b
+	return append(dst, payload...)
+}
+
+// appendPlainEntry is appendEntry with the plain body as the payload,
+// whatever compression would save: for a copy that is not worth a
+// compression of its own (see bulkTier.put).
+func appendPlainEntry(dst []byte, e *Entry) []byte {
+	body := e.Body()
+	n := len(dst)
+	dst = slices.Grow(dst, wireHeader+len(body))
+	dst = dst[:n+wireHeader]
+	b := dst[n:]
+	b[0], b[1] = wireVersion, 0
+	putTimes(b[2:], e)
+	binary.BigEndian.PutUint32(b[2+4*8+8:], uint32(len(body)))
+	return append(dst, body...)
 }
 
 func putTimes(b []byte, e *Entry) {

@@ -197,3 +197,57 @@ func TestIntegrationCluster(t *testing.T) {
 		t.Fatal("cluster marked down")
 	}
 }
+
+// TestIntegrationBulkTier runs L1's bulk tier against a real redis-server:
+// an entry read from Redis enters the bulk tier and is served from it
+// without Redis, also while Redis is down; after Redis is back a purge on
+// another instance reaches this one's bulk tier (the new generation makes
+// the old entry unreachable) at once.
+func TestIntegrationBulkTier(t *testing.T) {
+	srv := redistest.Start(t)
+	a := newCache(t, Options{Redis: newClient(t, srv.Addr), RedisTimeout: 100 * time.Millisecond})
+	b := bulkOnly(t, Options{Redis: newClient(t, srv.Addr), RedisTimeout: 100 * time.Millisecond})
+	waitFor(t, "subscriptions", func() bool { return a.Stats().PubSubUp && b.Stats().PubSubUp })
+	pol := Policy{TTL: time.Hour}
+	body := listingBody(7, 20)
+	fill := func(context.Context) ([]byte, error) { return body, nil }
+	mustGet(t, a, 3, "/v1/vehicles?page=1", pol, fill)
+	for i, want := range []struct{ l2, bulk uint64 }{{1, 0}, {1, 1}} {
+		e, res := mustGet(t, b, 3, "/v1/vehicles?page=1", pol, func(context.Context) ([]byte, error) {
+			return nil, fmt.Errorf("no fill expected")
+		})
+		if st := b.Stats(); res != Hit || st.L2Hits != want.l2 || st.BulkHits != want.bulk || string(e.Body()) != string(body) {
+			t.Fatalf("get %d: %v, L2 hits %d, bulk hits %d; want %+v", i, res, st.L2Hits, st.BulkHits, want)
+		}
+	}
+	if b.bulk.get(3, mustGen(t, b, 3), []byte("/v1/vehicles?page=1"), false) == nil {
+		t.Fatal("not in the bulk tier")
+	}
+
+	srv.Stop()
+	for i := 0; i < 20; i++ {
+		if _, res := mustGet(t, b, 3, "/v1/vehicles?page=1", pol, fill); res != Hit {
+			t.Fatalf("redis down, get %d: %v, want a bulk hit", i, res)
+		}
+	}
+	srv.Restart()
+	waitWithin(t, 10*time.Second, "redis back", func() bool {
+		return a.RedisHealthy() && b.RedisHealthy() && a.Stats().PubSubUp && b.Stats().PubSubUp
+	})
+	if err := a.PurgeDealer(context.Background(), 3); err != nil {
+		t.Fatal(err)
+	}
+	genA := mustGen(t, a, 3)
+	waitWithin(t, 5*time.Second, "the purge to reach b", func() bool { return mustGen(t, b, 3) == genA })
+	fresh := []byte(`{"items":[]}`)
+	e, res := mustGet(t, b, 3, "/v1/vehicles?page=1", pol, func(context.Context) ([]byte, error) { return fresh, nil })
+	if res != Miss || string(e.Body()) != string(fresh) {
+		t.Fatalf("after the purge: %v %q, want a fill", res, e.Body())
+	}
+}
+
+func mustGen(t testing.TB, c *Cache, dealer int64) uint64 {
+	t.Helper()
+	g, _ := c.generation(context.Background(), dealer)
+	return g
+}

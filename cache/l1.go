@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -47,16 +48,21 @@ type l1shard struct {
 // hot set against the stream of one-off requests that plain CLOCK lets
 // wash through (TestL1HitRatios has the numbers).
 type l1 struct {
-	max       int64
-	maxEntry  int64
-	freq      *sketch
-	noAdmit   bool          // plain CLOCK (the hit-ratio comparison only)
-	rejected  atomic.Uint64 // newcomers not admitted
-	bytes     atomic.Int64
-	entries   atomic.Int64
-	evictions atomic.Uint64
-	victim    atomic.Uint32
-	shards    [l1Shards]l1shard
+	max      int64
+	maxEntry int64
+	freq     *sketch
+	noAdmit  bool          // plain CLOCK (the hit-ratio comparison only)
+	onEvict  func(*l1node) // called, outside the locks, with each entry evicted for space
+	// lastVictim is the density (sketch estimate per byte of cost, float64
+	// bits) of the last entry CLOCK weighed against a newcomer: what a
+	// newcomer must beat, give or take, to be admitted (see wouldAdmit).
+	lastVictim atomic.Uint64
+	rejected   atomic.Uint64 // newcomers not admitted
+	bytes      atomic.Int64
+	entries    atomic.Int64
+	evictions  atomic.Uint64
+	victim     atomic.Uint32
+	shards     [l1Shards]l1shard
 }
 
 func newL1(maxBytes int64) *l1 {
@@ -150,17 +156,32 @@ func (c *l1) put(dealer int64, key string, gen uint64, cur *atomic.Uint64, e *En
 		cand = 0
 	}
 	for c.bytes.Load() > c.max {
-		evicted, reject := c.evictOne(n, cand)
+		victim, reject := c.evictOne(n, cand)
 		if reject {
 			c.rejected.Add(1)
 			c.remove(n)
 			return false
 		}
-		if !evicted {
+		if victim == nil {
 			break
+		}
+		if c.onEvict != nil {
+			c.onEvict(victim)
 		}
 	}
 	return true
+}
+
+// wouldAdmit reports whether a newcomer of cost bytes whose key hashed to
+// h would likely be admitted now: whether it is asked for more often per
+// byte than the last victim CLOCK weighed. A caller that has the entry
+// anyway (a bulk-tier hit) asks first, so that entries the admission would
+// reject do not take the shard locks to find out.
+func (c *l1) wouldAdmit(h uint64, cost int64) bool {
+	if c.noAdmit {
+		return true
+	}
+	return float64(c.freq.estimate(h))/float64(cost) > math.Float64frombits(c.lastVictim.Load())
 }
 
 // cost is what n holds in L1's budget now: its own size and the codings of
@@ -204,7 +225,7 @@ func (s *l1shard) removeLocked(c *l1, n *l1node) {
 // frequency candFreq > 0), a victim asked for at least as often as the
 // candidate is kept and evictOne reports reject instead: the candidate is
 // the one to go.
-func (c *l1) evictOne(cand *l1node, candFreq uint32) (evicted, reject bool) {
+func (c *l1) evictOne(cand *l1node, candFreq uint32) (victim *l1node, reject bool) {
 	start := c.victim.Add(1)
 	for i := uint32(0); i < l1Shards; i++ {
 		s := &c.shards[(start+i)%l1Shards]
@@ -225,19 +246,27 @@ func (c *l1) evictOne(cand *l1node, candFreq uint32) (evicted, reject bool) {
 			}
 			// Requests per byte, as the best static content is chosen: a
 			// large newcomer must be asked for proportionally more often.
-			if candFreq > 0 && n != cand && int64(c.freq.estimate(n.hash))*cand.cost() >= int64(candFreq)*n.cost() {
+			if candFreq > 0 && n != cand {
+				vf := c.freq.estimate(n.hash)
+				c.lastVictim.Store(math.Float64bits(float64(vf) / float64(n.cost())))
+				if int64(vf)*cand.cost() < int64(candFreq)*n.cost() {
+					s.removeLocked(c, n)
+					victim = n
+					break
+				}
 				s.hand++ // spare it; next time the hand starts past it
 				s.mu.Unlock()
-				return false, true
+				return nil, true
 			}
 			s.removeLocked(c, n)
+			victim = n
 			break
 		}
 		s.mu.Unlock()
 		c.evictions.Add(1)
-		return true, false
+		return victim, false
 	}
-	return false, false
+	return nil, false
 }
 
 // dropDealer removes every entry of dealer.

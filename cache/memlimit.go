@@ -2,22 +2,27 @@ package cache
 
 // MemoryLimitFor is the Go runtime's soft memory limit
 // (runtime/debug.SetMemoryLimit) that suits a process whose in-process
-// cache may hold l1MaxBytes: L1, an eighth more for what the allocator
-// rounds and per-entry bookkeeping the byte count only estimates, and
-// 160 MiB for everything else (buffers, connections, the key index,
-// garbage between collections).
+// cache may hold l1MaxBytes, split in tiers by l1HotBytes (Options,
+// L1Tiers): the hot tier, an eighth more for what the allocator rounds and
+// per-entry bookkeeping the byte count only estimates, a thirty-second of
+// the bulk tier for its index and admission log (pointer-free, on the Go
+// heap: about 20 MiB for 1 GiB of 9 KB pages; the entries themselves are
+// off-heap and not counted by the runtime), and 160 MiB for everything else (buffers, connections, the key
+// index, garbage between collections).
 //
-// Why a limit at all: L1's bodies are live heap, and with the runtime's
-// default (GOGC=100, no limit) a heap of 1 GiB live is allowed to grow to
-// 2 GiB before the next collection, so RSS would be twice the configured
-// cache. Under the limit the collector runs when the process nears it
-// instead. Bodies hold no pointers, so a collection marks only the small
-// per-entry records, not the cached bytes: its cost grows with the number
-// of entries, not their size (BenchmarkLargeL1 measures the share of CPU
-// it takes with L1 at 1 GiB).
-func MemoryLimitFor(l1MaxBytes int64) int64 {
+// Why a limit at all: the hot tier's bodies are live heap, and with the
+// runtime's default (GOGC=100, no limit) a heap of 1 GiB live is allowed to
+// grow to 2 GiB before the next collection, so RSS would be twice the
+// configured cache. Under the limit the collector runs when the process
+// nears it instead. Bodies hold no pointers, so a collection marks only the
+// small per-entry records, not the cached bytes: its cost grows with the
+// number of hot entries, which is why a large L1 keeps most of its entries
+// in the bulk tier, which the collector does not see (BenchmarkLargeL1
+// measures the share of CPU it takes with L1 at 1 GiB).
+func MemoryLimitFor(l1MaxBytes, l1HotBytes int64) int64 {
 	if l1MaxBytes < 0 {
 		l1MaxBytes = 0
 	}
-	return l1MaxBytes + l1MaxBytes/8 + 160<<20
+	hot, bulk := L1Tiers(l1MaxBytes, l1HotBytes)
+	return hot + hot/8 + bulk/32 + 160<<20
 }

@@ -14,11 +14,20 @@ type counters struct {
 
 // Stats is a snapshot of the cache's counters (totals since New) and gauges.
 type Stats struct {
-	// Results returned by Get: Hits = L1Hits + fresh entries found in L2
-	// or by a flight.
+	// Results returned by Get: Hits = L1Hits + fresh entries found in the
+	// bulk tier, in L2 or by a flight.
 	Hits, Misses, Stale, Bypass uint64
-	// L1Hits are fresh hits served from L1 without a flight.
+	// L1Hits are fresh hits served from L1's hot tier (the whole L1 when
+	// it is not split in tiers) without a flight.
 	L1Hits uint64
+	// BulkHits count lookups answered from L1's bulk tier (fresh, or stale
+	// within stale-while-revalidate) after a hot-tier miss; BulkErrors
+	// the values there that did not decode (dropped, looked up further as
+	// missing). BulkEntries and BulkBytes are the tier's current size
+	// (bytes of its ring in use, at most its share of L1MaxBytes). All
+	// zero without a bulk tier (Options.L1HotBytes).
+	BulkHits, BulkErrors   uint64
+	BulkEntries, BulkBytes int64
 	// L2Hits, L2Misses count lookups in Redis that found a usable entry or
 	// nothing; L2Errors counts failed Redis calls and undecodable entries.
 	L2Hits, L2Misses, L2Errors uint64
@@ -74,6 +83,11 @@ func (c *Cache) Stats() Stats {
 		s.L1Rejected = c.l1.rejected.Load()
 		s.L1Bytes = c.l1.bytes.Load()
 		s.L1Entries = c.l1.entries.Load()
+	}
+	if c.bulk != nil {
+		s.BulkHits = c.bulk.hits.Load()
+		s.BulkErrors = c.bulk.errors.Load()
+		s.BulkEntries, s.BulkBytes = c.bulk.stats()
 	}
 	s.Hits = s.L1Hits + c.st.hitsL2.Load()
 	return s

@@ -166,7 +166,11 @@ type Config struct {
 	} `json:"auth"`
 
 	Cache struct {
-		L1MaxBytes   int64             `json:"l1_max_bytes"`
+		L1MaxBytes int64 `json:"l1_max_bytes"`
+		// L1HotBytes is the hot (Go heap) tier's share of L1MaxBytes; the
+		// rest is the off-heap bulk tier. 0: automatic (cache.L1Tiers),
+		// negative: one tier.
+		L1HotBytes   int64             `json:"l1_hot_bytes"`
 		Routes       map[string]Policy `json:"routes"`
 		ContentTypes map[string]Policy `json:"content_types"`
 		LockTTL      Duration          `json:"lock_ttl"`
@@ -514,6 +518,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Cache.L1MaxBytes < 0 {
 		bad("cache.l1_max_bytes", "must not be negative")
+	}
+	if c.Cache.L1HotBytes > 0 && c.Cache.L1HotBytes > c.Cache.L1MaxBytes {
+		bad("cache.l1_hot_bytes", "must not exceed cache.l1_max_bytes (0: automatic, negative: no bulk tier)")
 	}
 	policy := func(field string, p Policy) {
 		if p.TTL < 0 || p.StaleWhileRevalidate < 0 || p.StaleIfError < 0 {

@@ -92,6 +92,10 @@ type CacheStats struct {
 	L1Evictions                  uint64
 	L1Bytes, L1Entries           int64
 	RedisErrors                  uint64
+	// BulkHits counts hits answered from L1's off-heap bulk tier;
+	// BulkBytes and BulkEntries are its size (zero without one).
+	BulkHits               uint64
+	BulkBytes, BulkEntries int64
 }
 
 // LimiterStats is a snapshot of the rate limiter's counters (cumulative
@@ -467,6 +471,9 @@ func (m *Metrics) writeDynamic(w io.Writer) {
 		metrics.WriteCounterUint64(w, "edge_cache_l1_evictions_total", s.L1Evictions)
 		metrics.WriteGaugeUint64(w, "edge_cache_l1_bytes", uint64(max(s.L1Bytes, 0)))
 		metrics.WriteGaugeUint64(w, "edge_cache_l1_entries", uint64(max(s.L1Entries, 0)))
+		metrics.WriteCounterUint64(w, "edge_cache_bulk_hits_total", s.BulkHits)
+		metrics.WriteGaugeUint64(w, "edge_cache_bulk_bytes", uint64(max(s.BulkBytes, 0)))
+		metrics.WriteGaugeUint64(w, "edge_cache_bulk_entries", uint64(max(s.BulkEntries, 0)))
 		cacheRedisErr = s.RedisErrors
 	}
 	if src.Limiter != nil {

@@ -186,13 +186,15 @@ func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 	// into the structured, rate-limited event log.
 	redis.SetLogger(redisLogger{logger})
 	logger.Info("starting", "version", id.Version, "commit", id.Commit, "build_time", id.BuildTime, "go_version", id.GoVersion)
-	// A soft memory limit sized from L1, so a large cache does not let the
-	// heap grow to twice its size between collections (cache.MemoryLimitFor);
-	// GOMEMLIMIT, when set, is the operator's and wins.
+	// A soft memory limit sized from L1's hot tier (the bulk tier is
+	// off-heap), so a large cache does not let the heap grow to twice its
+	// size between collections (cache.MemoryLimitFor); GOMEMLIMIT, when
+	// set, is the operator's and wins.
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set && (h == nil || h.getenv == nil) {
-		limit := cache.MemoryLimitFor(cfg.Cache.L1MaxBytes)
+		limit := cache.MemoryLimitFor(cfg.Cache.L1MaxBytes, cfg.Cache.L1HotBytes)
 		debug.SetMemoryLimit(limit)
-		logger.Info("memory limit", "bytes", limit, "from", "cache.l1_max_bytes")
+		hot, bulk := cache.L1Tiers(cfg.Cache.L1MaxBytes, cfg.Cache.L1HotBytes)
+		logger.Info("memory limit", "bytes", limit, "from", "cache.l1_max_bytes", "l1_hot_bytes", hot, "l1_bulk_bytes", bulk)
 	}
 	app, err := start(cfg, f, logger, logs, mtr, stdout)
 	if err != nil {
@@ -493,6 +495,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		Redis:        a.rdb,
 		Prefix:       cachePrefix,
 		L1MaxBytes:   cfg.Cache.L1MaxBytes,
+		L1HotBytes:   cfg.Cache.L1HotBytes,
 		RedisTimeout: to,
 		Logger:       logger,
 		ServeStaleOn: aggregator.ServeStaleOn,
@@ -810,6 +813,7 @@ func cacheStats(s cache.Stats) ops.CacheStats {
 		Hits: s.Hits, Misses: s.Misses, StaleServed: s.Stale, Bypass: s.Bypass, L1Hits: s.L1Hits,
 		StaleOnError: s.StaleOnError, Fills: s.Fills, FillErrors: s.FillErrors, Coalesced: s.Coalesced,
 		L1Evictions: s.Evictions, L1Bytes: s.L1Bytes, L1Entries: s.L1Entries, RedisErrors: s.L2Errors,
+		BulkHits: s.BulkHits, BulkBytes: s.BulkBytes, BulkEntries: s.BulkEntries,
 	}
 }
 
