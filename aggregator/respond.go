@@ -49,9 +49,12 @@ func (e *partialError) Unwrap() error { return e.cause }
 
 // fillCtx derives the upstream context of a fill: the request budget,
 // with the request id and trace context to forward. It never refers to the
-// fasthttp request, which a background refresh may outlive.
+// fasthttp request, which a background refresh may outlive. Every fill
+// waits for its calls before it returns (and cancels), so the context is
+// upstream.WithTimeout's: with a parent that is never cancelled (a fill
+// that bypasses the cache), the calls run without a watcher goroutine.
 func fillCtx(parent context.Context, st *liveSettings, reqID, traceparent string) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(parent, st.RequestTimeout)
+	ctx, cancel := upstream.WithTimeout(parent, st.RequestTimeout)
 	return upstream.WithTrace(ctx, reqID, traceparent), cancel
 }
 

@@ -475,7 +475,9 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 	}
 
 	var err error
-	if done := ctx.Done(); done == nil {
+	if done := ctx.Done(); !watchNeeded(ctx, done) {
+		// Nothing but the deadline, which DoDeadline enforces, ends ctx
+		// while the call is in flight (WithTimeout).
 		err = s.hc.DoDeadline(req, resp, deadline)
 	} else {
 		// fasthttp takes no context: run the exchange aside so that a
