@@ -47,6 +47,7 @@ type invScanner struct {
 	depth   int
 	arena   strings.Builder // kept strings, appended; earlier ones never change
 	scratch []byte          // unquoting buffer of escaped strings
+	records []ContentRecord // a content list's records as they are read (contentItems)
 }
 
 var invScanners = sync.Pool{New: func() any { return new(invScanner) }}
