@@ -87,3 +87,34 @@ func TestListingEncoderOverCorpus(t *testing.T) {
 		t.Fatalf("%d items, %d upfits, %d prices: too few to prove anything", items, upfits, prices)
 	}
 }
+
+// TestContentItemEncoderOverCorpus: every content record of the fake
+// corpus (every dealer and type, whole and in the summary view), mapped to
+// an item in each form as the edge maps it, is encoded by
+// publicshape.AppendContentItem exactly as json.Marshal encodes it.
+func TestContentItemEncoderOverCorpus(t *testing.T) {
+	items := 0
+	var buf []byte
+	for _, d := range corpus.DealerIDs() {
+		for _, ct := range upstream.ContentTypes {
+			for _, r := range corpus.Records(d, ct) {
+				for _, rec := range []upstream.ContentRecord{r, upstream.ContentSummary(r)} {
+					for _, form := range []ContentForm{ListingForm, DetailForm, SearchForm} {
+						it := ContentItem(rec, ct, form)
+						want, err := json.Marshal(&it)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if buf = publicshape.AppendContentItem(buf[:0], &it); string(buf) != string(want) {
+							t.Fatalf("dealer %d %s %q: encoding differs\ngot  %s\nwant %s", d, ct, rec.Slug, buf, want)
+						}
+						items++
+					}
+				}
+			}
+		}
+	}
+	if items < 1000 {
+		t.Fatalf("%d items: too few to prove anything", items)
+	}
+}
