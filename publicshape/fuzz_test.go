@@ -139,4 +139,3 @@ func FuzzPreviewEqualsReference(f *testing.F) {
 		}
 	})
 }
-
