@@ -225,13 +225,14 @@ const maxPooledListing = 1 << 20
 // encodeListing encodes an inventory listing with publicshape's
 // hand-written encoder: the bytes encode(l) would give (the encoder is
 // proven equal to json.Marshal), at a fraction of the cost, written into
-// a pooled buffer and copied out at their exact size.
+// a pooled buffer and copied out (at the allocator's size class for their
+// length, as an exact make would be).
 func encodeListing(l *publicshape.InventoryListing) ([]byte, error) {
 	bp := listingBufs.Get().(*[]byte)
 	b, err := publicshape.AppendInventoryListing((*bp)[:0], l)
 	var out []byte
 	if err == nil {
-		out = append(make([]byte, 0, len(b)), b...)
+		out = bytes.Clone(b) // not zeroed first, unlike make
 	}
 	if cap(b) <= maxPooledListing {
 		*bp = b
