@@ -3,6 +3,7 @@ package mapping
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/valyala/fasthttp"
@@ -45,6 +46,10 @@ func TestListingEncoderOverCorpus(t *testing.T) {
 			l := listing{service: svc, total: pg.Total, items: []publicshape.InventoryItem{}}
 			for _, v := range pg.Items {
 				l.items = append(l.items, VehicleItem(v))
+			}
+			// The batch form the edge uses maps each vehicle the same way.
+			if batch := VehicleItems([]publicshape.InventoryItem{}, pg.Items); !reflect.DeepEqual(batch, l.items) {
+				t.Fatalf("dealer %d %s: VehicleItems differs from VehicleItem", d, svc)
 			}
 			all = append(all, l)
 		}

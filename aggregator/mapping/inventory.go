@@ -38,8 +38,23 @@ type itemScalars struct {
 
 // VehicleItem maps a vehicle record to a public inventory listing item.
 func VehicleItem(v upstream.Vehicle) publicshape.InventoryItem {
+	return vehicleItem(&v, new(itemScalars))
+}
+
+// VehicleItems appends to dst the listing items of vs, each what
+// VehicleItem gives for it; the values the items point to share one
+// allocation.
+func VehicleItems(dst []publicshape.InventoryItem, vs []upstream.Vehicle) []publicshape.InventoryItem {
+	scs := make([]itemScalars, len(vs))
+	for i := range vs {
+		dst = append(dst, vehicleItem(&vs[i], &scs[i]))
+	}
+	return dst
+}
+
+func vehicleItem(v *upstream.Vehicle, sc *itemScalars) publicshape.InventoryItem {
 	ups, primary := upfits(v.Upfits)
-	sc := &itemScalars{hasPodcast: v.HasPodcast, hasVideo: v.HasVideo}
+	*sc = itemScalars{hasPodcast: v.HasPodcast, hasVideo: v.HasVideo}
 	it := publicshape.InventoryItem{
 		IDAuto:                   v.IDAuto,
 		Service:                  v.Service,
