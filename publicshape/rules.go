@@ -236,6 +236,22 @@ func NomeCanonico(marca, modello, allestimento string) string {
 	return b.String()
 }
 
+// AppendNomeCanonico appends NomeCanonico(marca, modello, allestimento) to
+// dst: at most len(marca)+len(modello)+len(allestimento)+2 bytes, so a
+// caller can lay the names of a page out in one buffer of that room.
+func AppendNomeCanonico(dst []byte, marca, modello, allestimento string) []byte {
+	start := len(dst)
+	for _, part := range [...]string{marca, modello, allestimento} {
+		for w := range strings.FieldsSeq(part) {
+			if len(dst) > start {
+				dst = append(dst, ' ')
+			}
+			dst = append(dst, w...)
+		}
+	}
+	return dst
+}
+
 // Ellipsis is appended by Preview to a truncated preview.
 const Ellipsis = "…"
 
