@@ -59,6 +59,9 @@ func TestListingEncoderOverCorpus(t *testing.T) {
 		for _, o := range pg.Items {
 			l.items = append(l.items, OfferItem(o))
 		}
+		if batch := OfferItems([]publicshape.InventoryItem{}, pg.Items); !reflect.DeepEqual(batch, l.items) {
+			t.Fatalf("dealer %d NLT: OfferItems differs from OfferItem", d)
+		}
 		all = append(all, l)
 	}
 	items, upfits, prices := 0, 0, 0

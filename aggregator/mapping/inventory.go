@@ -89,10 +89,31 @@ func vehicleItem(v *upstream.Vehicle, sc *itemScalars, name string) publicshape.
 
 // OfferItem maps an NLT offer record to a public inventory listing item.
 func OfferItem(o upstream.Offer) publicshape.InventoryItem {
+	return offerItem(&o, publicshape.NomeCanonico(o.Make, o.Model, o.Version))
+}
+
+// OfferItems appends to dst the listing items of os, each what OfferItem
+// gives for it; their names share one allocation.
+func OfferItems(dst []publicshape.InventoryItem, os []upstream.Offer) []publicshape.InventoryItem {
+	room := 0
+	for i := range os {
+		room += len(os[i].Make) + len(os[i].Model) + len(os[i].Version) + 2
+	}
+	names := make([]byte, 0, room) // never grown: see VehicleItems
+	for i := range os {
+		o := &os[i]
+		n := len(names)
+		names = publicshape.AppendNomeCanonico(names, o.Make, o.Model, o.Version)
+		dst = append(dst, offerItem(o, unsafe.String(unsafe.SliceData(names[n:]), len(names)-n)))
+	}
+	return dst
+}
+
+func offerItem(o *upstream.Offer, name string) publicshape.InventoryItem {
 	return publicshape.InventoryItem{
 		IDOfferta:    o.IDOfferta,
 		Service:      publicshape.ServiceNLT,
-		NomeCanonico: publicshape.NomeCanonico(o.Make, o.Model, o.Version),
+		NomeCanonico: name,
 		Marca:        o.Make,
 		Modello:      o.Model,
 		Allestimento: o.Version,
