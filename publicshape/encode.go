@@ -219,7 +219,7 @@ func appendString(dst []byte, s string) []byte {
 	for i < len(s) {
 		if b := s[i]; b < utf8.RuneSelf {
 			if htmlSafe[b] {
-				i++
+				i += safePrefix(s[i:]) // this byte and the safe ones after it, eight at a time
 				continue
 			}
 			dst = append(dst, s[start:i]...)
