@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// deadlineOnlyKey is the context key under which WithTimeout records the
-// Done channel of a context that only its deadline, or its cancel after
-// the calls made with it, closes.
+// deadlineOnlyKey is the context key under which WithTimeout records a
+// context that only its deadline, or its cancel after the calls made with
+// it, ends (the context itself: its Done channel is made only when a call
+// asks for it).
 type deadlineOnlyKey struct{}
 
 // WithTimeout is context.WithTimeout for the calls of a Client. When parent
@@ -28,7 +29,7 @@ func WithTimeout(parent context.Context, d time.Duration) (context.Context, cont
 	if parent.Done() != nil {
 		return ctx, cancel
 	}
-	return context.WithValue(ctx, deadlineOnlyKey{}, ctx.Done()), cancel
+	return context.WithValue(ctx, deadlineOnlyKey{}, ctx), cancel
 }
 
 // watchNeeded reports whether a call made with ctx must watch ctx.Done
@@ -38,6 +39,6 @@ func watchNeeded(ctx context.Context, done <-chan struct{}) bool {
 	if done == nil {
 		return false
 	}
-	d, _ := ctx.Value(deadlineOnlyKey{}).(<-chan struct{})
-	return d != done
+	d, _ := ctx.Value(deadlineOnlyKey{}).(context.Context)
+	return d == nil || d.Done() != done
 }
