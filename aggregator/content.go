@@ -159,13 +159,16 @@ func (l *listingPage) appendJSON(b []byte) ([]byte, error) {
 	at += len(itemsKey) - 1 // at the ']'
 	b = append(b, head[:at]...)
 	if l.vis.memo == nil {
-		// Records read from the service for this page only: encoded
-		// together, as before.
-		arr, err := json.Marshal(l.items())
-		if err != nil {
-			return nil, err
+		// Records read from the service for this page only: mapped and
+		// encoded here (publicshape.AppendContentItem, what json.Marshal
+		// gives).
+		for i := l.from; i < l.to; i++ {
+			if i > l.from {
+				b = append(b, ',')
+			}
+			it := l.vis.item(l.vis.at(int(i)), l.ContentType, mapping.ListingForm)
+			b = publicshape.AppendContentItem(b, &it)
 		}
-		b = append(b, arr[1:len(arr)-1]...)
 		return append(b, head[at:]...), nil
 	}
 	for i := l.from; i < l.to; i++ {

@@ -61,13 +61,12 @@ func (s *Server) fillInventoryListing(ctx context.Context, dealerID int64, servi
 			return nil, err
 		}
 		out.Total = pg.Total
-		out.Items = make([]publicshape.InventoryItem, 0, len(pg.Items))
-		for _, o := range pg.Items {
-			if o.DealerID != dealerID {
+		for i := range pg.Items {
+			if pg.Items[i].DealerID != dealerID {
 				return nil, errors.New("aggregator: inventory returned an offer of another dealer")
 			}
-			out.Items = append(out.Items, mapping.OfferItem(o))
 		}
+		out.Items = mapping.OfferItems(make([]publicshape.InventoryItem, 0, len(pg.Items)), pg.Items)
 	} else {
 		pg, err := s.backend.ListVehicles(ctx, dealerID, upstream.VehicleQuery{
 			Service: service, Page: p.page, PageSize: p.pageSize, Q: p.q, CatalogType: p.catalogType, Upfit: p.upfit,
@@ -76,13 +75,12 @@ func (s *Server) fillInventoryListing(ctx context.Context, dealerID int64, servi
 			return nil, err
 		}
 		out.Total = pg.Total
-		out.Items = make([]publicshape.InventoryItem, 0, len(pg.Items))
-		for _, v := range pg.Items {
-			if v.DealerID != dealerID || v.Service != service {
+		for i := range pg.Items {
+			if v := &pg.Items[i]; v.DealerID != dealerID || v.Service != service {
 				return nil, errors.New("aggregator: inventory returned a vehicle of another dealer or service")
 			}
-			out.Items = append(out.Items, mapping.VehicleItem(v))
 		}
+		out.Items = mapping.VehicleItems(make([]publicshape.InventoryItem, 0, len(pg.Items)), pg.Items)
 	}
 	out.HasNext = int64(p.page)*int64(p.pageSize) < int64(out.Total)
 	return encodeListing(&out)

@@ -49,9 +49,12 @@ func (e *partialError) Unwrap() error { return e.cause }
 
 // fillCtx derives the upstream context of a fill: the request budget,
 // with the request id and trace context to forward. It never refers to the
-// fasthttp request, which a background refresh may outlive.
+// fasthttp request, which a background refresh may outlive. Every fill
+// waits for its calls before it returns (and cancels), so the context is
+// upstream.WithTimeout's: with a parent that is never cancelled (a fill
+// that bypasses the cache), the calls run without a watcher goroutine.
 func fillCtx(parent context.Context, st *liveSettings, reqID, traceparent string) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(parent, st.RequestTimeout)
+	ctx, cancel := upstream.WithTimeout(parent, st.RequestTimeout)
 	return upstream.WithTrace(ctx, reqID, traceparent), cancel
 }
 
@@ -222,13 +225,14 @@ const maxPooledListing = 1 << 20
 // encodeListing encodes an inventory listing with publicshape's
 // hand-written encoder: the bytes encode(l) would give (the encoder is
 // proven equal to json.Marshal), at a fraction of the cost, written into
-// a pooled buffer and copied out at their exact size.
+// a pooled buffer and copied out (at the allocator's size class for their
+// length, as an exact make would be).
 func encodeListing(l *publicshape.InventoryListing) ([]byte, error) {
 	bp := listingBufs.Get().(*[]byte)
 	b, err := publicshape.AppendInventoryListing((*bp)[:0], l)
 	var out []byte
 	if err == nil {
-		out = append(make([]byte, 0, len(b)), b...)
+		out = bytes.Clone(b) // not zeroed first, unlike make
 	}
 	if cap(b) <= maxPooledListing {
 		*bp = b

@@ -2,7 +2,6 @@ package aggregator
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"sync/atomic"
 
@@ -72,10 +71,8 @@ func (m *viewMemoEntry) itemJSON(i int) ([]byte, error) {
 	if b := m.items[i].Load(); b != nil {
 		return *b, nil
 	}
-	b, err := json.Marshal(mapping.ViewItem(&m.recs[i], m.ct, mapping.ListingForm))
-	if err != nil {
-		return nil, err
-	}
+	it := mapping.ViewItem(&m.recs[i], m.ct, mapping.ListingForm)
+	b := publicshape.AppendContentItem(nil, &it) // what json.Marshal gives
 	m.items[i].Store(&b)
 	return b, nil
 }

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -68,6 +69,73 @@ func FuzzPreview(f *testing.F) {
 			}
 		} else if got != collapsed {
 			t.Fatalf("Preview(%q, %d) = %q, want the whole collapsed body %q", body, max, got, collapsed)
+		}
+	})
+}
+
+// previewByRange is Preview as it was first written, over range and
+// unicode.IsSpace: the reference FuzzPreviewEqualsReference holds the
+// ASCII fast path of Preview to.
+func previewByRange(body string, max int) string {
+	if max < 1 {
+		return ""
+	}
+	var b strings.Builder
+	n := 0
+	lastSpace := -1
+	pending := false
+	for _, r := range body {
+		if unicode.IsSpace(r) {
+			pending = n > 0
+			continue
+		}
+		if pending {
+			if n+2 > max {
+				b.WriteString(Ellipsis)
+				return b.String()
+			}
+			lastSpace = b.Len()
+			b.WriteByte(' ')
+			n++
+			pending = false
+		}
+		if n+1 > max {
+			s := b.String()
+			if lastSpace > 0 {
+				s = s[:lastSpace]
+			}
+			return s + Ellipsis
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}
+
+func TestPreviewEqualsReference(t *testing.T) {
+	cases := []struct {
+		body string
+		max  int
+	}{
+		{"Ciao mondo bello", 7}, {"  spazi \n\t ovunque  ", 3}, {"àèìòù àèìòù", 8}, {"a\xffb c", 2},
+		{"Supercalifragilistico", 5}, {"a\u00a0b\u0085c\u2028d\u3000e", 4}, {"\v\f\r x", 1}, {"", 5}, {"x", 0},
+		{"connettività senza fili per gli smartphone", 240}, {"\xe2\x80 \xed\xa0\x80", 3},
+	}
+	for _, c := range cases {
+		if got, want := Preview(c.body, c.max), previewByRange(c.body, c.max); got != want {
+			t.Errorf("Preview(%q, %d) = %q, want %q", c.body, c.max, got, want)
+		}
+	}
+}
+
+func FuzzPreviewEqualsReference(f *testing.F) {
+	f.Add("Ciao mondo bello", 7)
+	f.Add("a\u00a0b\u0085c\u2028d", 3)
+	f.Add("a\xffb c", 2)
+	f.Fuzz(func(t *testing.T, body string, max int) {
+		max %= 1000
+		if got, want := Preview(body, max), previewByRange(body, max); got != want {
+			t.Fatalf("Preview(%q, %d) = %q, want %q", body, max, got, want)
 		}
 	})
 }

@@ -236,6 +236,22 @@ func NomeCanonico(marca, modello, allestimento string) string {
 	return b.String()
 }
 
+// AppendNomeCanonico appends NomeCanonico(marca, modello, allestimento) to
+// dst: at most len(marca)+len(modello)+len(allestimento)+2 bytes, so a
+// caller can lay the names of a page out in one buffer of that room.
+func AppendNomeCanonico(dst []byte, marca, modello, allestimento string) []byte {
+	start := len(dst)
+	for _, part := range [...]string{marca, modello, allestimento} {
+		for w := range strings.FieldsSeq(part) {
+			if len(dst) > start {
+				dst = append(dst, ' ')
+			}
+			dst = append(dst, w...)
+		}
+	}
+	return dst
+}
+
 // Ellipsis is appended by Preview to a truncated preview.
 const Ellipsis = "…"
 
@@ -256,11 +272,28 @@ func Preview(body string, max int) string {
 	n := 0          // runes written
 	lastSpace := -1 // byte offset in b of the last space written
 	pending := false
-	for _, r := range body {
-		if unicode.IsSpace(r) {
-			pending = n > 0
-			continue
+	for i := 0; i < len(body); {
+		// A run of ASCII that is not white space (nearly all of a body) is
+		// taken at once; any other byte is one rune, as range over body
+		// yields them (an invalid byte is U+FFFD of size 1).
+		r, size := rune(body[i]), 1
+		if r < utf8.RuneSelf {
+			if asciiSpace[r] {
+				pending = n > 0
+				i++
+				continue
+			}
+			size = asciiWord(body[i:])
+		} else {
+			r, size = utf8.DecodeRuneInString(body[i:])
+			if unicode.IsSpace(r) {
+				pending = n > 0
+				i += size
+				continue
+			}
 		}
+		word := body[i : i+size]
+		i += size
 		if pending {
 			if n+2 > max { // the space and r do not fit: cut at this boundary
 				b.WriteString(Ellipsis) // fits the reserved capacity unless body had invalid UTF-8
@@ -271,18 +304,46 @@ func Preview(body string, max int) string {
 			n++
 			pending = false
 		}
-		if n+1 > max { // r does not fit and we are inside a word
-			s := b.String()
-			if lastSpace > 0 {
-				s = s[:lastSpace]
+		if r >= utf8.RuneSelf {
+			if n+1 > max { // r does not fit and we are inside a word
+				return cutWord(&b, lastSpace)
 			}
-			return s + Ellipsis
+			b.WriteRune(r)
+			n++
+			continue
 		}
-		b.WriteRune(r)
-		n++
+		if n+len(word) > max { // the run does not fit: its first max-n bytes do
+			b.WriteString(word[:max-n])
+			return cutWord(&b, lastSpace)
+		}
+		b.WriteString(word)
+		n += len(word)
 	}
 	return b.String()
 }
+
+// cutWord ends a preview whose next rune does not fit: at the last space
+// written, or where it is for a single word longer than max.
+func cutWord(b *strings.Builder, lastSpace int) string {
+	s := b.String()
+	if lastSpace > 0 {
+		s = s[:lastSpace]
+	}
+	return s + Ellipsis
+}
+
+// asciiWord returns the length of the run of ASCII bytes that are not
+// white space at the start of s (at least one: s[0] is one).
+func asciiWord(s string) int {
+	j := 1
+	for j < len(s) && s[j] < utf8.RuneSelf && !asciiSpace[s[j]] {
+		j++
+	}
+	return j
+}
+
+// asciiSpace marks the ASCII bytes unicode.IsSpace reports.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // ---------------------------------------------------------------------------
 // Deprecation (section 9)

@@ -203,7 +203,27 @@ func TestNomeCanonico(t *testing.T) {
 		if got := NomeCanonico(tt.marca, tt.modello, tt.allestimento); got != tt.want {
 			t.Errorf("NomeCanonico(%q, %q, %q) = %q, want %q", tt.marca, tt.modello, tt.allestimento, got, tt.want)
 		}
+		if got := string(AppendNomeCanonico([]byte("x"), tt.marca, tt.modello, tt.allestimento)); got != "x"+tt.want {
+			t.Errorf("AppendNomeCanonico(%q, %q, %q) = %q, want %q", tt.marca, tt.modello, tt.allestimento, got, "x"+tt.want)
+		}
 	}
+}
+
+// FuzzAppendNomeCanonico: AppendNomeCanonico appends what NomeCanonico
+// returns, within the room it promises.
+func FuzzAppendNomeCanonico(f *testing.F) {
+	f.Add("Alfa  Romeo", "Giulia\t", "2.2 \n Veloce")
+	f.Add("", "\u00a0Panda\u2028", "a\xffb")
+	f.Fuzz(func(t *testing.T, marca, modello, allestimento string) {
+		want := NomeCanonico(marca, modello, allestimento)
+		got := AppendNomeCanonico([]byte("x"), marca, modello, allestimento)
+		if string(got) != "x"+want {
+			t.Fatalf("AppendNomeCanonico = %q, want %q", got[1:], want)
+		}
+		if len(got)-1 > len(marca)+len(modello)+len(allestimento)+2 {
+			t.Fatalf("%d bytes, beyond the room promised", len(got)-1)
+		}
+	})
 }
 
 func TestPreview(t *testing.T) {

@@ -28,10 +28,36 @@ func scanObject[T any](s *invScanner, dst *T, field func(s *invScanner, dst *T, 
 func (s *invScanner) contentList(l *contentList) error {
 	return scanObject(s, l, func(s *invScanner, l *contentList, name string) error {
 		if name == "items" {
-			return scanList(s, &l.Items, (*invScanner).content)
+			return s.contentItems(&l.Items)
 		}
 		return s.skip()
 	})
+}
+
+// maxPooledRecords bounds the record buffer a pooled scanner keeps.
+const maxPooledRecords = 1024
+
+// contentItems reads the items array into *dst as scanList does (null is
+// nil, [] is empty, the elements start from their zero value), through
+// the scanner's own record buffer: a list of unknown length grown there
+// (a record is a large struct; growing the result itself copied and
+// zeroed every record several times over) and copied out at its exact
+// length. The buffer is cleared after use, so a pooled scanner keeps no
+// strings alive.
+func (s *invScanner) contentItems(dst *[]ContentRecord) error {
+	buf := s.records[:0]
+	err := scanList(s, &buf, (*invScanner).content)
+	switch {
+	case buf == nil:
+		*dst = nil
+	default:
+		*dst = append(make([]ContentRecord, 0, len(buf)), buf...)
+		clear(buf)
+		if cap(buf) <= maxPooledRecords {
+			s.records = buf[:0]
+		}
+	}
+	return err
 }
 
 func (s *invScanner) content(c *ContentRecord) error { return scanObject(s, c, contentField) }

@@ -19,3 +19,15 @@ var DecodeFieldReader = readFields
 
 // DecodeReflect is the reflection decoder alone (decodeOptions).
 func DecodeReflect(body []byte, out any) error { return json.Unmarshal(body, out, decodeOptions) }
+
+// UnquoteFast runs the scanner's one-pass unquoting on the JSON string q
+// (quotes included): the value and true, or false where the scanner
+// falls back to the general path.
+func UnquoteFast(q []byte) (string, bool) {
+	var s invScanner
+	s.b = q
+	if !s.unquoteFast(0, safeRun(q, 1)) {
+		return "", false
+	}
+	return string(s.scratch), s.i == len(q)
+}

@@ -47,6 +47,8 @@ type invScanner struct {
 	depth   int
 	arena   strings.Builder // kept strings, appended; earlier ones never change
 	scratch []byte          // unquoting buffer of escaped strings
+	records []ContentRecord // a content list's records as they are read (contentItems)
+	floats  []float64       // the block floatPtr takes numbers from; never pooled
 }
 
 var invScanners = sync.Pool{New: func() any { return new(invScanner) }}
@@ -93,8 +95,8 @@ func scanInventory(body []byte, out any) (ok bool, err error) {
 			err = s.fail("data after the top-level value")
 		}
 	}
-	// Keep neither the body nor the strings in the pool.
-	s.b = nil
+	// Keep neither the body nor the strings nor the numbers in the pool.
+	s.b, s.floats = nil, nil
 	s.arena.Reset()
 	if cap(s.scratch) > 64<<10 {
 		s.scratch = nil
@@ -287,11 +289,125 @@ func safeRun(b []byte, j int) int {
 // stringBody reads a string at i (its opening quote) and returns its
 // value, copied into the arena or unquoted into a string of its own.
 func (s *invScanner) stringBody() (string, error) {
+	start := s.i
+	j := safeRun(s.b, start+1)
+	if j < len(s.b) && s.b[j] == '"' { // the common case: no escape, ASCII
+		s.i = j + 1
+		return s.keep(bytesString(s.b[start+1 : j])), nil
+	}
+	if s.unquoteFast(start, j) {
+		return s.keep(bytesString(s.scratch)), nil
+	}
 	v, inBody, err := s.stringView()
 	if inBody {
 		v = s.keep(v)
 	}
 	return v, err
+}
+
+// unquoteFast reads the string at start (its opening quote), whose bytes
+// up to j hold as they are (safeRun), and unquotes it into s.scratch in
+// one pass, when it is valid UTF-8 and its escapes are valid and stand
+// for Unicode scalar values (a \u surrogate only as half of a pair): what
+// jsontext.AppendUnquote gives for such a string (FuzzUnquoteFast). On
+// anything else (invalid UTF-8, a lone surrogate, a bad escape, a control
+// character, the end of the input) it reports false and moves nothing:
+// stringView then validates and unquotes the string as the field reader
+// does, errors included.
+func (s *invScanner) unquoteFast(start, j int) bool {
+	b := s.b
+	if j > len(b) {
+		return false
+	}
+	out := append(s.scratch[:0], b[start+1:j]...)
+	n := j
+	for n < len(b) {
+		switch c := b[n]; {
+		case c == '"':
+			s.scratch = out
+			s.i = n + 1
+			return true
+		case c == '\\':
+			if n+1 >= len(b) {
+				s.scratch = out[:0]
+				return false
+			}
+			switch e := b[n+1]; e {
+			case '"', '\\', '/':
+				out = append(out, e)
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r, ok := hex4(b, n+2)
+				if !ok {
+					s.scratch = out[:0]
+					return false
+				}
+				if 0xD800 <= r && r <= 0xDFFF { // must be a high half followed by a low one
+					r2, ok := hex4(b, n+8)
+					if !ok || r >= 0xDC00 || b[n+6] != '\\' || b[n+7] != 'u' || r2 < 0xDC00 || r2 > 0xDFFF {
+						s.scratch = out[:0]
+						return false
+					}
+					r = 0x10000 + (r-0xD800)<<10 + (r2 - 0xDC00)
+					n += 6
+				}
+				out = utf8.AppendRune(out, r)
+				n += 4
+			default:
+				s.scratch = out[:0]
+				return false
+			}
+			n += 2
+		case c >= 0x80:
+			r, size := utf8.DecodeRune(b[n:])
+			if r == utf8.RuneError && size == 1 {
+				s.scratch = out[:0]
+				return false
+			}
+			out = append(out, b[n:n+size]...)
+			n += size
+		default: // a control character
+			s.scratch = out[:0]
+			return false
+		}
+		k := safeRun(b, n)
+		out = append(out, b[n:k]...)
+		n = k
+	}
+	s.scratch = out[:0]
+	return false
+}
+
+// hex4 returns the value of the four hex digits at b[i:i+4]; ok is false
+// when there are not four or one is not a hex digit.
+func hex4(b []byte, i int) (rune, bool) {
+	if i < 0 || i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 // stringView reads a string at i (its opening quote) and returns its
@@ -478,7 +594,14 @@ func (s *invScanner) floatPtr() (*float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &f, nil
+	// From a block of the decoding's own (a price per vehicle: one
+	// allocation per 32 instead of one each). The block is never reused:
+	// the pointers belong to the result.
+	if len(s.floats) == cap(s.floats) {
+		s.floats = make([]float64, 0, 32)
+	}
+	s.floats = append(s.floats, f)
+	return &s.floats[len(s.floats)-1], nil
 }
 
 // bool reads true, false or null (false).

@@ -3,6 +3,7 @@ package mapping
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/valyala/fasthttp"
@@ -46,6 +47,10 @@ func TestListingEncoderOverCorpus(t *testing.T) {
 			for _, v := range pg.Items {
 				l.items = append(l.items, VehicleItem(v))
 			}
+			// The batch form the edge uses maps each vehicle the same way.
+			if batch := VehicleItems([]publicshape.InventoryItem{}, pg.Items); !reflect.DeepEqual(batch, l.items) {
+				t.Fatalf("dealer %d %s: VehicleItems differs from VehicleItem", d, svc)
+			}
 			all = append(all, l)
 		}
 		var pg upstream.OfferPage
@@ -53,6 +58,9 @@ func TestListingEncoderOverCorpus(t *testing.T) {
 		l := listing{service: publicshape.ServiceNLT, total: pg.Total, items: []publicshape.InventoryItem{}}
 		for _, o := range pg.Items {
 			l.items = append(l.items, OfferItem(o))
+		}
+		if batch := OfferItems([]publicshape.InventoryItem{}, pg.Items); !reflect.DeepEqual(batch, l.items) {
+			t.Fatalf("dealer %d NLT: OfferItems differs from OfferItem", d)
 		}
 		all = append(all, l)
 	}
@@ -85,5 +93,36 @@ func TestListingEncoderOverCorpus(t *testing.T) {
 	}
 	if items < 500 || upfits < 50 || prices < 100 {
 		t.Fatalf("%d items, %d upfits, %d prices: too few to prove anything", items, upfits, prices)
+	}
+}
+
+// TestContentItemEncoderOverCorpus: every content record of the fake
+// corpus (every dealer and type, whole and in the summary view), mapped to
+// an item in each form as the edge maps it, is encoded by
+// publicshape.AppendContentItem exactly as json.Marshal encodes it.
+func TestContentItemEncoderOverCorpus(t *testing.T) {
+	items := 0
+	var buf []byte
+	for _, d := range corpus.DealerIDs() {
+		for _, ct := range upstream.ContentTypes {
+			for _, r := range corpus.Records(d, ct) {
+				for _, rec := range []upstream.ContentRecord{r, upstream.ContentSummary(r)} {
+					for _, form := range []ContentForm{ListingForm, DetailForm, SearchForm} {
+						it := ContentItem(rec, ct, form)
+						want, err := json.Marshal(&it)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if buf = publicshape.AppendContentItem(buf[:0], &it); string(buf) != string(want) {
+							t.Fatalf("dealer %d %s %q: encoding differs\ngot  %s\nwant %s", d, ct, rec.Slug, buf, want)
+						}
+						items++
+					}
+				}
+			}
+		}
+	}
+	if items < 1000 {
+		t.Fatalf("%d items: too few to prove anything", items)
 	}
 }

@@ -2,6 +2,7 @@ package mapping
 
 import (
 	"time"
+	"unsafe"
 
 	"github.com/dealer-edge/dealer-edge/publicshape"
 	"github.com/dealer-edge/dealer-edge/upstream"
@@ -38,12 +39,37 @@ type itemScalars struct {
 
 // VehicleItem maps a vehicle record to a public inventory listing item.
 func VehicleItem(v upstream.Vehicle) publicshape.InventoryItem {
+	return vehicleItem(&v, new(itemScalars), publicshape.NomeCanonico(v.Make, v.Model, v.Trim))
+}
+
+// VehicleItems appends to dst the listing items of vs, each what
+// VehicleItem gives for it; the values the items point to share one
+// allocation, and so do their names.
+func VehicleItems(dst []publicshape.InventoryItem, vs []upstream.Vehicle) []publicshape.InventoryItem {
+	scs := make([]itemScalars, len(vs))
+	room := 0
+	for i := range vs {
+		room += len(vs[i].Make) + len(vs[i].Model) + len(vs[i].Trim) + 2
+	}
+	// Never grown (AppendNomeCanonico stays within its room), so the
+	// names cut from it stay valid.
+	names := make([]byte, 0, room)
+	for i := range vs {
+		v := &vs[i]
+		n := len(names)
+		names = publicshape.AppendNomeCanonico(names, v.Make, v.Model, v.Trim)
+		dst = append(dst, vehicleItem(v, &scs[i], unsafe.String(unsafe.SliceData(names[n:]), len(names)-n)))
+	}
+	return dst
+}
+
+func vehicleItem(v *upstream.Vehicle, sc *itemScalars, name string) publicshape.InventoryItem {
 	ups, primary := upfits(v.Upfits)
-	sc := &itemScalars{hasPodcast: v.HasPodcast, hasVideo: v.HasVideo}
+	*sc = itemScalars{hasPodcast: v.HasPodcast, hasVideo: v.HasVideo}
 	it := publicshape.InventoryItem{
 		IDAuto:                   v.IDAuto,
 		Service:                  v.Service,
-		NomeCanonico:             publicshape.NomeCanonico(v.Make, v.Model, v.Trim),
+		NomeCanonico:             name,
 		Marca:                    v.Make,
 		Modello:                  v.Model,
 		Allestimento:             v.Trim,
@@ -63,10 +89,31 @@ func VehicleItem(v upstream.Vehicle) publicshape.InventoryItem {
 
 // OfferItem maps an NLT offer record to a public inventory listing item.
 func OfferItem(o upstream.Offer) publicshape.InventoryItem {
+	return offerItem(&o, publicshape.NomeCanonico(o.Make, o.Model, o.Version))
+}
+
+// OfferItems appends to dst the listing items of os, each what OfferItem
+// gives for it; their names share one allocation.
+func OfferItems(dst []publicshape.InventoryItem, os []upstream.Offer) []publicshape.InventoryItem {
+	room := 0
+	for i := range os {
+		room += len(os[i].Make) + len(os[i].Model) + len(os[i].Version) + 2
+	}
+	names := make([]byte, 0, room) // never grown: see VehicleItems
+	for i := range os {
+		o := &os[i]
+		n := len(names)
+		names = publicshape.AppendNomeCanonico(names, o.Make, o.Model, o.Version)
+		dst = append(dst, offerItem(o, unsafe.String(unsafe.SliceData(names[n:]), len(names)-n)))
+	}
+	return dst
+}
+
+func offerItem(o *upstream.Offer, name string) publicshape.InventoryItem {
 	return publicshape.InventoryItem{
 		IDOfferta:    o.IDOfferta,
 		Service:      publicshape.ServiceNLT,
-		NomeCanonico: publicshape.NomeCanonico(o.Make, o.Model, o.Version),
+		NomeCanonico: name,
 		Marca:        o.Make,
 		Modello:      o.Model,
 		Allestimento: o.Version,

@@ -1,0 +1,74 @@
+package upstream_test
+
+import (
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/dealer-edge/dealer-edge/upstream"
+)
+
+// checkUnquoteFast fails unless the scanner's one-pass unquoting of the
+// JSON string q either falls back (false) or gives exactly what
+// jsontext.AppendUnquote gives, without error.
+func checkUnquoteFast(t testing.TB, q []byte) (fast bool) {
+	t.Helper()
+	got, ok := upstream.UnquoteFast(q)
+	if !ok {
+		return false
+	}
+	want, err := jsontext.AppendUnquote(nil, q)
+	if err != nil {
+		t.Fatalf("%q: fast path accepted %q, jsontext rejects: %v", q, got, err)
+	}
+	if got != string(want) {
+		t.Fatalf("%q: fast path %q, jsontext %q", q, got, want)
+	}
+	return true
+}
+
+func TestUnquoteFast(t *testing.T) {
+	cases := []struct {
+		name, q string
+		fast    bool // taken by the fast path (else the general path decides)
+	}{
+		{"plain", `"abc"`, true},
+		{"accent escape", `"connettivit\u00e0 senza fili"`, true},
+		{"every simple escape", `"\" \\ \/ \b \f \n \r \t"`, true},
+		{"utf-8 as is", "\"caff\xc3\xa8 \xe2\x82\xac\"", true},
+		{"surrogate pair", `"\ud83d\ude00!"`, true},
+		{"upper-case hex", `"\u00E8\uD83D\uDE00"`, true},
+		{"nul escape", `"a\u0000b"`, true},
+		{"replacement char", "\"\xef\xbf\xbd\"", true},
+		{"lone high surrogate", `"\ud83d"`, false},
+		{"high then not low", `"\ud83d\u0041"`, false},
+		{"lone low surrogate", `"\ude00"`, false},
+		{"invalid utf-8", "\"\xe8\\n\"", false},
+		{"utf-8 surrogate", "\"\xed\xa0\x80\"", false},
+		{"bad escape", `"\x"`, false},
+		{"short unicode escape", `"\u00e"`, false},
+		{"control character", "\"a\nb\"", false},
+		{"unterminated", `"abc\n`, false},
+		{"backslash at end", `"abc\`, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := checkUnquoteFast(t, []byte(c.q)); got != c.fast {
+				t.Errorf("fast path taken = %v, want %v", got, c.fast)
+			}
+		})
+	}
+}
+
+// FuzzUnquoteFast: on any input the one-pass unquoting does not panic,
+// and whenever it does not fall back it equals jsontext.AppendUnquote.
+func FuzzUnquoteFast(f *testing.F) {
+	for _, s := range []string{`"a\u00e8b"`, `"\ud83d\ude00"`, `"\"\\\/\b\f\n\r\t"`, "\"\xe8\"", `"\ud800\u0041"`, `"abc`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		q := append([]byte{'"'}, b...)
+		checkUnquoteFast(t, q)
+		checkUnquoteFast(t, append(q, '"'))
+	})
+}
