@@ -132,9 +132,6 @@ func (f *flags) load() (*configs.Config, error) {
 	return cfg, nil
 }
 
-// defaultGCPercent is the GC pacing the edge sets when GOGC is unset (see run).
-const defaultGCPercent = 400
-
 func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 	f, err := parseFlags(args, stderr)
 	if err != nil {
@@ -198,16 +195,6 @@ func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 		debug.SetMemoryLimit(limit)
 		hot, bulk := cache.L1Tiers(cfg.Cache.L1MaxBytes, cfg.Cache.L1HotBytes)
 		logger.Info("memory limit", "bytes", limit, "from", "cache.l1_max_bytes", "l1_hot_bytes", hot, "l1_bulk_bytes", bulk)
-	}
-	// Collections paced at 400% of the live heap instead of Go's 100%,
-	// under the memory limit above (which still bounds the heap when L1 is
-	// large): the edge's live heap is small next to its allocation per
-	// request, and at 100% it collected 14 times a second on the scale mix
-	// (gctrace). Interleaved runs of that mix: edge CPU per request 47-49 ->
-	// 42-45 µs, p99 15-22 -> 11-16 ms. GOGC, when set, is the operator's.
-	if _, set := os.LookupEnv("GOGC"); !set && (h == nil || h.getenv == nil) {
-		debug.SetGCPercent(defaultGCPercent)
-		logger.Info("gc percent", "percent", defaultGCPercent, "from", "default (GOGC unset)")
 	}
 	app, err := start(cfg, f, logger, logs, mtr, stdout)
 	if err != nil {
