@@ -121,17 +121,17 @@ func (b *batcher) flush() {
 
 		// The slots are free before the callers learn their results: a
 		// caller that queues its next command at once must not find its
-		// previous one still counted.
+		// previous one still counted. The slice is the next swap's queue;
+		// only the flusher, which is this goroutine until the next swap,
+		// touches it.
 		b.mu.Lock()
 		b.inFlight = 0
+		b.spare = batch[:0]
 		b.mu.Unlock()
 		for _, c := range batch {
 			c.done <- struct{}{}
 		}
 		clear(batch)
-		b.mu.Lock()
-		b.spare = batch[:0]
-		b.mu.Unlock()
 	}
 }
 

@@ -30,21 +30,9 @@ func BenchmarkGetL1Hit(b *testing.B) {
 				keys[i] = fmt.Appendf(nil, "/v1/vehicles?make=fiat&page=%d&per_page=20", i)
 				mustGet(b, c, int64(i%50), string(keys[i]), pol, fill)
 			}
-			ctx := context.Background()
-			var seed atomic.Int64
 			b.ReportAllocs()
 			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				i := int(seed.Add(7919))
-				for pb.Next() {
-					i++
-					k := i % nkeys
-					_, res, err := c.Get(ctx, int64(k%50), keys[k], pol, fill)
-					if res != Hit || err != nil {
-						b.Fatalf("%v %v", res, err)
-					}
-				}
-			})
+			parallelHits(b, c.Get, keys, 50, pol, fill, nil)
 		})
 	}
 }
@@ -82,25 +70,13 @@ func BenchmarkGetBulkHit(b *testing.B) {
 			if mode.gzipClient {
 				get = c.GetGzip
 			}
-			ctx := context.Background()
-			var seed atomic.Int64
 			b.ReportAllocs()
 			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				i := int(seed.Add(7919))
-				for pb.Next() {
-					i++
-					k := i % nkeys
-					e, res, err := get(ctx, int64(k%50), keys[k], pol, fill)
-					if res != Hit || err != nil {
-						b.Errorf("%v %v", res, err)
-						return
-					}
-					if mode.gzipClient {
-						e.Gzip()
-					}
-				}
-			})
+			var serve func(*Entry)
+			if mode.gzipClient {
+				serve = func(e *Entry) { e.Gzip() }
+			}
+			parallelHits(b, get, keys, 50, pol, fill, serve)
 			b.StopTimer()
 			if st := c.Stats(); st.BulkHits < uint64(b.N) || st.L1Hits != 0 {
 				b.Fatalf("bulk hits %d, hot hits %d of %d", st.BulkHits, st.L1Hits, b.N)
@@ -170,7 +146,6 @@ func BenchmarkGetL2HitRedis(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			var seed atomic.Int64
 			b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
 			b.ReportAllocs()
 			trips.reset()
@@ -180,18 +155,7 @@ func BenchmarkGetL2HitRedis(b *testing.B) {
 			if mode.gzip {
 				get = c.GetGzip
 			}
-			b.RunParallel(func(pb *testing.PB) {
-				i := int(seed.Add(7919))
-				for pb.Next() {
-					i++
-					k := i % nkeys
-					_, res, err := get(ctx, int64(k%8), keys[k], pol, fill)
-					if res != Hit || err != nil {
-						b.Errorf("%v %v", res, err)
-						return
-					}
-				}
-			})
+			parallelHits(b, get, keys, 8, pol, fill, nil)
 			b.StopTimer()
 			n := float64(b.N)
 			b.ReportMetric(float64(selfCPU()-cpu0)/n/1e3, "edge-µs/op")
@@ -252,4 +216,28 @@ func procCPU(pid int) int64 {
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return (ut + st) * int64(10*time.Millisecond)
+}
+
+// parallelHits runs the benchmark's gets from parallel goroutines over
+// keys (key k belongs to dealer k % dealers), each goroutine from an offset
+// of its own; every get must be a Hit. serve, when set, is given each entry
+// as a response writer would use it.
+func parallelHits(b *testing.B, get func(context.Context, int64, []byte, Policy, FillFunc) (*Entry, Result, error), keys [][]byte, dealers int, pol Policy, fill FillFunc, serve func(*Entry)) {
+	var seed atomic.Int64
+	ctx := context.Background()
+	b.RunParallel(func(pb *testing.PB) {
+		i := int(seed.Add(7919))
+		for pb.Next() {
+			i++
+			k := i % len(keys)
+			e, res, err := get(ctx, int64(k%dealers), keys[k], pol, fill)
+			if res != Hit || err != nil {
+				b.Errorf("%v %v", res, err)
+				return
+			}
+			if serve != nil {
+				serve(e)
+			}
+		}
+	})
 }

@@ -374,7 +374,7 @@ func (c *Cache) probeBulk(ctx context.Context, dealer int64, key []byte, pol Pol
 		c.bulk.del(dealer, gen, key)
 		return outcome{}, false
 	}
-	cost := int64(2*len(key)+len(e.ETag)) + nodeOverhead + e.plain.Load().size() + e.gz.Load().size()
+	cost := nodeSize(key, e) + e.codingsSize()
 	if c.l1.wouldAdmit(keyHash(dealer, xxhash.Sum64(key)), cost) {
 		c.l1.put(dealer, string(key), gen, &cur.gen, e)
 	}

@@ -98,8 +98,12 @@ func (e *Entry) account(acct *atomic.Int64) (n int64, ok bool) {
 		return 0, false
 	}
 	e.acct = acct
-	return e.gz.Load().size() + e.plain.Load().size(), true
+	return e.codingsSize(), true
 }
+
+// codingsSize is what the codings of e's body made so far (plain and gzip)
+// hold.
+func (e *Entry) codingsSize() int64 { return e.plain.Load().size() + e.gz.Load().size() }
 
 // retire stops e's variants counting in L1's byte budget and returns the
 // bytes they counted; L1 calls it when e leaves, under the shard lock.
@@ -108,7 +112,7 @@ func (e *Entry) retire() int64 {
 	defer e.vmu.Unlock()
 	n := int64(0)
 	if e.acct != nil {
-		n = e.gz.Load().size() + e.plain.Load().size()
+		n = e.codingsSize()
 	}
 	e.acct, e.retired = nil, true
 	return n

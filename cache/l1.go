@@ -120,7 +120,7 @@ func (c *l1) lookupString(dealer int64, key string) *l1node {
 // drop entries, so an entry filled before a purge can never be inserted after
 // it. It reports whether e was stored.
 func (c *l1) put(dealer int64, key string, gen uint64, cur *atomic.Uint64, e *Entry) bool {
-	size := int64(2*len(key)+len(e.ETag)) + nodeOverhead
+	size := nodeSize(key, e)
 	if size+int64(e.plainLen) > c.maxEntry {
 		return false
 	}
@@ -184,10 +184,16 @@ func (c *l1) wouldAdmit(h uint64, cost int64) bool {
 	return float64(c.freq.estimate(h))/float64(cost) > math.Float64frombits(c.lastVictim.Load())
 }
 
+// nodeSize is what an L1 node of e under key holds besides the body's
+// codings: the key (in the node and the map), the ETag and the overhead.
+func nodeSize[K string | []byte](key K, e *Entry) int64 {
+	return int64(2*len(key)+len(e.ETag)) + nodeOverhead
+}
+
 // cost is what n holds in L1's budget now: its own size and the codings of
 // the body made so far.
 func (n *l1node) cost() int64 {
-	return n.size + n.entry.plain.Load().size() + n.entry.gz.Load().size()
+	return n.size + n.entry.codingsSize()
 }
 
 // remove drops n if it is still the node stored for its key.

@@ -514,7 +514,6 @@ func (c *Cache) flushPending(ctx context.Context) {
 	}
 }
 
-// l2Get reads and decodes an entry; any failure is a miss.
 // l2Get reads the entry of rkey from Redis; nil when there is none or it
 // cannot be used. With plain, a compressed entry is decompressed here (and
 // counts as unusable if that fails), for a caller that serves the plain body.

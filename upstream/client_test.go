@@ -356,21 +356,7 @@ func TestTimeouts(t *testing.T) {
 		}
 	})
 	t.Run("caller deadline is earlier", func(t *testing.T) {
-		for i := 0; i < 3; i++ { // more than ConsecutiveFailures: must not trip
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-			start := time.Now()
-			_, err := c.Dealer(ctx, 1)
-			cancel()
-			if d := time.Since(start); d > 20*time.Millisecond+slack {
-				t.Errorf("took %v", d)
-			}
-			if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
-				t.Fatalf("got %v", err)
-			}
-		}
-		if st := c.BreakerStates()[SvcDealers]; st != BreakerClosed {
-			t.Errorf("caller deadlines tripped the breaker: %s", st)
-		}
+		checkCallerDeadlines(t, c, context.WithTimeout, slack)
 	})
 	t.Run("cancellation returns early", func(t *testing.T) {
 		for i := 0; i < 3; i++ {
@@ -569,4 +555,29 @@ func BenchmarkDealer(b *testing.B) {
 			}
 		}
 	})
+}
+
+// checkCallerDeadlines makes three Dealer calls (more than the breaker's
+// ConsecutiveFailures) under a 20 ms context made by withTimeout against a
+// server slower than that: each must end at the caller's deadline (within
+// slack) with ErrUnavailable wrapping context.DeadlineExceeded, and the
+// breaker must stay closed (the caller's deadline says nothing of the
+// service).
+func checkCallerDeadlines(t *testing.T, c *Client, withTimeout func(context.Context, time.Duration) (context.Context, context.CancelFunc), slack time.Duration) {
+	t.Helper()
+	for i := 0; i < 3; i++ {
+		ctx, cancel := withTimeout(context.Background(), 20*time.Millisecond)
+		start := time.Now()
+		_, err := c.Dealer(ctx, 1)
+		cancel()
+		if d := time.Since(start); d > 20*time.Millisecond+slack {
+			t.Errorf("took %v", d)
+		}
+		if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("got %v", err)
+		}
+	}
+	if st := c.BreakerStates()[SvcDealers]; st != BreakerClosed {
+		t.Errorf("caller deadlines tripped the breaker: %s", st)
+	}
 }

@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 )
@@ -65,19 +64,5 @@ func TestWithTimeoutCalls(t *testing.T) {
 	}
 
 	ts.set(200, `{}`, 400*time.Millisecond)
-	for i := 0; i < 3; i++ { // more than ConsecutiveFailures: must not trip
-		ctx, cancel := WithTimeout(context.Background(), 20*time.Millisecond)
-		start := time.Now()
-		_, err := c.Dealer(ctx, 1)
-		cancel()
-		if d := time.Since(start); d > 20*time.Millisecond+slack {
-			t.Errorf("took %v", d)
-		}
-		if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("got %v", err)
-		}
-	}
-	if st := c.BreakerStates()[SvcDealers]; st != BreakerClosed {
-		t.Errorf("caller deadlines tripped the breaker: %s", st)
-	}
+	checkCallerDeadlines(t, c, WithTimeout, slack)
 }
