@@ -229,7 +229,7 @@ func Default() *Config {
 	c.Server.WriteTimeout = Duration(10 * time.Second)
 	c.Server.IdleTimeout = Duration(60 * time.Second)
 	c.Server.MaxHeaderBytes = 8 << 10
-	c.Server.WriteBuffer = 16 << 10
+	c.Server.WriteBuffer = 0 // WriteBufferBytes: by server.reduce_memory
 	c.Server.MaxRequestBody = 1024
 	c.Server.Concurrency = 0 // derived from the file-descriptor limit at start
 	c.Server.MaxConnsPerIP = 1024
@@ -404,8 +404,8 @@ func (c *Config) Validate() error {
 	if c.WatchInterval < 0 {
 		bad("watch_interval", "must not be negative (0 turns the watch off)")
 	}
-	if c.Server.WriteBuffer < 4096 || c.Server.WriteBuffer > 1<<20 {
-		bad("server.write_buffer_bytes", "must be between 4096 and 1048576")
+	if wb := c.Server.WriteBuffer; wb != 0 && (wb < 4096 || wb > 1<<20) {
+		bad("server.write_buffer_bytes", "must be 0 (chosen by server.reduce_memory) or between 4096 and 1048576")
 	}
 	if c.Server.MaxHeaderBytes < 1024 {
 		bad("server.max_header_bytes", "must be at least 1024")
@@ -599,6 +599,23 @@ func (c *Config) Validate() error {
 	}
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return errors.Join(errs...)
+}
+
+// WriteBufferBytes is the response write buffer of a connection:
+// server.write_buffer_bytes, or when that is 0, 64 KiB with
+// server.reduce_memory (the buffer is the server's, lent to one response
+// at a time, so its size costs memory per response being written, not
+// per connection, and a listing up to 100 vehicles leaves in one write)
+// and 16 KiB without it (each connection keeps its buffer).
+func (c *Config) WriteBufferBytes() int {
+	switch {
+	case c.Server.WriteBuffer != 0:
+		return c.Server.WriteBuffer
+	case c.Server.ReduceMemory:
+		return 64 << 10
+	default:
+		return 16 << 10
+	}
 }
 
 // TracingConfig maps the tracing section to the tracer's config, before the

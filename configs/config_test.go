@@ -264,3 +264,42 @@ func TestGzipMinBytesReachesSettings(t *testing.T) {
 		t.Errorf("gzip_min_bytes 0 in the file gave %d", got)
 	}
 }
+
+// TestWriteBufferBytes: 0 chooses the write buffer by server.reduce_memory
+// (a server's buffer lent per response, or one kept per connection); a
+// size set is used as set; sizes out of range are refused.
+func TestWriteBufferBytes(t *testing.T) {
+	tests := []struct {
+		name   string
+		set    int
+		reduce bool
+		want   int
+		bad    bool
+	}{
+		{"auto, reduce_memory", 0, true, 64 << 10, false},
+		{"auto, buffers per connection", 0, false, 16 << 10, false},
+		{"set", 8192, true, 8192, false},
+		{"set, buffers per connection", 32 << 10, false, 32 << 10, false},
+		{"too small", 100, true, 0, true},
+		{"too large", 2 << 20, true, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Default()
+			c.Server.WriteBuffer, c.Server.ReduceMemory = tt.set, tt.reduce
+			err := c.Validate()
+			if tt.bad {
+				if err == nil || !strings.Contains(err.Error(), "server.write_buffer_bytes") {
+					t.Fatalf("Validate() = %v, want a server.write_buffer_bytes error", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.WriteBufferBytes(); got != tt.want {
+				t.Errorf("WriteBufferBytes() = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

@@ -590,7 +590,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		WriteTimeout:          cfg.Server.WriteTimeout.D(),
 		IdleTimeout:           cfg.Server.IdleTimeout.D(),
 		ReadBufferSize:        cfg.Server.MaxHeaderBytes,
-		WriteBufferSize:       cfg.Server.WriteBuffer,
+		WriteBufferSize:       cfg.WriteBufferBytes(),
 		MaxRequestBodySize:    cfg.Server.MaxRequestBody,
 		Concurrency:           conc,
 		ReduceMemoryUsage:     cfg.Server.ReduceMemory,
