@@ -477,13 +477,30 @@ func (c *Cache) probeL2(ctx context.Context, dealer int64, key string, pol Polic
 	if !cur.verified.Load() || !c.redisUp.Load() {
 		return outcome{}, false
 	}
-	e := c.l2Get(ctx, c.entryKey(dealer, gen, key), plain)
+	// An identity client's entry that L1 would not keep is served from a
+	// plain body in lent storage (Entry.inflateLent), not a new one; the
+	// bulk tier keeps what it takes, so with one the body is made as usual.
+	lend := plain && c.bulk == nil
+	e := c.l2Get(ctx, c.entryKey(dealer, gen, key), plain && !lend)
 	p.done, p.gen = true, gen
 	if e == nil {
 		return outcome{}, false
 	}
 	st := pol.state(e, c.now())
-	if st != stateExpired {
+	keep := st != stateExpired
+	if lend {
+		if (st == stateFresh || st == stateStale) && (c.l1 == nil || !c.l1.wouldKeep(dealer, key, e)) {
+			if !e.inflateLent() {
+				c.st.l2Errors.Add(1)
+				return outcome{}, false
+			}
+			keep = false // served once, from lent storage
+		} else if keep && !usable(e, true) {
+			c.st.l2Errors.Add(1)
+			return outcome{}, false
+		}
+	}
+	if keep {
 		c.l1put(dealer, key, gen, cur, e)
 	}
 	switch st {

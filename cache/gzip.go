@@ -126,6 +126,11 @@ var errGunzipSize = errors.New("cache: gzip payload does not match its length")
 // gunzip decompresses payload, which must hold exactly n bytes of data (one
 // gzip member); the CRC and length in the gzip trailer are checked.
 func gunzip(payload []byte, n int) ([]byte, error) {
+	return gunzipInto(nil, payload, n)
+}
+
+// gunzipInto is gunzip into dst's storage when it has room for n bytes.
+func gunzipInto(dst, payload []byte, n int) ([]byte, error) {
 	br := bytes.NewReader(payload)
 	r, _ := gzipReaders.Get().(*gzip.Reader)
 	var err error
@@ -139,7 +144,12 @@ func gunzip(payload []byte, n int) ([]byte, error) {
 	}
 	defer gzipReaders.Put(r)
 	r.Multistream(false)
-	out := make([]byte, n)
+	out := dst[:0]
+	if cap(out) >= n {
+		out = out[:n]
+	} else {
+		out = make([]byte, n)
+	}
 	if _, err := io.ReadFull(r, out); err != nil {
 		return nil, err
 	}

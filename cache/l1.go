@@ -184,6 +184,21 @@ func (c *l1) wouldAdmit(h uint64, cost int64) bool {
 	return float64(c.freq.estimate(h))/float64(cost) > math.Float64frombits(c.lastVictim.Load())
 }
 
+// wouldKeep reports whether put would likely store e under (dealer, key)
+// once its plain body is made: whether L1 has room for it, or else whether
+// the admission would take it over the next victim (wouldAdmit).
+func (c *l1) wouldKeep(dealer int64, key string, e *Entry) bool {
+	size := nodeSize(key, e)
+	if size+int64(e.plainLen) > c.maxEntry {
+		return false
+	}
+	cost := size + int64(e.plainLen) + e.codingsSize()
+	if c.bytes.Load()+cost <= c.max {
+		return true
+	}
+	return c.wouldAdmit(keyHash(dealer, xxhash.Sum64String(key)), cost)
+}
+
 // nodeSize is what an L1 node of e under key holds besides the body's
 // codings: the key (in the node and the map), the ETag and the overhead.
 func nodeSize[K string | []byte](key K, e *Entry) int64 {

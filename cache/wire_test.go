@@ -336,3 +336,99 @@ func TestLazyPlainBody(t *testing.T) {
 		t.Fatalf("after the refill: %v %v", res, err)
 	}
 }
+
+// TestLentPlainBody: an identity caller's L2 hit that L1 would not keep
+// (here L1 holds nothing: L1MaxBytes -1) gets the plain body in storage
+// lent from a pool, handed over once by Lent and given back by its Close,
+// and is not put in L1; storage given back is lent again for the next such
+// hit, whose body is its own. A corrupt payload on this path is never
+// served: the caller fills again. Where L1 keeps the entry, nothing is
+// lent.
+func TestLentPlainBody(t *testing.T) {
+	mr, rc := newMiniRedis(t)
+	pol := Policy{TTL: time.Hour}
+	ctx := context.Background()
+	writer := newCache(t, Options{Redis: rc, L1MaxBytes: -1})
+	bodies := map[string][]byte{}
+	for i := range 4 {
+		k := "/dealer/REWIND/listing?page=" + strconv.Itoa(i+1)
+		bodies[k] = listingBody(uint64(i+1), 20)
+		if _, res, err := writer.Get(ctx, 1, []byte(k), pol, func(context.Context) ([]byte, error) { return bodies[k], nil }); err != nil || res != Miss {
+			t.Fatalf("fill %s: %v %v", k, res, err)
+		}
+	}
+	noFill := func(context.Context) ([]byte, error) { return nil, errors.New("no fill expected") }
+
+	reader := newCache(t, Options{Redis: rc, L1MaxBytes: -1})
+	var storage []*byte
+	for round := range 3 {
+		for k, want := range bodies {
+			e, res, err := reader.Get(ctx, 1, []byte(k), pol, noFill)
+			if err != nil || res != Hit {
+				t.Fatalf("round %d %s: %v %v", round, k, res, err)
+			}
+			if !bytes.Equal(e.Body(), want) {
+				t.Fatalf("round %d %s: wrong body", round, k)
+			}
+			lent := e.Lent()
+			if lent == nil {
+				t.Fatalf("round %d %s: an L2 hit L1 does not keep was not lent storage", round, k)
+			}
+			if e.Lent() != nil {
+				t.Fatal("Lent handed the storage over twice")
+			}
+			storage = append(storage, &e.Body()[0])
+			_ = lent.Close()
+		}
+	}
+	if reader.Stats().L1Entries != 0 {
+		t.Fatal("a lent entry was put in L1")
+	}
+	reused := 0
+	for i := 1; i < len(storage); i++ {
+		if storage[i] == storage[i-1] {
+			reused++
+		}
+	}
+	if reused == 0 {
+		t.Error("storage given back was never lent again")
+	}
+
+	// A gzip caller is served the compressed value: nothing is lent.
+	for k := range bodies {
+		if e, _, err := reader.GetGzip(ctx, 1, []byte(k), pol, noFill); err != nil || e.Lent() != nil {
+			t.Fatalf("gzip caller: %v, lent %v", err, e.Lent() != nil)
+		}
+		break
+	}
+
+	// Where L1 keeps the entry, its body is its own.
+	keeper := newCache(t, Options{Redis: rc})
+	for k, want := range bodies {
+		e, res, err := keeper.Get(ctx, 1, []byte(k), pol, noFill)
+		if err != nil || res != Hit || !bytes.Equal(e.Body(), want) || e.Lent() != nil {
+			t.Fatalf("L1 with room: %v %v, lent %v", res, err, e.Lent() != nil)
+		}
+	}
+
+	// Corrupt one payload: the lent path does not serve it.
+	const k = "/dealer/REWIND/listing?page=1"
+	gen, _ := writer.generation(ctx, 1)
+	rkey := writer.entryKey(1, gen, k)
+	v, err := mr.Get(rkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := []byte(v)
+	b[wireHeader+len(b[wireHeader:])/2] ^= 0x55
+	mr.Set(rkey, string(b))
+	third := newCache(t, Options{Redis: rc, L1MaxBytes: -1})
+	fills := 0
+	e, res, err := third.Get(ctx, 1, []byte(k), pol, func(context.Context) ([]byte, error) { fills++; return bodies[k], nil })
+	if err != nil || res != Miss || fills != 1 || !bytes.Equal(e.Body(), bodies[k]) {
+		t.Fatalf("plain get of a corrupt value: %v %v, %d fills", res, err, fills)
+	}
+	if third.Stats().L2Errors == 0 {
+		t.Fatal("the corrupt value was not counted as an L2 error")
+	}
+}
