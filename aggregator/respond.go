@@ -136,13 +136,13 @@ func (s *Server) writeEntry(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSett
 			s.fail(ctx, rs, upstream.ErrUnavailable)
 			return
 		}
-		if lent := e.Lent(); lent != nil {
-			// The body is in storage the cache lent for this one answer
-			// (an L2 hit L1 does not keep): fasthttp closes user values
-			// that are io.Closers when it resets the request, after the
-			// response is written, which gives the storage back.
-			ctx.SetUserValue(lentKey, lent)
-		}
+	}
+	if lent := e.Lent(); lent != nil {
+		// The body is in storage the cache lent for this one answer (an
+		// L2 or bulk-tier hit L1 does not keep): fasthttp closes user
+		// values that are io.Closers when it resets the request, after
+		// the response is written, which gives the storage back.
+		ctx.SetUserValue(lentKey, lent)
 	}
 	s.writeBodyHdr(ctx, rs, body, etag, rs.hdrBuf, valVary)
 }

@@ -303,14 +303,24 @@ func (t *bulkTier) store(k, v []byte, h uint64) {
 // that does not decode, or that a caller of the plain body cannot use
 // (its compressed payload does not inflate to the stored hash), is deleted
 // and reported as missing.
-func (t *bulkTier) get(dealer int64, gen uint64, key []byte, plain bool) *Entry {
+//
+// With into, the value is copied into into's storage when it fits (the
+// entry then aliases it; see probeBulk), and into.b keeps what storage the
+// copy used or grew.
+func (t *bulkTier) get(dealer int64, gen uint64, key []byte, plain bool, into *lentBody) *Entry {
 	p := t.buf()
 	k := appendBulkKey((*p)[:0], dealer, gen, key)
 	*p = k
 	defer t.putBuf(p)
-	v := t.fc.Get(nil, k)
+	var dst []byte
+	if into != nil {
+		dst = into.b[:0]
+	}
+	v := t.fc.Get(dst, k)
 	if len(v) == bulkBigMeta {
 		v = t.fc.GetBig(nil, k)
+	} else if into != nil && len(v) <= lendMax {
+		into.b = v[:cap(v)]
 	}
 	if len(v) == 0 {
 		t.misses.Add(1)
@@ -365,19 +375,33 @@ func (t *bulkTier) stats() (entries, bytes int64) {
 // takes the shard locks).
 func (c *Cache) probeBulk(ctx context.Context, dealer int64, key []byte, pol Policy, fill FillFunc, fallback **Entry, plain bool) (outcome, bool) {
 	gen, cur := c.generation(ctx, dealer)
-	e := c.bulk.get(dealer, gen, key, plain)
+	// The value is copied out of the tier into storage lent from a pool:
+	// an entry the hot tier does not take is served once and the storage
+	// comes back after the response is written (Entry.Lent), as for the L2
+	// hits L1 does not keep; one the hot tier takes keeps it.
+	l := lentBodies.Get().(*lentBody)
+	e := c.bulk.get(dealer, gen, key, plain, l)
 	if e == nil {
+		lentBodies.Put(l)
 		return outcome{}, false
 	}
 	st := pol.state(e, c.now())
 	if st == stateExpired {
+		lentBodies.Put(l)
 		c.bulk.del(dealer, gen, key)
 		return outcome{}, false
 	}
 	cost := nodeSize(key, e) + e.codingsSize()
-	if c.l1.wouldAdmit(keyHash(dealer, xxhash.Sum64(key)), cost) {
+	// Only an entry never offered to the hot tier is lent: put makes a
+	// node visible to lookups before its admission may take it out again.
+	kept := false
+	if fits(c.l1, key, e) && c.l1.wouldAdmit(keyHash(dealer, xxhash.Sum64(key)), cost) {
 		c.l1.put(dealer, string(key), gen, &cur.gen, e)
+		kept = true
 	}
+	if !kept && (st == stateFresh || st == stateStale) && l.b != nil {
+		e.lent.Store(l)
+	} // else the entry keeps the storage (in L1, or as the flight's fallback)
 	switch st {
 	case stateFresh:
 		c.bulk.hits.Add(1)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -187,7 +188,7 @@ func TestBulkPurge(t *testing.T) {
 	if err := c.PurgeDealer(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
-	if c.bulk.get(1, old, []byte("/k"), true) == nil {
+	if c.bulk.get(1, old, []byte("/k"), true, nil) == nil {
 		t.Fatal("the old entry should still be in the ring (unreachable, not deleted)")
 	}
 	hits := c.Stats().BulkHits
@@ -371,4 +372,72 @@ func TestBulkClose(t *testing.T) {
 			t.Fatalf("after Close, get %d: %v, want %v", i, res, want)
 		}
 	}
+}
+
+// TestBulkHitLent: a bulk-tier hit the hot tier does not take (here every
+// page is larger than the 4 KiB hot tier) is copied out into storage lent
+// from a pool, handed over once by Lent; storage given back is lent again,
+// and every hit still gets its own body, plain or gzip. Entries many
+// goroutines get at once keep their bodies until each gives them back.
+func TestBulkHitLent(t *testing.T) {
+	c := bulkOnly(t, Options{})
+	pol := Policy{TTL: time.Hour}
+	bodies := make([][]byte, 16)
+	for i := range bodies {
+		bodies[i] = listingBody(uint64(i), 20)
+		mustGet(t, c, 1, fmt.Sprintf("/k%d", i), pol, func(context.Context) ([]byte, error) { return bodies[i], nil })
+	}
+	noFill := func(context.Context) ([]byte, error) { return nil, errors.New("no fill expected") }
+	var last *byte
+	reused := 0
+	for round := range 3 {
+		for i, want := range bodies {
+			e, res := mustGet(t, c, 1, fmt.Sprintf("/k%d", i), pol, noFill)
+			if res != Hit || !bytes.Equal(e.Body(), want) {
+				t.Fatalf("round %d key %d: %v, body equal %v", round, i, res, bytes.Equal(e.Body(), want))
+			}
+			l := e.Lent()
+			if l == nil {
+				t.Fatalf("round %d key %d: a bulk hit the hot tier does not take was not lent storage", round, i)
+			}
+			if p := &e.Body()[0]; p == last {
+				reused++
+			} else {
+				last = p
+			}
+			_ = l.Close()
+		}
+	}
+	if reused == 0 {
+		t.Error("storage given back was never lent again")
+	}
+	if st := c.Stats(); st.L1Hits != 0 || st.BulkHits < 48 {
+		t.Fatalf("hot hits %d, bulk hits %d", st.L1Hits, st.BulkHits)
+	}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				k := (w + i) % len(bodies)
+				e, _, err := c.Get(context.Background(), 1, []byte(fmt.Sprintf("/k%d", k)), pol, noFill)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				l := e.Lent()
+				body := e.Body()
+				runtime.Gosched() // others get, lend and give back meanwhile
+				if !bytes.Equal(body, bodies[k]) {
+					t.Errorf("key %d: body changed before it was given back", k)
+					return
+				}
+				if l != nil {
+					_ = l.Close()
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -477,9 +477,13 @@ func (c *Cache) probeL2(ctx context.Context, dealer int64, key string, pol Polic
 	if !cur.verified.Load() || !c.redisUp.Load() {
 		return outcome{}, false
 	}
-	// An identity client's entry that L1 would not keep is served from a
-	// plain body in lent storage (Entry.inflateLent), not a new one; the
-	// bulk tier keeps what it takes, so with one the body is made as usual.
+	// An identity client's fresh or stale hit is inflated into storage
+	// lent from a pool (Entry.inflateLent) and offered to L1 as any L2 hit
+	// is, while marked lending, which L1's lookups pass over: if L1 keeps
+	// it, the entry keeps the storage; if not (most L2 hits of a working
+	// set larger than L1), no other request can have taken it from L1, and
+	// the storage goes back once this response is written. The bulk tier
+	// keeps what it takes, so with one the body is made as usual.
 	lend := plain && c.bulk == nil
 	e := c.l2Get(ctx, c.entryKey(dealer, gen, key), plain && !lend)
 	p.done, p.gen = true, gen
@@ -487,20 +491,28 @@ func (c *Cache) probeL2(ctx context.Context, dealer int64, key string, pol Polic
 		return outcome{}, false
 	}
 	st := pol.state(e, c.now())
-	keep := st != stateExpired
 	if lend {
-		if (st == stateFresh || st == stateStale) && (c.l1 == nil || !c.l1.wouldKeep(dealer, key, e)) {
+		switch {
+		case st == stateFresh || st == stateStale:
 			if !e.inflateLent() {
 				c.st.l2Errors.Add(1)
 				return outcome{}, false
 			}
-			keep = false // served once, from lent storage
-		} else if keep && !usable(e, true) {
-			c.st.l2Errors.Add(1)
-			return outcome{}, false
+			if c.l1 != nil {
+				e.lending.Store(true)
+				if c.l1.put(dealer, key, gen, &cur.gen, e) {
+					e.lent.Store(nil) // L1 keeps it, with the storage
+				}
+				e.lending.Store(false)
+			}
+		case st != stateExpired:
+			if !usable(e, true) {
+				c.st.l2Errors.Add(1)
+				return outcome{}, false
+			}
+			c.l1put(dealer, key, gen, cur, e)
 		}
-	}
-	if keep {
+	} else if st != stateExpired {
 		c.l1put(dealer, key, gen, cur, e)
 	}
 	switch st {

@@ -82,7 +82,8 @@ type Entry struct {
 	gz       atomic.Pointer[variant] // the gzip variant, made on first use (see Gzip)
 	bad      atomic.Bool             // the compressed payload did not inflate to the body
 
-	lent atomic.Pointer[lentBody] // the pooled storage of a plain body served once (see inflateLent)
+	lent    atomic.Pointer[lentBody] // the pooled storage of a plain body served once (see inflateLent)
+	lending atomic.Bool              // being offered to L1 with lent storage: L1's lookups pass it over
 
 	vmu     sync.Mutex    // orders installing a variant with L1's accounting
 	acct    *atomic.Int64 // L1's byte count while e is in L1, else nil
@@ -187,11 +188,11 @@ func (e *Entry) inflateLent() bool {
 	return true
 }
 
-// Lent hands over, once, the pooled storage of the entry's plain body when
-// the cache lent it one (nil otherwise). The caller closes it once the
-// body is no longer read (after the response is written), and does not use
-// the entry's plain body afterwards. A caller that never asks lets the
-// storage go to the garbage collector.
+// Lent hands over, once, the pooled storage the entry's bodies live in when
+// the cache lent it some (an L2 hit's plain body, a bulk-tier hit's value;
+// nil otherwise). The caller closes it once the bodies are no longer read
+// (after the response is written), and does not use the entry afterwards.
+// A caller that never asks lets the storage go to the garbage collector.
 func (e *Entry) Lent() io.Closer {
 	if l := e.lent.Swap(nil); l != nil {
 		return l

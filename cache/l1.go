@@ -95,6 +95,9 @@ func (c *l1) lookup(dealer int64, key []byte) (*l1node, *l1shard) {
 	s := &c.shards[h>>(64-l1ShardBits)]
 	s.mu.RLock()
 	n := s.m[dealer][string(key)]
+	if n != nil && n.entry.lending.Load() {
+		n = nil // being offered with lent storage (Cache.probeL2)
+	}
 	if n != nil && !n.ref.Load() {
 		n.ref.Store(true)
 	}
@@ -107,6 +110,9 @@ func (c *l1) lookupString(dealer int64, key string) *l1node {
 	s := &c.shards[shardIndex(dealer, xxhash.Sum64String(key))]
 	s.mu.RLock()
 	n := s.m[dealer][key]
+	if n != nil && n.entry.lending.Load() {
+		n = nil // being offered with lent storage (Cache.probeL2)
+	}
 	if n != nil && !n.ref.Load() {
 		n.ref.Store(true)
 	}
@@ -120,10 +126,10 @@ func (c *l1) lookupString(dealer int64, key string) *l1node {
 // drop entries, so an entry filled before a purge can never be inserted after
 // it. It reports whether e was stored.
 func (c *l1) put(dealer int64, key string, gen uint64, cur *atomic.Uint64, e *Entry) bool {
-	size := nodeSize(key, e)
-	if size+int64(e.plainLen) > c.maxEntry {
+	if !fits(c, key, e) {
 		return false
 	}
+	size := nodeSize(key, e)
 	h := keyHash(dealer, xxhash.Sum64String(key))
 	n := &l1node{dealer: dealer, key: key, gen: gen, entry: e, size: size, hash: h}
 	s := &c.shards[h>>(64-l1ShardBits)]
@@ -184,19 +190,9 @@ func (c *l1) wouldAdmit(h uint64, cost int64) bool {
 	return float64(c.freq.estimate(h))/float64(cost) > math.Float64frombits(c.lastVictim.Load())
 }
 
-// wouldKeep reports whether put would likely store e under (dealer, key)
-// once its plain body is made: whether L1 has room for it, or else whether
-// the admission would take it over the next victim (wouldAdmit).
-func (c *l1) wouldKeep(dealer int64, key string, e *Entry) bool {
-	size := nodeSize(key, e)
-	if size+int64(e.plainLen) > c.maxEntry {
-		return false
-	}
-	cost := size + int64(e.plainLen) + e.codingsSize()
-	if c.bytes.Load()+cost <= c.max {
-		return true
-	}
-	return c.wouldAdmit(keyHash(dealer, xxhash.Sum64String(key)), cost)
+// fits reports whether an entry e under key is small enough for put.
+func fits[K string | []byte](c *l1, key K, e *Entry) bool {
+	return nodeSize(key, e)+int64(e.plainLen) <= c.maxEntry
 }
 
 // nodeSize is what an L1 node of e under key holds besides the body's

@@ -432,3 +432,28 @@ func TestLentPlainBody(t *testing.T) {
 		t.Fatal("the corrupt value was not counted as an L2 error")
 	}
 }
+
+// TestLendingEntryPassedOver: while an L2 hit with lent storage is being
+// offered to L1 (Cache.probeL2), L1's lookups do not return it, so no
+// other request can serve from storage that goes back to the pool if the
+// admission then refuses the entry.
+func TestLendingEntryPassedOver(t *testing.T) {
+	c := newCache(t, Options{})
+	pol := Policy{TTL: time.Hour}
+	body := listingBody(3, 20)
+	e, _ := mustGet(t, c, 1, "/k", pol, func(context.Context) ([]byte, error) { return body, nil })
+	if n, _ := c.l1.lookup(1, []byte("/k")); n == nil || n.entry != e {
+		t.Fatal("the entry is not in L1")
+	}
+	e.lending.Store(true)
+	if n, _ := c.l1.lookup(1, []byte("/k")); n != nil {
+		t.Fatal("lookup returned an entry being offered with lent storage")
+	}
+	if n := c.l1.lookupString(1, "/k"); n != nil {
+		t.Fatal("lookupString returned an entry being offered with lent storage")
+	}
+	fills := 0
+	if _, res := mustGet(t, c, 1, "/k", pol, func(context.Context) ([]byte, error) { fills++; return body, nil }); res != Miss || fills != 1 {
+		t.Fatalf("Get of a key whose only entry is being offered: %v, %d fills", res, fills)
+	}
+}
