@@ -230,12 +230,14 @@ func (c *limitConn) Read(b []byte) (int, error) {
 			if key, ok := clientKey(c.Conn.RemoteAddr()); ok {
 				if !c.l.register(key) {
 					c.rejected = true
+					// Counted before the answer leaves: a client that
+					// reads its 429 and then the metrics finds it counted.
+					if c.l.o.OnReject != nil {
+						c.l.o.OnReject("per_ip")
+					}
 					if r := c.l.o.RejectResponse; r != nil {
 						_ = c.Conn.SetWriteDeadline(time.Now().Add(time.Second))
 						_, _ = c.Conn.Write(r)
-					}
-					if c.l.o.OnReject != nil {
-						c.l.o.OnReject("per_ip")
 					}
 				} else {
 					c.key, c.registered = key, true
