@@ -99,6 +99,7 @@ func (s *Server) respond(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSetting
 		e, res, err = s.cache.Get(rs.fillParent(), rs.p.dealerID, key, pol, fill)
 	}
 	if err != nil {
+		rs.fillBody = nil // the body was not made, or is the error's: the buffer goes to the collector
 		var pe *partialError
 		if errors.As(err, &pe) {
 			rs.cache = cache.Bypass.String()
@@ -110,6 +111,32 @@ func (s *Server) respond(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSetting
 		return
 	}
 	s.writeEntry(ctx, rs, st, e, pol, res, gz)
+	if rs.fillBody != nil {
+		if res == cache.Bypass {
+			// writeBodyHdr copied the body: nothing refers to the buffer.
+			putFillBody(rs.fillBody)
+		} // else a cache kept the body: the buffer is its own now
+		rs.fillBody = nil
+	}
+}
+
+// poolFillBody returns a pooled buffer for the body of the request's fill
+// when the route's cache is off (the cache then neither stores the body nor
+// hands it to another caller: Bypass), and records it for respond; nil
+// when the body may be stored.
+func (rs *reqState) poolFillBody(st *liveSettings) *[]byte {
+	if st.policy(rs.route, "").TTL > 0 {
+		return nil
+	}
+	rs.fillBody = listingBufs.Get().(*[]byte)
+	return rs.fillBody
+}
+
+func putFillBody(bp *[]byte) {
+	if cap(*bp) <= maxPooledListing {
+		*bp = (*bp)[:0]
+		listingBufs.Put(bp)
+	}
 }
 
 // writeEntry writes a cached entry; max-age is its freshness left under the
@@ -168,6 +195,13 @@ func (s *Server) writeBodyHdr(ctx *fasthttp.RequestCtx, rs *reqState, body []byt
 		h.SetCanonical(hdrContentEncoding, valGzip)
 	}
 	h.SetContentType("application/json")
+	if rs.fillBody != nil && !rs.gzip {
+		// The body is in the fill's pooled buffer, which respond gives
+		// back before fasthttp writes the response: copy it (into the
+		// response's own pooled buffer).
+		ctx.Response.SetBody(body)
+		return
+	}
 	ctx.Response.SetBodyRaw(body)
 }
 

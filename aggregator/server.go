@@ -273,6 +273,10 @@ type reqState struct {
 	hdr         reqHeaders
 	keyBuf      []byte
 	hdrBuf      []byte
+	// fillBody is the pooled buffer a cache-bypassing fill writes its body
+	// into (poolFillBody); respond copies the body into the response and
+	// gives the buffer back.
+	fillBody *[]byte
 }
 
 func (rs *reqState) reset() {
