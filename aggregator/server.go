@@ -274,9 +274,9 @@ type reqState struct {
 	keyBuf      []byte
 	hdrBuf      []byte
 	// fillBody is the pooled buffer a cache-bypassing fill writes its body
-	// into (poolFillBody); respond copies the body into the response and
-	// gives the buffer back.
-	fillBody *[]byte
+	// into (poolFillBody); respond hands it to fasthttp, which closes it
+	// once the response is written.
+	fillBody *fillBody
 }
 
 func (rs *reqState) reset() {
