@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 
 	"github.com/valyala/fasthttp"
 	"golang.org/x/sync/errgroup"
@@ -46,14 +47,21 @@ func (s *Server) inventoryListing(ctx *fasthttp.RequestCtx, rs *reqState) {
 	}
 	fp := p // a copy for the fill: p itself stays on the stack on the hit path
 	dealerID, reqID, tp := rs.p.dealerID, string(rs.reqID), rs.traceparent
+	// With the route's cache off the body is never stored: the fill encodes
+	// into a pooled buffer that respond copies into the response and gives
+	// back (a miss then allocates no body of its own).
+	dst := rs.poolFillBody(st)
 	s.respond(ctx, rs, st, "", rs.keyBuf, func(c context.Context) ([]byte, error) {
 		c, cancel := fillCtx(c, st, reqID, tp)
 		defer cancel()
-		return s.fillInventoryListing(c, dealerID, service, fp)
+		return s.fillInventoryListing(c, dealerID, service, fp, dst)
 	})
 }
 
-func (s *Server) fillInventoryListing(ctx context.Context, dealerID int64, service string, p params) ([]byte, error) {
+// fillInventoryListing builds the listing's body: into *dst when dst is
+// not nil (a pooled buffer, see reqState.poolFillBody), else into a body of
+// its own.
+func (s *Server) fillInventoryListing(ctx context.Context, dealerID int64, service string, p params, dst *[]byte) ([]byte, error) {
 	out := publicshape.InventoryListing{Service: service, Page: p.page, PageSize: p.pageSize}
 	if service == publicshape.ServiceNLT {
 		pg, err := s.backend.ListOffers(ctx, dealerID, upstream.OfferQuery{Page: p.page, PageSize: p.pageSize, Q: p.q})
@@ -68,9 +76,18 @@ func (s *Server) fillInventoryListing(ctx context.Context, dealerID int64, servi
 		}
 		out.Items = mapping.OfferItems(make([]publicshape.InventoryItem, 0, len(pg.Items)), pg.Items)
 	} else {
-		pg, err := s.backend.ListVehicles(ctx, dealerID, upstream.VehicleQuery{
+		sc := listingScratches.Get().(*listingScratch)
+		defer sc.put()
+		q := upstream.VehicleQuery{
 			Service: service, Page: p.page, PageSize: p.pageSize, Q: p.q, CatalogType: p.catalogType, Upfit: p.upfit,
-		})
+		}
+		pg := &sc.vehicles
+		var err error
+		if into, ok := s.backend.(vehiclesInto); ok {
+			err = into.ListVehiclesInto(ctx, dealerID, q, pg)
+		} else {
+			*pg, err = s.backend.ListVehicles(ctx, dealerID, q)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -80,10 +97,55 @@ func (s *Server) fillInventoryListing(ctx context.Context, dealerID int64, servi
 				return nil, errors.New("aggregator: inventory returned a vehicle of another dealer or service")
 			}
 		}
-		out.Items = mapping.VehicleItems(make([]publicshape.InventoryItem, 0, len(pg.Items)), pg.Items)
+		// The items refer to the page's strings only until the body is
+		// encoded, before the scratch goes back to the pool.
+		if cap(sc.items) < len(pg.Items) {
+			sc.items = make([]publicshape.InventoryItem, 0, len(pg.Items))
+		}
+		sc.items = mapping.VehicleItems(sc.items[:0], pg.Items)
+		out.Items = sc.items
 	}
 	out.HasNext = int64(p.page)*int64(p.pageSize) < int64(out.Total)
+	if dst != nil {
+		b, err := publicshape.AppendInventoryListing((*dst)[:0], &out)
+		*dst = b
+		return b, err
+	}
 	return encodeListing(&out)
+}
+
+// vehiclesInto is implemented by a Backend that decodes a vehicle listing
+// into a caller's page (*upstream.Client): the listing fill then reuses a
+// pooled page instead of making the slice of records on every miss.
+type vehiclesInto interface {
+	ListVehiclesInto(ctx context.Context, dealerID int64, q upstream.VehicleQuery, out *upstream.VehiclePage) error
+}
+
+// listingScratch is what a vehicle listing fill decodes and maps into:
+// pooled, since a 100-item page of records and items is about 60 KB.
+type listingScratch struct {
+	vehicles upstream.VehiclePage
+	items    []publicshape.InventoryItem
+}
+
+var listingScratches = sync.Pool{New: func() any { return new(listingScratch) }}
+
+// maxPooledListingItems bounds the pages kept in listingScratches (the
+// page size's maximum is 100).
+const maxPooledListingItems = 100
+
+// put clears the records and items (so the pool holds none of their
+// strings) and gives sc back to the pool, unless it grew beyond
+// maxPooledListingItems.
+func (sc *listingScratch) put() {
+	clear(sc.vehicles.Items)
+	clear(sc.items)
+	if cap(sc.vehicles.Items) > maxPooledListingItems || cap(sc.items) > maxPooledListingItems {
+		return
+	}
+	sc.vehicles = upstream.VehiclePage{Items: sc.vehicles.Items[:0]}
+	sc.items = sc.items[:0]
+	listingScratches.Put(sc)
 }
 
 // inventoryDetails serves 4.2 GET /dealer/{service}/details.

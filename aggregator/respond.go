@@ -99,6 +99,7 @@ func (s *Server) respond(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSetting
 		e, res, err = s.cache.Get(rs.fillParent(), rs.p.dealerID, key, pol, fill)
 	}
 	if err != nil {
+		rs.fillBody = nil // the body was not made, or is the error's: the buffer goes to the collector
 		var pe *partialError
 		if errors.As(err, &pe) {
 			rs.cache = cache.Bypass.String()
@@ -110,6 +111,49 @@ func (s *Server) respond(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSetting
 		return
 	}
 	s.writeEntry(ctx, rs, st, e, pol, res, gz)
+	if rs.fillBody != nil {
+		if res == cache.Bypass {
+			// The response refers to the buffer until fasthttp has written
+			// it: fasthttp closes user values that are io.Closers when it
+			// resets the request after the write (or drops the connection),
+			// and Close gives the buffer back.
+			ctx.SetUserValue(fillBodyKey, rs.fillBody)
+		} // else a cache kept the body: the buffer is its own now
+		rs.fillBody = nil
+	}
+}
+
+// fillBodyKey is the user value under which a request's pooled fill body
+// waits for the response to be written.
+const fillBodyKey = "edge.fillbody"
+
+// fillBody is a pooled buffer that a cache-bypassing fill writes its body
+// into, handed to fasthttp (as a user value) until the response is
+// written; Close puts it back in fillBodies.
+type fillBody struct{ b []byte }
+
+// Close gives the buffer back; fasthttp calls it once the response is
+// written (RequestCtx user values that implement io.Closer).
+func (f *fillBody) Close() error {
+	if cap(f.b) <= maxPooledListing {
+		f.b = f.b[:0]
+		fillBodies.Put(f)
+	}
+	return nil
+}
+
+var fillBodies = sync.Pool{New: func() any { return new(fillBody) }}
+
+// poolFillBody returns a pooled buffer for the body of the request's fill
+// when the route's cache is off (the cache then neither stores the body nor
+// hands it to another caller: Bypass), and records it for respond; nil
+// when the body may be stored.
+func (rs *reqState) poolFillBody(st *liveSettings) *[]byte {
+	if st.policy(rs.route, "").TTL > 0 {
+		return nil
+	}
+	rs.fillBody = fillBodies.Get().(*fillBody)
+	return &rs.fillBody.b
 }
 
 // writeEntry writes a cached entry; max-age is its freshness left under the

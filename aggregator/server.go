@@ -273,6 +273,10 @@ type reqState struct {
 	hdr         reqHeaders
 	keyBuf      []byte
 	hdrBuf      []byte
+	// fillBody is the pooled buffer a cache-bypassing fill writes its body
+	// into (poolFillBody); respond hands it to fasthttp, which closes it
+	// once the response is written.
+	fillBody *fillBody
 }
 
 func (rs *reqState) reset() {

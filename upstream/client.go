@@ -258,9 +258,23 @@ func (c *Client) Dealer(ctx context.Context, id int64) (Dealer, error) {
 // filtered and paginated by the inventory service. Zero Page or PageSize
 // leave the service's defaults in force (1 and 20).
 func (c *Client) ListVehicles(ctx context.Context, dealerID int64, q VehicleQuery) (VehiclePage, error) {
-	// Room for the page, so that decoding does not grow the slice of
-	// large records step by step.
-	out := VehiclePage{Items: make([]Vehicle, 0, min(cmp.Or(q.PageSize, 20), 1000))}
+	var out VehiclePage
+	err := c.ListVehiclesInto(ctx, dealerID, q, &out)
+	return out, err
+}
+
+// ListVehiclesInto is ListVehicles decoding into *out, whose Items' room
+// it reuses (a caller that pools pages decodes a listing without making
+// the slice of large records; it clears the records it gives back). The
+// page's strings are the page's own, as with ListVehicles.
+func (c *Client) ListVehiclesInto(ctx context.Context, dealerID int64, q VehicleQuery, out *VehiclePage) error {
+	out.Total = 0
+	if n := min(cmp.Or(q.PageSize, 20), 1000); cap(out.Items) < n {
+		// Room for the page, so that decoding does not grow the slice of
+		// large records step by step.
+		out.Items = make([]Vehicle, 0, n)
+	}
+	out.Items = out.Items[:0]
 	b := c.begin("/inventory/v1/dealers/")
 	b = strconv.AppendInt(b, dealerID, 10)
 	b = append(b, "/vehicles?service="...)
@@ -273,11 +287,11 @@ func (c *Client) ListVehicles(ctx context.Context, dealerID int64, q VehicleQuer
 	// A listing shows none of the detail fields: ask for the summary view,
 	// a fifth of the bytes to move and decode on every miss.
 	b = append(b, "&view=summary"...)
-	err := c.get(ctx, c.inventory, b, &out)
+	err := c.get(ctx, c.inventory, b, out)
 	if err == nil && out.Items == nil {
 		out.Items = []Vehicle{}
 	}
-	return out, err
+	return err
 }
 
 // Vehicle returns one vehicle of the dealer; service (REWIND or NOS)

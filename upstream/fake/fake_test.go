@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -967,5 +968,45 @@ func TestContentSummaryView(t *testing.T) {
 	}
 	if st, _, _ := get("/content/v1/dealers/101/faq?view=nope"); st != 400 {
 		t.Errorf("unknown view: %d", st)
+	}
+}
+
+// TestListVehiclesInto decodes pages of several sizes into one reused page:
+// each equals what ListVehicles returns, with nothing left over from the
+// larger pages decoded into it before.
+func TestListVehiclesInto(t *testing.T) {
+	s := NewServer(Options{})
+	addr, err := s.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := upstream.New(upstream.Options{BaseURL: "http://" + addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	var page upstream.VehiclePage
+	for _, q := range []upstream.VehicleQuery{
+		{Service: "REWIND", Page: 1, PageSize: 100},
+		{Service: "REWIND", Page: 2, PageSize: 5},
+		{Service: "NOS", Page: 1, PageSize: 20, Q: "iveco daily"},
+		{Service: "REWIND", Page: 1000, PageSize: 20}, // past the end: no items
+		{Service: "REWIND", Page: 1, PageSize: 20},
+	} {
+		want, err := c.ListVehicles(ctx, 101, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.ListVehiclesInto(ctx, 101, q, &page); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(page, want) {
+			t.Fatalf("%+v: ListVehiclesInto %d items (total %d), ListVehicles %d (total %d)", q, len(page.Items), page.Total, len(want.Items), want.Total)
+		}
+		if q.PageSize == 100 && cap(page.Items) < 100 {
+			t.Fatalf("cap %d after a page of 100", cap(page.Items))
+		}
 	}
 }
