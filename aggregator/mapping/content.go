@@ -62,7 +62,7 @@ func PublicID(r *upstream.ContentRecord) {
 // VisibleOrder is Visible without the copies: the indices into recs of
 // the visible records, in the public order (the records' ids are still
 // to be made public, PublicID). It reads only the fields an
-// upstream.ContentIndex keeps (ID, Type, DealerID, Slug, UpdatedAt,
+// upstream.Client.ContentPage decodes for its pick (ID, Type, DealerID, Slug, UpdatedAt,
 // SourceProvider, OverrideOf, HiddenForDealer).
 func VisibleOrder(dealerID int64, contentType string, recs []upstream.ContentRecord, scope Scope) []int32 {
 	hiddenGlobal := map[int64]bool{}
