@@ -94,11 +94,19 @@ func (s *Server) contentListing(ctx *fasthttp.RequestCtx, rs *reqState) {
 // view of the type (see views.go): visibility, order, filters and
 // pagination are applied here; a text query is matched by the service.
 func (s *Server) listing(ctx context.Context, st *liveSettings, dealerID int64, ct string, p params, echo bool) (listingPage, error) {
-	vis, err := s.listingSelection(ctx, st, dealerID, ct, &p)
+	var vis viewSelection
+	var n int
+	var err error
+	paged := false // vis holds the page's records only
+	if cp, ok := s.pager(st, ct, &p); ok {
+		vis, n, err = pageSelection(ctx, cp, dealerID, ct, &p)
+		paged = true
+	} else if vis, err = s.listingSelection(ctx, st, dealerID, ct, &p); err == nil {
+		n = vis.len()
+	}
 	if err != nil {
 		return listingPage{}, err
 	}
-	n := vis.len()
 	l := listingPage{ContentListing: publicshape.ContentListing{
 		ContentType: ct,
 		Page:        p.page,
@@ -106,9 +114,11 @@ func (s *Server) listing(ctx context.Context, st *liveSettings, dealerID int64, 
 		Total:       n,
 		Deprecation: deprecationFields(st, ct),
 	}, vis: vis}
-	l.from = int64(p.page-1) * int64(p.pageSize)
-	l.to = min(l.from+int64(p.pageSize), int64(n))
+	l.from, l.to = pageBounds(&p, n)
 	l.HasNext = l.to < int64(n)
+	if paged {
+		l.from, l.to = 0, int64(vis.len())
+	}
 	if echo {
 		l.Q = p.q
 		filters := map[string]string{}

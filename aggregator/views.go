@@ -271,3 +271,63 @@ func (s *Server) listingSelection(ctx context.Context, st *liveSettings, dealerI
 	}
 	return out, nil
 }
+
+// contentPager is a backend that can read a content list for one page
+// (*upstream.Client can, ContentPage): only the fields that decide
+// visibility, order and the filters are decoded of every record, and the
+// page's records whole.
+type contentPager interface {
+	ContentPage(ctx context.Context, dealerID int64, contentType string, f upstream.ContentFilter, pick func(keys []upstream.ContentRecord) []int32) ([]upstream.ContentRecord, error)
+}
+
+// pager returns the backend's contentPager when a listing without q of
+// the type can be read page by page: views are not cached for the type
+// (a cold hub section, a listing with content_listing's cache off).
+func (s *Server) pager(st *liveSettings, ct string, p *params) (contentPager, bool) {
+	if p.q != "" || st.policy(RouteContentListing, ct).TTL > 0 {
+		return nil, false
+	}
+	cp, ok := s.backend.(contentPager)
+	return cp, ok
+}
+
+// pageSelection is listingSelection and the page cut for a listing
+// without q when views are not cached: the same visible records in the
+// same order (mapping.VisibleOrder over the keys, mapping.Match for the
+// filters), but only the page's records are decoded whole, not the type's
+// corpus (TestPageSelectionEqualsView). It returns the page's records as
+// a selection of their own and n, the number of visible records.
+func pageSelection(ctx context.Context, cp contentPager, dealerID int64, ct string, p *params) (vis viewSelection, n int, err error) {
+	recs, err := cp.ContentPage(ctx, dealerID, ct, upstream.ContentFilter{Summary: true}, func(keys []upstream.ContentRecord) []int32 {
+		order := mapping.VisibleOrder(dealerID, ct, keys, mapping.Discovery)
+		if p.category != "" || p.topic != "" || p.brand != "" {
+			kept := order[:0]
+			for _, i := range order {
+				if mapping.Match(&keys[i], p.category, p.topic, p.brand) {
+					kept = append(kept, i)
+				}
+			}
+			order = kept
+		}
+		n = len(order)
+		from, to := pageBounds(p, n)
+		if to <= from {
+			return nil
+		}
+		return order[from:to]
+	})
+	if err != nil {
+		return viewSelection{}, 0, err
+	}
+	for i := range recs {
+		mapping.PublicID(&recs[i])
+	}
+	return viewSelection{view: recs, all: true}, n, nil
+}
+
+// pageBounds is the range [from, to) of the records of page p of n
+// records (to < from past the last page).
+func pageBounds(p *params, n int) (from, to int64) {
+	from = int64(p.page-1) * int64(p.pageSize)
+	return from, min(from+int64(p.pageSize), int64(n))
+}

@@ -381,6 +381,39 @@ func (c *Client) Content(ctx context.Context, dealerID int64, contentType string
 	if contentType == "" {
 		return nil, notFound(SvcContent)
 	}
+	b := c.contentURI(dealerID, contentType, f)
+	var out contentList
+	if err := c.get(ctx, c.content, b, &out); err != nil {
+		return nil, err
+	}
+	if out.Items == nil {
+		out.Items = []ContentRecord{}
+	}
+	return out.Items, nil
+}
+
+// ContentPage is Content for a caller that shows a few of the records
+// only (a cold hub section, a listing page): the same call and answer,
+// but of every record only the fields that decide visibility, order and
+// the category/topic/brand filters are decoded (ID, Type, DealerID, Slug,
+// Topic, Category, Brand, UpdatedAt, SourceProvider, OverrideOf,
+// HiddenForDealer; the others are zero) and handed to pick, which returns
+// the indices of the records to decode whole (in the order wanted); those
+// are returned. keys is valid during pick only. A body the content list
+// decoder would reject is rejected the same way, and pick is not called.
+func (c *Client) ContentPage(ctx context.Context, dealerID int64, contentType string, f ContentFilter, pick func(keys []ContentRecord) []int32) ([]ContentRecord, error) {
+	if contentType == "" {
+		return nil, notFound(SvcContent)
+	}
+	sink := contentPageSink{pick: pick}
+	if err := c.get(ctx, c.content, c.contentURI(dealerID, contentType, f), &sink); err != nil {
+		return nil, err
+	}
+	return sink.out, nil
+}
+
+// contentURI is the request URI of a content type's view narrowed by f.
+func (c *Client) contentURI(dealerID int64, contentType string, f ContentFilter) []byte {
 	b := c.begin("/content/v1/dealers/")
 	b = strconv.AppendInt(b, dealerID, 10)
 	b = append(b, '/')
@@ -396,14 +429,7 @@ func (c *Client) Content(ctx context.Context, dealerID int64, contentType string
 	if len(b) > n {
 		b[n] = '?'
 	}
-	var out contentList
-	if err := c.get(ctx, c.content, b, &out); err != nil {
-		return nil, err
-	}
-	if out.Items == nil {
-		out.Items = []ContentRecord{}
-	}
-	return out.Items, nil
+	return b
 }
 
 // begin starts a request URI: the BaseURL prefix and the fixed path.

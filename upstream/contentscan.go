@@ -111,3 +111,148 @@ func contentField(s *invScanner, c *ContentRecord, name string) (err error) {
 	}
 	return err
 }
+
+// contentPageSink decodes a content list for ContentPage: the key fields
+// of every record (contentKeyField) into the scanner's record buffer, then
+// pick, then the records pick chose, whole, from the same body. The keys
+// do not outlive decodeBody; the chosen records own their strings. It
+// accepts and rejects exactly what the content list decoder does
+// (TestContentPageEqualsContentList): the fields it does not keep are
+// still checked for their type.
+type contentPageSink struct {
+	pick func(keys []ContentRecord) []int32
+	out  []ContentRecord
+}
+
+// contentSpan is where a record's JSON is in the body.
+type contentSpan struct{ from, to int32 }
+
+func (p *contentPageSink) decodeBody(body []byte) error {
+	s := invScanners.Get().(*invScanner)
+	s.b, s.i, s.depth = body, 0, 0
+	s.arena.Reset()
+	s.arena.Grow(len(body)/16 + 64) // slugs, types, categories, providers
+	var keys []ContentRecord
+	var spans []contentSpan
+	null := true
+	err := scanObject(s, p, func(s *invScanner, _ *contentPageSink, name string) (err error) {
+		if name == "items" {
+			keys, spans, null, err = s.contentKeys()
+			return err
+		}
+		return s.skip()
+	})
+	if err == nil {
+		s.ws()
+		if s.i != len(s.b) {
+			err = s.fail("data after the top-level value")
+		}
+	}
+	if err == nil {
+		var idx []int32
+		if !null {
+			idx = p.pick(keys)
+		} else {
+			idx = p.pick([]ContentRecord{})
+		}
+		err = s.wholeRecords(body, spans, idx, &p.out)
+	}
+	clear(keys)
+	if cap(keys) <= maxPooledRecords {
+		s.records = keys[:0]
+	}
+	s.b = nil
+	s.arena.Reset()
+	if cap(s.scratch) > 64<<10 {
+		s.scratch = nil
+	}
+	invScanners.Put(s)
+	return err
+}
+
+// contentKeys reads the items array of a content list: the key fields of
+// each record, in the scanner's record buffer, and where each record is;
+// null reports a null list.
+func (s *invScanner) contentKeys() (keys []ContentRecord, spans []contentSpan, null bool, err error) {
+	keys = s.records[:0]
+	s.records = nil // back in decodeBody
+	if null, err = s.beginArray(); err != nil || null {
+		return keys, nil, null, err
+	}
+	spans = make([]contentSpan, 0, 64)
+	for first := true; ; {
+		more, err := s.element(&first)
+		if err != nil || !more {
+			return keys, spans, false, err
+		}
+		from := s.i
+		keys = append(keys, ContentRecord{})
+		if err := scanObject(s, &keys[len(keys)-1], contentKeyField); err != nil {
+			return keys, spans, false, err
+		}
+		spans = append(spans, contentSpan{int32(from), int32(s.i)})
+	}
+}
+
+// wholeRecords decodes the records at idx (indices into spans) of body whole,
+// as the content list decoder reads them, into a new *out.
+func (s *invScanner) wholeRecords(body []byte, spans []contentSpan, idx []int32, out *[]ContentRecord) error {
+	*out = make([]ContentRecord, len(idx))
+	n := 0
+	for _, i := range idx {
+		n += int(spans[i].to - spans[i].from)
+	}
+	s.arena.Reset()
+	s.arena.Grow(n + 64)
+	for k, i := range idx {
+		sp := spans[i]
+		s.b, s.i = body[sp.from:sp.to], 0
+		if err := s.content(&(*out)[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// contentKeyField is contentField for ContentPage's keys: the fields that
+// decide visibility, order and the category/topic/brand filters are read,
+// the others checked as contentField would read them and skipped.
+func contentKeyField(s *invScanner, c *ContentRecord, name string) (err error) {
+	switch name {
+	case "id", "type", "dealer_id", "slug", "topic", "category", "brand", "updated_at",
+		"source_provider", "override_of", "hidden_for_dealer":
+		return contentField(s, c, name)
+	case "title", "h1", "meta_description", "excerpt", "body_text", "url", "media_url", "thumbnail_url", "transcript":
+		switch s.peek() {
+		case '"':
+			err = s.skipString()
+		case 'n':
+			err = s.literal("null")
+		default:
+			err = s.fail("want a string")
+		}
+	case "duration_seconds":
+		_, err = s.int()
+	default:
+		err = s.skip()
+	}
+	return err
+}
+
+// skipString moves past the string at i (its opening quote), accepting and
+// refusing what stringBody does, without keeping it: an escaped string is
+// unquoted into the scratch buffer (unquoteFast, else stringView's
+// general path), which is how stringBody checks it.
+func (s *invScanner) skipString() error {
+	start := s.i
+	j := safeRun(s.b, start+1)
+	if j < len(s.b) && s.b[j] == '"' {
+		s.i = j + 1
+		return nil
+	}
+	if s.unquoteFast(start, j) {
+		return nil
+	}
+	_, _, err := s.stringView()
+	return err
+}

@@ -52,6 +52,24 @@ func BenchmarkMissDecode(b *testing.B) {
 			}
 		}
 	})
+	b.Run("content_faq_summary/client", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := c.Content(ctx, 101, upstream.ContentFAQ, upstream.ContentFilter{Summary: true}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// What a cold hub section reads: the keys of every record, five whole.
+	b.Run("content_faq_summary/page_of_5", func(b *testing.B) {
+		b.ReportAllocs()
+		pick := func(keys []upstream.ContentRecord) []int32 { return []int32{0, 1, 2, 3, 4}[:min(5, len(keys))] }
+		for b.Loop() {
+			if _, err := c.ContentPage(ctx, 101, upstream.ContentFAQ, upstream.ContentFilter{Summary: true}, pick); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("content_faq/encoding_json", func(b *testing.B) {
 		b.SetBytes(int64(len(faq)))
 		b.ReportAllocs()

@@ -31,3 +31,10 @@ func UnquoteFast(q []byte) (string, bool) {
 	}
 	return string(s.scratch), s.i == len(q)
 }
+
+// DecodeContentPage runs ContentPage's decoder (contentPageSink) on body.
+func DecodeContentPage(body []byte, pick func(keys []ContentRecord) []int32) ([]ContentRecord, error) {
+	sink := contentPageSink{pick: pick}
+	err := sink.decodeBody(body)
+	return sink.out, err
+}

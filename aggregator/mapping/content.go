@@ -42,6 +42,29 @@ const (
 //
 // The input is not modified.
 func Visible(dealerID int64, contentType string, recs []upstream.ContentRecord, scope Scope) []upstream.ContentRecord {
+	idx := VisibleOrder(dealerID, contentType, recs, scope)
+	out := make([]upstream.ContentRecord, len(idx))
+	for i, j := range idx {
+		out[i] = recs[j]
+		PublicID(&out[i])
+	}
+	return out
+}
+
+// PublicID gives a visible record its public id: an override keeps the
+// global record's id.
+func PublicID(r *upstream.ContentRecord) {
+	if r.OverrideOf != 0 {
+		r.ID = r.OverrideOf
+	}
+}
+
+// VisibleOrder is Visible without the copies: the indices into recs of
+// the visible records, in the public order (the records' ids are still
+// to be made public, PublicID). It reads only the fields an
+// upstream.Client.ContentPage decodes for its pick (ID, Type, DealerID, Slug, UpdatedAt,
+// SourceProvider, OverrideOf, HiddenForDealer).
+func VisibleOrder(dealerID int64, contentType string, recs []upstream.ContentRecord, scope Scope) []int32 {
 	hiddenGlobal := map[int64]bool{}
 	overridden := map[int64]bool{}
 	for i := range recs {
@@ -84,14 +107,7 @@ func Visible(dealerID int64, contentType string, recs []upstream.ContentRecord, 
 		}
 		return strings.Compare(ra.Slug, rb.Slug)
 	})
-	out := make([]upstream.ContentRecord, len(idx))
-	for i, j := range idx {
-		out[i] = recs[j]
-		if o := out[i].OverrideOf; o != 0 {
-			out[i].ID = o // an override keeps the global record's public id
-		}
-	}
-	return out
+	return idx
 }
 
 // Match reports whether a visible record passes a listing's category,

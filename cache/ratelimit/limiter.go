@@ -352,7 +352,7 @@ func (l *Limiter) refill(ctx context.Context, e *entry, lim Limit, cost, now int
 		e.flight.Store(nil)
 		close(f.done)
 	}()
-	n := int64(l.leaseSize(e, lim, now)) + cost - 1
+	n := int64(l.leaseSize(e, lim, cost, now)) + cost - 1
 	res, err := l.call(ctx, e, lim, n, cost, now)
 	if err != nil {
 		return l.fallback(e, lim, cost, now)
@@ -420,14 +420,19 @@ func (l *Limiter) leaseCap(lim Limit) int {
 // leaseSize adapts the lease of one key on this instance to its demand:
 // it doubles while leases run out within half a window, and shrinks to
 // what was used when a lease expires with tokens left, so an instance
-// that sees a key rarely takes one token at a time and wastes none.
-func (l *Limiter) leaseSize(e *entry, lim Limit, now int64) int {
+// that sees a key rarely takes one token at a time and wastes none. A
+// lease has run out when it cannot pay the request refilling now (left <
+// cost), not only at zero: otherwise the requests of a costly route (a
+// hub spends 3) found a lease of size 2 with 1 token left every time,
+// never grew it, and each made a Redis round trip
+// (TestLeaseGrowsForCostlyRequests).
+func (l *Limiter) leaseSize(e *entry, lim Limit, cost, now int64) int {
 	size := max(1, e.size)
 	if prev := e.lease.Load(); prev != nil && prev.granted > 0 {
 		left := max(0, prev.left.Load())
 		used := int(prev.granted - left)
 		switch {
-		case left == 0 && now-prev.start < l.window/2:
+		case left < cost && now-prev.start < l.window/2:
 			size *= 2
 		case left > 0 && now >= prev.expires:
 			size = max(1, min(size/2, used))

@@ -276,6 +276,35 @@ func TestLeaseSavesRoundTrips(t *testing.T) {
 	}
 }
 
+// TestLeaseGrowsForCostlyRequests: a hot key whose requests cost several
+// tokens (a hub spends 3, a search 5) is served mostly from leases too,
+// one request at a time (one connection) as well as the lease grows to
+// the cap; the lease used to stay at 2 with 1 token left, below the cost,
+// so every request made a Redis round trip.
+func TestLeaseGrowsForCostlyRequests(t *testing.T) {
+	for _, cost := range []int{2, 3, 5} {
+		t.Run(strconv.Itoa(cost), func(t *testing.T) {
+			clk := newFakeClock()
+			l := backend{redis: true}.limiter(t, clk, Options{MaxLease: 20})
+			lim := Limit{Rate: 1e6, Burst: 1e6} // cap MaxLease = 20
+			ctx := context.Background()
+			const n = 600
+			for i := range n {
+				clk.Advance(time.Millisecond)
+				if !l.AllowN(ctx, 1, "hot", lim, cost).Allowed {
+					t.Fatalf("request %d rejected", i)
+				}
+			}
+			// Each lease holds 20+cost-1 tokens once grown, enough for
+			// (20+cost-1)/cost requests: n divided by that refills, plus
+			// the growth (600 before, one per request).
+			if max := uint64(8 + n/((20+cost-1)/cost)); l.Stats().RedisCalls > max {
+				t.Fatalf("%d Redis calls for %d requests of cost %d, want at most %d", l.Stats().RedisCalls, n, cost, max)
+			}
+		})
+	}
+}
+
 // TestLeaseAdaptsToDemand: an instance that sees a key less often than
 // leases last takes one token at a time, so it wastes none.
 func TestLeaseAdaptsToDemand(t *testing.T) {
