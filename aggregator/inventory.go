@@ -99,7 +99,9 @@ func (s *Server) fillInventoryListing(ctx context.Context, dealerID int64, servi
 		}
 		// The items refer to the page's strings only until the body is
 		// encoded, before the scratch goes back to the pool.
-		if cap(sc.items) < len(pg.Items) {
+		if sc.items == nil || cap(sc.items) < len(pg.Items) {
+			// Never nil, even for an empty page: the contract's items is
+			// an array, never null.
 			sc.items = make([]publicshape.InventoryItem, 0, len(pg.Items))
 		}
 		sc.items = mapping.VehicleItems(sc.items[:0], pg.Items)
