@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/cespare/xxhash/v2"
 	"github.com/dealer-edge/dealer-edge/cache/redistest"
 )
@@ -313,15 +314,7 @@ func TestLazyPlainBody(t *testing.T) {
 	// Corrupt the stored payload (a flipped byte inside the deflate data,
 	// the frame intact): a plain caller of a third instance must not get
 	// it; it fills again and the fill replaces the value in Redis.
-	gen, _ := writer.generation(ctx, 1)
-	rkey := writer.entryKey(1, gen, string(key))
-	v, err := mr.Get(rkey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := []byte(v)
-	b[wireHeader+len(b[wireHeader:])/2] ^= 0x55
-	mr.Set(rkey, string(b))
+	corruptPayload(t, mr, writer, 1, string(key))
 	third := newCache(t, Options{Redis: rc})
 	fills := 0
 	e3, res, err := third.Get(ctx, 1, key, pol, func(context.Context) ([]byte, error) { fills++; return body, nil })
@@ -413,15 +406,7 @@ func TestLentPlainBody(t *testing.T) {
 
 	// Corrupt one payload: the lent path does not serve it.
 	const k = "/dealer/REWIND/listing?page=1"
-	gen, _ := writer.generation(ctx, 1)
-	rkey := writer.entryKey(1, gen, k)
-	v, err := mr.Get(rkey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := []byte(v)
-	b[wireHeader+len(b[wireHeader:])/2] ^= 0x55
-	mr.Set(rkey, string(b))
+	corruptPayload(t, mr, writer, 1, k)
 	third := newCache(t, Options{Redis: rc, L1MaxBytes: -1})
 	fills := 0
 	e, res, err := third.Get(ctx, 1, []byte(k), pol, func(context.Context) ([]byte, error) { fills++; return bodies[k], nil })
@@ -456,4 +441,19 @@ func TestLendingEntryPassedOver(t *testing.T) {
 	if _, res := mustGet(t, c, 1, "/k", pol, func(context.Context) ([]byte, error) { fills++; return body, nil }); res != Miss || fills != 1 {
 		t.Fatalf("Get of a key whose only entry is being offered: %v, %d fills", res, fills)
 	}
+}
+
+// corruptPayload flips a byte inside the deflate data of the value c
+// stored in Redis for (dealer, key), the frame intact.
+func corruptPayload(t *testing.T, mr *miniredis.Miniredis, c *Cache, dealer int64, key string) {
+	t.Helper()
+	gen, _ := c.generation(context.Background(), dealer)
+	rkey := c.entryKey(dealer, gen, key)
+	v, err := mr.Get(rkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := []byte(v)
+	b[wireHeader+len(b[wireHeader:])/2] ^= 0x55
+	mr.Set(rkey, string(b))
 }
