@@ -58,6 +58,13 @@ func newBenchTracing(tb testing.TB, ratio float64) *tracing.Tracing {
 
 func newBenchServerTraced(tb testing.TB, localLimiter bool, tr *tracing.Tracing) *Server {
 	tb.Helper()
+	return newBenchServerWith(tb, localLimiter, tr, cache.Options{})
+}
+
+// newBenchServerWith is newBenchServerTraced with cache options over the
+// defaults (Redis, stale serving and the tracer are always set).
+func newBenchServerWith(tb testing.TB, localLimiter bool, tr *tracing.Tracing, co cache.Options) *Server {
+	tb.Helper()
 	var tp trace.TracerProvider
 	if tr != nil {
 		tp = tr.TracerProvider()
@@ -76,7 +83,8 @@ func newBenchServerTraced(tb testing.TB, localLimiter bool, tr *tracing.Tracing)
 	mr := miniredis.RunT(tb)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	tb.Cleanup(func() { _ = rdb.Close() })
-	c, err := cache.New(cache.Options{Redis: rdb, ServeStaleOn: ServeStaleOn, TracerProvider: tp})
+	co.Redis, co.ServeStaleOn, co.TracerProvider = rdb, ServeStaleOn, tp
+	c, err := cache.New(co)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -10,13 +10,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
-
 	"github.com/dealer-edge/dealer-edge/cache"
-	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
-	"github.com/dealer-edge/dealer-edge/upstream"
-	"github.com/dealer-edge/dealer-edge/upstream/fake"
 )
 
 // TestLentBodiesUnderConcurrency: with no L1, every identity hit is an L2
@@ -26,34 +20,7 @@ import (
 // own page, byte for byte, so storage is never given back, and lent
 // again, before its response has left.
 func TestLentBodiesUnderConcurrency(t *testing.T) {
-	fk := fake.NewServer(fake.Options{})
-	addr, err := fk.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(fk.Close)
-	up, err := upstream.New(upstream.Options{BaseURL: "http://" + addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(up.Close)
-	mr := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
-	c, err := cache.New(cache.Options{Redis: rdb, ServeStaleOn: ServeStaleOn, L1MaxBytes: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	lim, err := ratelimit.New(ratelimit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = lim.Close() })
-	s, err := New(Options{Backend: up, Cache: c, Limiter: lim, KeySecret: []byte("lent-secret-0123456789")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newBenchServerWith(t, true, nil, cache.Options{L1MaxBytes: -1})
 	if err := s.UpdateSettings(slowLimitSettings()); err != nil {
 		t.Fatal(err)
 	}

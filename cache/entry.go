@@ -120,25 +120,36 @@ func (e *Entry) Body() []byte {
 
 // inflate makes the plain body from the gzip variant.
 func (e *Entry) inflate() []byte {
-	if e.bad.Load() {
-		return nil
-	}
-	gz := e.gz.Load()
-	if gz == nil || gz.body == nil {
-		e.bad.Store(true)
-		return nil
-	}
-	body, err := gunzip(gz.body, e.plainLen)
-	if err != nil || xxhash.Sum64(body) != e.hash {
-		e.bad.Store(true)
+	body, ok := e.gunzipChecked(nil)
+	if !ok {
 		return nil
 	}
 	return e.install(&e.plain, &variant{body: body}).body
 }
 
-// lentBody is storage for a plain body, lent from lentBodies to an entry
-// that is served once and not kept (see Cache.probeL2): its Close gives
-// the storage back.
+// gunzipChecked inflates the gzip variant into dst's storage (or a new
+// slice) and checks it against the entry's length and hash; a payload that
+// fails marks the entry bad for every later call.
+func (e *Entry) gunzipChecked(dst []byte) ([]byte, bool) {
+	if e.bad.Load() {
+		return nil, false
+	}
+	gz := e.gz.Load()
+	if gz == nil || gz.body == nil {
+		e.bad.Store(true)
+		return nil, false
+	}
+	body, err := gunzipInto(dst, gz.body, e.plainLen)
+	if err != nil || xxhash.Sum64(body) != e.hash {
+		e.bad.Store(true)
+		return nil, false
+	}
+	return body, true
+}
+
+// lentBody is storage lent from lentBodies to an entry served once and not
+// kept (an L2 hit L1 refuses, a bulk-tier hit the hot tier does not take):
+// its Close gives the storage back.
 type lentBody struct{ b []byte }
 
 // lentBodies pools lentBody storage; bodies over lendMax are not lent.
@@ -156,30 +167,19 @@ func (l *lentBody) Close() error {
 }
 
 // inflateLent makes the plain body, as Body would, in storage lent from a
-// pool instead of a new allocation, for an entry read from Redis that is
-// served to one identity client and not kept in L1: most L2 hits of a
-// working set larger than L1, whose plain bodies were otherwise garbage at
-// once (a fifth of the requests of the bench's scale mix, 25 KB each). It
-// reports false, and marks the entry bad, when the payload is corrupt, as
-// Body does. The entry's plain body stays valid until the storage returned
-// by Lent is closed.
+// pool instead of a new allocation, for an identity client's L2 hit
+// (Cache.probeL2): most L2 hits of a working set larger than L1 are not
+// admitted, and their plain bodies were otherwise garbage at once. It
+// reports false when the payload is corrupt, as Body returns nil. The
+// plain body stays valid until the storage returned by Lent is closed.
 func (e *Entry) inflateLent() bool {
 	if e.plainLen > lendMax || e.plain.Load() != nil {
 		return e.Body() != nil
 	}
-	if e.bad.Load() {
-		return false
-	}
-	gz := e.gz.Load()
-	if gz == nil || gz.body == nil {
-		e.bad.Store(true)
-		return false
-	}
 	l := lentBodies.Get().(*lentBody)
-	body, err := gunzipInto(l.b, gz.body, e.plainLen)
-	if err != nil || xxhash.Sum64(body) != e.hash {
+	body, ok := e.gunzipChecked(l.b)
+	if !ok {
 		lentBodies.Put(l)
-		e.bad.Store(true)
 		return false
 	}
 	l.b = body[:cap(body)]
