@@ -48,8 +48,8 @@ func (s *Server) inventoryListing(ctx *fasthttp.RequestCtx, rs *reqState) {
 	fp := p // a copy for the fill: p itself stays on the stack on the hit path
 	dealerID, reqID, tp := rs.p.dealerID, string(rs.reqID), rs.traceparent
 	// With the route's cache off the body is never stored: the fill encodes
-	// into a pooled buffer that respond copies into the response and gives
-	// back (a miss then allocates no body of its own).
+	// into a pooled buffer that the response refers to until fasthttp has
+	// written it (respond, fillBodyKey); a miss allocates no body of its own.
 	dst := rs.poolFillBody(st)
 	s.respond(ctx, rs, st, "", rs.keyBuf, func(c context.Context) ([]byte, error) {
 		c, cancel := fillCtx(c, st, reqID, tp)
