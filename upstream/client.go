@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -513,6 +515,12 @@ func endCallSpan(span trace.Span, err error) {
 func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any) error {
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
+	// The body is read from the connection into the client's own pooled
+	// buffer (readBody) rather than fasthttp's response body pool, whose
+	// calibration keeps only the common size: after a run of small answers
+	// every large one (a 100-item listing, a content corpus) allocated and
+	// grew a fresh buffer, 150 KB of garbage per call.
+	resp.StreamBody = true
 	req.SetRequestURIBytes(uri)
 	req.Header.SetHost(c.host)
 	req.Header.Set(fasthttp.HeaderAccept, "application/json")
@@ -567,12 +575,28 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 			span.SetAttributes(attrStatus.Int(resp.StatusCode()))
 		}
 	}
-	switch sc := resp.StatusCode(); {
-	case sc == fasthttp.StatusOK:
-		if err := decodeBody(resp.Body(), out); err != nil {
+	sc := resp.StatusCode()
+	if sc == fasthttp.StatusOK {
+		bp, err := readBody(resp)
+		if err != nil {
+			if isTimeout(err) {
+				return unavailable(s.name, "timeout after "+s.timeout.String()+" reading the body")
+			}
+			return unavailable(s.name, fmt.Sprintf("read body: %v", err))
+		}
+		err = decodeBody(*bp, out)
+		putBodyBuf(bp)
+		if err != nil {
 			return unavailable(s.name, fmt.Sprintf("decode body: %v", err))
 		}
 		return nil
+	}
+	// Any other answer's body is read and dropped (bounded), so that the
+	// connection goes back to the pool instead of being closed.
+	if bp, err := readBody(resp); err == nil {
+		putBodyBuf(bp)
+	}
+	switch {
 	case sc == fasthttp.StatusNotFound:
 		return notFound(s.name)
 	case sc == fasthttp.StatusGone:
@@ -580,6 +604,75 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 	default:
 		return unavailable(s.name, "status "+strconv.Itoa(sc))
 	}
+}
+
+// bodyBufs pools the buffers call bodies are read into (readBody). A
+// buffer grows to the largest body it has held, up to maxPooledBody; a
+// larger one is left to the collector.
+var bodyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// maxPooledBody is the largest buffer bodyBufs keeps: a content corpus or
+// a 100-item listing fits, a rare huge answer is not held between calls.
+const maxPooledBody = 1 << 20
+
+func putBodyBuf(bp *[]byte) {
+	if cap(*bp) > maxPooledBody {
+		return
+	}
+	*bp = (*bp)[:0]
+	bodyBufs.Put(bp)
+}
+
+// errBodyTooLarge is a body longer than maxResponseBytes.
+var errBodyTooLarge = errors.New("body larger than the limit")
+
+// readBody reads the streamed body of resp to its end (the connection's
+// read deadline is the call's) into a pooled buffer, which the caller
+// gives back with putBodyBuf once nothing refers to it. Reading to the end
+// lets fasthttp put the connection back in its pool when resp is released.
+func readBody(resp *fasthttp.Response) (*[]byte, error) {
+	bp := bodyBufs.Get().(*[]byte)
+	b := (*bp)[:0]
+	r := resp.BodyStream()
+	if r == nil { // not streamed (nothing to stream): the body is in resp
+		b = append(b, resp.Body()...)
+		*bp = b
+		return bp, nil
+	}
+	if cl := resp.Header.ContentLength(); cl > maxResponseBytes {
+		*bp = b
+		putBodyBuf(bp)
+		return nil, errBodyTooLarge
+	} else if cl >= 0 && cap(b) < cl+1 {
+		// One more byte than the body, so the read that meets its end
+		// returns at once.
+		b = make([]byte, 0, cl+1)
+	}
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if len(b) > maxResponseBytes {
+			err = errBodyTooLarge
+		}
+		if err == io.EOF {
+			*bp = b
+			return bp, nil
+		}
+		if err != nil {
+			*bp = b
+			putBodyBuf(bp)
+			return nil, err
+		}
+	}
+}
+
+// isTimeout reports a network timeout (the connection's read deadline).
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
 }
 
 // decodeBody decodes a 200 body into out, the way every call does: field by
