@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"sync"
 	"unsafe"
 
 	"github.com/valyala/fasthttp"
 
 	"github.com/dealer-edge/dealer-edge/cache"
 	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
+	"github.com/dealer-edge/dealer-edge/internal/bufpool"
 	"github.com/dealer-edge/dealer-edge/publicshape"
 	"github.com/dealer-edge/dealer-edge/upstream"
 )
@@ -127,22 +127,10 @@ func (s *Server) respond(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSetting
 // waits for the response to be written.
 const fillBodyKey = "edge.fillbody"
 
-// fillBody is a pooled buffer that a cache-bypassing fill writes its body
-// into, handed to fasthttp (as a user value) until the response is
-// written; Close puts it back in fillBodies.
-type fillBody struct{ b []byte }
-
-// Close gives the buffer back; fasthttp calls it once the response is
-// written (RequestCtx user values that implement io.Closer).
-func (f *fillBody) Close() error {
-	if cap(f.b) <= maxPooledListing {
-		f.b = f.b[:0]
-		fillBodies.Put(f)
-	}
-	return nil
-}
-
-var fillBodies = sync.Pool{New: func() any { return new(fillBody) }}
+// fillBodies lends the buffers that cache-bypassing fills write their
+// bodies into; a buffer is handed to fasthttp (as a user value, closed once
+// the response is written) and then comes back.
+var fillBodies = bufpool.New(maxPooledListing)
 
 // poolFillBody returns a pooled buffer for the body of the request's fill
 // when the route's cache is off (the cache then neither stores the body nor
@@ -152,8 +140,8 @@ func (rs *reqState) poolFillBody(st *liveSettings) *[]byte {
 	if st.policy(rs.route, "").TTL > 0 {
 		return nil
 	}
-	rs.fillBody = fillBodies.Get().(*fillBody)
-	return &rs.fillBody.b
+	rs.fillBody = fillBodies.Get()
+	return &rs.fillBody.B
 }
 
 // writeEntry writes a cached entry; max-age is its freshness left under the
@@ -272,9 +260,9 @@ func (s *Server) writeRateLimitHeaders(ctx *fasthttp.RequestCtx, rs *reqState, p
 func encode(v any) ([]byte, error) { return json.Marshal(v) }
 
 // listingBufs are the buffers encodeListing writes into.
-var listingBufs = sync.Pool{New: func() any { return new([]byte) }}
+var listingBufs = bufpool.New(maxPooledListing)
 
-// maxPooledListing bounds the buffers kept in listingBufs.
+// maxPooledListing bounds the buffers kept in listingBufs and fillBodies.
 const maxPooledListing = 1 << 20
 
 // encodeListing encodes an inventory listing with publicshape's
@@ -283,16 +271,14 @@ const maxPooledListing = 1 << 20
 // a pooled buffer and copied out (at the allocator's size class for their
 // length, as an exact make would be).
 func encodeListing(l *publicshape.InventoryListing) ([]byte, error) {
-	bp := listingBufs.Get().(*[]byte)
-	b, err := publicshape.AppendInventoryListing((*bp)[:0], l)
+	buf := listingBufs.Get()
+	b, err := publicshape.AppendInventoryListing(buf.B, l)
 	var out []byte
 	if err == nil {
 		out = bytes.Clone(b) // not zeroed first, unlike make
 	}
-	if cap(b) <= maxPooledListing {
-		*bp = b
-		listingBufs.Put(bp)
-	}
+	buf.B = b
+	_ = buf.Close()
 	return out, err
 }
 

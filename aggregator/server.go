@@ -17,6 +17,7 @@ import (
 
 	"github.com/dealer-edge/dealer-edge/cache"
 	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
+	"github.com/dealer-edge/dealer-edge/internal/bufpool"
 	"github.com/dealer-edge/dealer-edge/publicshape"
 	"github.com/dealer-edge/dealer-edge/tracing"
 	"github.com/dealer-edge/dealer-edge/upstream"
@@ -276,7 +277,7 @@ type reqState struct {
 	// fillBody is the pooled buffer a cache-bypassing fill writes its body
 	// into (poolFillBody); respond hands it to fasthttp, which closes it
 	// once the response is written.
-	fillBody *fillBody
+	fillBody *bufpool.Buf
 }
 
 func (rs *reqState) reset() {

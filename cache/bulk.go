@@ -8,6 +8,8 @@ import (
 
 	"github.com/VictoriaMetrics/fastcache"
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/dealer-edge/dealer-edge/internal/bufpool"
 )
 
 // The in-process cache has two tiers when it is large.
@@ -304,23 +306,23 @@ func (t *bulkTier) store(k, v []byte, h uint64) {
 // (its compressed payload does not inflate to the stored hash), is deleted
 // and reported as missing.
 //
-// With into, the value is copied into into's storage when it fits (the
-// entry then aliases it; see probeBulk), and into.b keeps what storage the
-// copy used or grew.
-func (t *bulkTier) get(dealer int64, gen uint64, key []byte, plain bool, into *lentBody) *Entry {
+// With into, the value is copied into into's storage when it fits: into.B
+// is then the value (the entry aliases it; see probeBulk), else it stays
+// empty.
+func (t *bulkTier) get(dealer int64, gen uint64, key []byte, plain bool, into *bufpool.Buf) *Entry {
 	p := t.buf()
 	k := appendBulkKey((*p)[:0], dealer, gen, key)
 	*p = k
 	defer t.putBuf(p)
 	var dst []byte
 	if into != nil {
-		dst = into.b[:0]
+		dst = into.B[:0]
 	}
 	v := t.fc.Get(dst, k)
 	if len(v) == bulkBigMeta {
 		v = t.fc.GetBig(nil, k)
 	} else if into != nil && len(v) <= lendMax {
-		into.b = v[:cap(v)]
+		into.B = v
 	}
 	if len(v) == 0 {
 		t.misses.Add(1)
@@ -379,15 +381,15 @@ func (c *Cache) probeBulk(ctx context.Context, dealer int64, key []byte, pol Pol
 	// an entry the hot tier does not take is served once and the storage
 	// comes back after the response is written (Entry.Lent), as for the L2
 	// hits L1 does not keep; one the hot tier takes keeps it.
-	l := lentBodies.Get().(*lentBody)
+	l := lentBodies.Get()
 	e := c.bulk.get(dealer, gen, key, plain, l)
 	if e == nil {
-		lentBodies.Put(l)
+		_ = l.Close()
 		return outcome{}, false
 	}
 	st := pol.state(e, c.now())
 	if st == stateExpired {
-		lentBodies.Put(l)
+		_ = l.Close()
 		c.bulk.del(dealer, gen, key)
 		return outcome{}, false
 	}
@@ -399,8 +401,10 @@ func (c *Cache) probeBulk(ctx context.Context, dealer int64, key []byte, pol Pol
 		c.l1.put(dealer, string(key), gen, &cur.gen, e)
 		kept = true
 	}
-	if !kept && (st == stateFresh || st == stateStale) && l.b != nil {
+	if !kept && (st == stateFresh || st == stateStale) && len(l.B) > 0 {
 		e.lent.Store(l)
+	} else if len(l.B) == 0 {
+		_ = l.Close() // nothing was copied into it
 	} // else the entry keeps the storage (in L1, or as the flight's fallback)
 	switch st {
 	case stateFresh:

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/dealer-edge/dealer-edge/internal/bufpool"
 )
 
 // Policy is the caching policy of one route (or content type). The caller
@@ -82,8 +84,8 @@ type Entry struct {
 	gz       atomic.Pointer[variant] // the gzip variant, made on first use (see Gzip)
 	bad      atomic.Bool             // the compressed payload did not inflate to the body
 
-	lent    atomic.Pointer[lentBody] // the pooled storage of a plain body served once (see inflateLent)
-	lending atomic.Bool              // being offered to L1 with lent storage: L1's lookups pass it over
+	lent    atomic.Pointer[bufpool.Buf] // the pooled storage of a plain body served once (see inflateLent)
+	lending atomic.Bool                 // being offered to L1 with lent storage: L1's lookups pass it over
 
 	vmu     sync.Mutex    // orders installing a variant with L1's accounting
 	acct    *atomic.Int64 // L1's byte count while e is in L1, else nil
@@ -147,24 +149,12 @@ func (e *Entry) gunzipChecked(dst []byte) ([]byte, bool) {
 	return body, true
 }
 
-// lentBody is storage lent from lentBodies to an entry served once and not
-// kept (an L2 hit L1 refuses, a bulk-tier hit the hot tier does not take):
-// its Close gives the storage back.
-type lentBody struct{ b []byte }
-
-// lentBodies pools lentBody storage; bodies over lendMax are not lent.
-var lentBodies = sync.Pool{New: func() any { return new(lentBody) }}
+// lentBodies lends the storage of plain bodies served once and not kept
+// (an L2 hit L1 refuses, a bulk-tier hit the hot tier does not take); the
+// entry hands it over with Lent. Bodies over lendMax are not lent.
+var lentBodies = bufpool.New(lendMax)
 
 const lendMax = 256 << 10
-
-// Close gives the storage back to the pool. The body made in it must not
-// be read afterwards.
-func (l *lentBody) Close() error {
-	if l.b != nil {
-		lentBodies.Put(l)
-	}
-	return nil
-}
 
 // inflateLent makes the plain body, as Body would, in storage lent from a
 // pool instead of a new allocation, for an identity client's L2 hit
@@ -176,13 +166,13 @@ func (e *Entry) inflateLent() bool {
 	if e.plainLen > lendMax || e.plain.Load() != nil {
 		return e.Body() != nil
 	}
-	l := lentBodies.Get().(*lentBody)
-	body, ok := e.gunzipChecked(l.b)
+	l := lentBodies.Get()
+	body, ok := e.gunzipChecked(l.B)
 	if !ok {
-		lentBodies.Put(l)
+		_ = l.Close()
 		return false
 	}
-	l.b = body[:cap(body)]
+	l.B = body
 	e.plain.Store(&variant{body: body})
 	e.lent.Store(l)
 	return true

@@ -9,10 +9,10 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/dealer-edge/dealer-edge/internal/bufpool"
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/sony/gobreaker/v2"
@@ -577,15 +577,15 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 	}
 	sc := resp.StatusCode()
 	if sc == fasthttp.StatusOK {
-		bp, err := readBody(resp)
+		buf, err := readBody(resp)
 		if err != nil {
 			if isTimeout(err) {
 				return unavailable(s.name, "timeout after "+s.timeout.String()+" reading the body")
 			}
 			return unavailable(s.name, fmt.Sprintf("read body: %v", err))
 		}
-		err = decodeBody(*bp, out)
-		putBodyBuf(bp)
+		err = decodeBody(buf.B, out)
+		_ = buf.Close()
 		if err != nil {
 			return unavailable(s.name, fmt.Sprintf("decode body: %v", err))
 		}
@@ -593,8 +593,8 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 	}
 	// Any other answer's body is read and dropped (bounded), so that the
 	// connection goes back to the pool instead of being closed.
-	if bp, err := readBody(resp); err == nil {
-		putBodyBuf(bp)
+	if buf, err := readBody(resp); err == nil {
+		_ = buf.Close()
 	}
 	switch {
 	case sc == fasthttp.StatusNotFound:
@@ -606,48 +606,34 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 	}
 }
 
-// bodyBufs pools the buffers call bodies are read into (readBody). A
-// buffer grows to the largest body it has held, up to maxPooledBody; a
-// larger one is left to the collector.
-var bodyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
-
-// maxPooledBody is the largest buffer bodyBufs keeps: a content corpus or
-// a 100-item listing fits, a rare huge answer is not held between calls.
-const maxPooledBody = 1 << 20
-
-func putBodyBuf(bp *[]byte) {
-	if cap(*bp) > maxPooledBody {
-		return
-	}
-	*bp = (*bp)[:0]
-	bodyBufs.Put(bp)
-}
+// bodyBufs lends the buffers call bodies are read into (readBody): a
+// content corpus or a 100-item listing fits the bound, a rare huge answer
+// is not held between calls.
+var bodyBufs = bufpool.New(1 << 20)
 
 // errBodyTooLarge is a body longer than maxResponseBytes.
 var errBodyTooLarge = errors.New("body larger than the limit")
 
 // readBody reads the streamed body of resp to its end (the connection's
 // read deadline is the call's) into a pooled buffer, which the caller
-// gives back with putBodyBuf once nothing refers to it. Reading to the end
-// lets fasthttp put the connection back in its pool when resp is released.
-func readBody(resp *fasthttp.Response) (*[]byte, error) {
-	bp := bodyBufs.Get().(*[]byte)
-	b := (*bp)[:0]
+// closes once nothing refers to it. Reading to the end lets fasthttp put
+// the connection back in its pool when resp is released.
+func readBody(resp *fasthttp.Response) (*bufpool.Buf, error) {
+	buf := bodyBufs.Get()
 	r := resp.BodyStream()
 	if r == nil { // not streamed (nothing to stream): the body is in resp
-		b = append(b, resp.Body()...)
-		*bp = b
-		return bp, nil
+		buf.B = append(buf.B, resp.Body()...)
+		return buf, nil
 	}
 	if cl := resp.Header.ContentLength(); cl > maxResponseBytes {
-		*bp = b
-		putBodyBuf(bp)
+		_ = buf.Close()
 		return nil, errBodyTooLarge
-	} else if cl >= 0 && cap(b) < cl+1 {
+	} else if cl >= 0 && cap(buf.B) < cl+1 {
 		// One more byte than the body, so the read that meets its end
 		// returns at once.
-		b = make([]byte, 0, cl+1)
+		buf.B = make([]byte, 0, cl+1)
 	}
+	b := buf.B
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
@@ -657,13 +643,12 @@ func readBody(resp *fasthttp.Response) (*[]byte, error) {
 		if len(b) > maxResponseBytes {
 			err = errBodyTooLarge
 		}
+		buf.B = b
 		if err == io.EOF {
-			*bp = b
-			return bp, nil
+			return buf, nil
 		}
 		if err != nil {
-			*bp = b
-			putBodyBuf(bp)
+			_ = buf.Close()
 			return nil, err
 		}
 	}

@@ -1,0 +1,51 @@
+// Package bufpool pools byte storage for bodies: a Buf taken from a Pool
+// holds an empty slice with the capacity earlier users left it, is grown
+// by whatever writes into it, and goes back with Close once nothing reads
+// what was made in it; a buffer grown beyond the pool's bound goes to the
+// garbage collector instead, so a rare huge body is not held between uses.
+//
+// Close makes a Buf an io.Closer, so that a handler can lend one to
+// fasthttp until the response is written: fasthttp closes RequestCtx user
+// values that implement io.Closer when it resets the request after the
+// write (or drops the connection).
+package bufpool
+
+import "sync"
+
+// Pool lends Bufs whose storage is at most Max bytes when given back.
+type Pool struct {
+	max int
+	p   sync.Pool
+}
+
+// New returns a Pool that keeps buffers of at most max bytes.
+func New(max int) *Pool {
+	p := &Pool{max: max}
+	p.p.New = func() any { return &Buf{pool: p} }
+	return p
+}
+
+// Get returns a Buf with an empty B.
+func (p *Pool) Get() *Buf {
+	b := p.p.Get().(*Buf)
+	b.B = b.B[:0]
+	return b
+}
+
+// Buf is storage lent by a Pool. B may be replaced by a grown slice; the
+// Buf keeps whatever B holds when it is closed.
+type Buf struct {
+	B    []byte
+	pool *Pool
+}
+
+// Close gives the storage back to its pool (or to the collector when it
+// grew beyond the pool's bound). Nothing made in B may be read afterwards,
+// and b is not used again. It never fails.
+func (b *Buf) Close() error {
+	if cap(b.B) <= b.pool.max {
+		b.B = b.B[:0]
+		b.pool.p.Put(b)
+	}
+	return nil
+}

@@ -1,0 +1,65 @@
+package bufpool
+
+import (
+	"io"
+	"testing"
+)
+
+var _ io.Closer = (*Buf)(nil)
+
+func TestPoolKeepsBoundedStorage(t *testing.T) {
+	p := New(1 << 10)
+	b := p.Get()
+	if len(b.B) != 0 {
+		t.Fatalf("new buffer holds %d bytes", len(b.B))
+	}
+	b.B = append(b.B, make([]byte, 512)...)
+	storage := &b.B[:1][0]
+	_ = b.Close()
+	// sync.Pool may drop anything at a collection; try a few times for the
+	// kept buffer to come back, and check what comes back.
+	found := false
+	for i := 0; i < 100 && !found; i++ {
+		g := p.Get()
+		if len(g.B) != 0 {
+			t.Fatalf("a reused buffer holds %d bytes", len(g.B))
+		}
+		if cap(g.B) >= 512 && &g.B[:1][0] == storage {
+			found = true
+		}
+		_ = g.Close()
+	}
+	if !found {
+		t.Log("the kept buffer did not come back (a collection emptied the pool)")
+	}
+
+	big := p.Get()
+	big.B = make([]byte, 2<<10)
+	bigStorage := &big.B[0]
+	_ = big.Close()
+	for i := 0; i < 100; i++ {
+		g := p.Get()
+		if cap(g.B) > 0 && &g.B[:1][0] == bigStorage {
+			t.Fatal("a buffer over the bound came back")
+		}
+		if cap(g.B) > 1<<10 {
+			t.Fatalf("a buffer of %d bytes came back from a pool bounded at 1 KiB", cap(g.B))
+		}
+		_ = g.Close()
+	}
+}
+
+func TestPoolGetAllocatesNothingOnceWarm(t *testing.T) {
+	p := New(1 << 10)
+	b := p.Get()
+	b.B = append(b.B, "warm"...)
+	_ = b.Close()
+	allocs := testing.AllocsPerRun(100, func() {
+		b := p.Get()
+		b.B = append(b.B, "body"...)
+		_ = b.Close()
+	})
+	if allocs > 0 {
+		t.Errorf("%v allocations per Get/Close of a warm pool", allocs)
+	}
+}
