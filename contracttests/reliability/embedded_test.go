@@ -25,8 +25,16 @@ func TestEmbeddedRedisBoundedAndExpiring(t *testing.T) {
 	const limit = 128 << 10
 	short := map[string]any{"ttl": "1s", "stale_while_revalidate": "0s", "stale_if_error": "1s"}
 	fake := procs.StartFake(t)
+	// The store is only exercised if the edge writes to it: with the
+	// default 50 ms Redis budget a loaded machine (CI runs the suite on two
+	// cores) makes calls miss it, the cache marks Redis down and skips its
+	// writes until a probe (500 ms and more) finds it back. Seen: 8 Redis
+	// errors in a flood left 50 evictions where a quiet run has 260, on
+	// the way to none at all and a failed "no key evicted". The budget is
+	// not what this test is about (cache's TestPipeline* are): a generous
+	// one makes every entry reach the store.
 	edge := procs.StartEdge(t, map[string]any{
-		"redis": map[string]any{"embedded_max_bytes": limit},
+		"redis": map[string]any{"embedded_max_bytes": limit, "timeout": "3s"},
 		"cache": map[string]any{"routes": map[string]any{"inventory_listing": short}},
 	}, "--upstream", fake.URL())
 	if !strings.Contains(edge.Stderr.String(), `"msg":"embedded in-process redis in use`) {
@@ -57,7 +65,9 @@ func TestEmbeddedRedisBoundedAndExpiring(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for p := range paths {
-				if st := probe(edge.Base+p, "X-Api-Key: bench-key-000"); st != 200 {
+				// A refused write would be an error status; a slow answer
+				// on a busy box is not (probe's 700 ms would make it 0).
+				if st := probeWithin(10*time.Second, edge.Base+p, "X-Api-Key: bench-key-000"); st != 200 {
 					if bad.Add(1) <= 3 {
 						t.Errorf("GET %s: %d", p, st)
 					}
@@ -82,7 +92,9 @@ func TestEmbeddedRedisBoundedAndExpiring(t *testing.T) {
 	if p := peak.Load(); p > 2*limit {
 		t.Errorf("embedded Redis peaked at %d bytes with a cap of %d", p, limit)
 	}
-	t.Logf("peak %d bytes (cap %d)", peak.Load(), limit)
+	evicted, _ := edge.Metric("edge_embedded_redis_evicted_keys_total")
+	redisErrs, _ := edge.Metric("edge_redis_errors_total")
+	t.Logf("peak %d bytes (cap %d), %v keys evicted, %v Redis errors", peak.Load(), limit, evicted, redisErrs)
 	start := time.Now()
 	for {
 		keys, _ := edge.Metric("edge_embedded_redis_keys")

@@ -30,7 +30,12 @@ func flood(t *testing.T, addr string, n int) []net.Conn {
 // probe sends one GET on a new connection with a short timeout; status 0
 // means no answer.
 func probe(url string, headers ...string) int {
-	c := &http.Client{Timeout: 700 * time.Millisecond, Transport: &http.Transport{DisableKeepAlives: true}}
+	return probeWithin(700*time.Millisecond, url, headers...)
+}
+
+// probeWithin is probe with the given timeout.
+func probeWithin(timeout time.Duration, url string, headers ...string) int {
+	c := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
 	req, _ := http.NewRequest("GET", url, nil)
 	for _, h := range headers {
 		k, v, _ := strings.Cut(h, ":")
