@@ -3,6 +3,7 @@ package contracttests
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -339,10 +340,12 @@ func TestSearchAllOrNothing(t *testing.T) {
 			}
 		}
 		// One type's failures must not take the content service's other
-		// types down with it: the breaker stays closed, the hub degrades to
-		// the other five sections, the other listings are served.
-		if st := e.up.BreakerStates()[upstream.SvcContent]; st != upstream.BreakerClosed {
-			t.Errorf("content breaker %q after searches with only news down", st)
+		// types down with it: only news's breaker may open, the hub degrades
+		// to the other five sections, the other listings are served.
+		for ct, st := range e.up.ContentBreakerStates() {
+			if ct != upstream.ContentNews && st != upstream.BreakerClosed {
+				t.Errorf("breaker of %s %q after searches with only news down", ct, st)
+			}
 		}
 		if r := e.get("/dealer/content/hub?page_size=2", keyAlpha); r.status != 200 || r.header.Get("X-Edge-Partial") != "true" || !sameStrings(sectionsOf(r), allTypesBut(upstream.ContentNews)) {
 			t.Errorf("news down, hub after the searches: %d partial %q sections %v", r.status, r.header.Get("X-Edge-Partial"), sectionsOf(r))
@@ -350,14 +353,45 @@ func TestSearchAllOrNothing(t *testing.T) {
 		if r := e.get("/dealer/content/faq/listing?page_size=2", keyAlpha); r.status != 200 {
 			t.Errorf("news down, faq listing after the searches: %d %q", r.status, r.code())
 		}
+		// News back: served again once its breaker's open period (500 ms
+		// in this harness) has passed and a trial call succeeded.
 		e.fake.SetDown(news, false)
-		r := e.get("/dealer/content/search?q=fiat&page_size=3", keyAlpha)
+		var r *resp
+		for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			r = e.get("/dealer/content/search?q=fiat&page_size=3", keyAlpha)
+			if r.status == 200 || time.Now().After(deadline) {
+				break
+			}
+		}
 		if bt, _ := r.json["by_type"].(map[string]any); r.status != 200 || len(bt) != 6 {
 			t.Errorf("news back: %d %q, by_type %v", r.status, r.code(), bt)
 		}
 		e.fake.SetDown(fake.ContentTypeService(upstream.ContentPodcasts), true)
 		if r := e.get("/dealer/content/search?q=noleggio&page_size=3", keyAlpha); r.status != 503 || r.code() != "service_unavailable" {
 			t.Errorf("podcasts down, search: %d %q", r.status, r.code())
+		}
+	})
+
+	t.Run("one type down, the others cached", func(t *testing.T) {
+		// With the other types' views cached, a hub calls only news: its
+		// failures came one after another and opened the content service's
+		// single breaker, and the hubs after it lost every section (503).
+		// Each type has its own breaker now.
+		e := startEnv(t, envOptions{})
+		e.get("/dealer/NOS/listing?page_size=1", keyAlpha)
+		e.get("/dealer/content/faq/listing?page_size=2", keyAlpha)
+		e.fake.SetDown(fake.ContentTypeService(upstream.ContentNews), true)
+		for i := 1; i <= 6; i++ {
+			r := e.get("/dealer/content/hub?page_size="+strconv.Itoa(i), keyAlpha)
+			if r.status != 200 || r.header.Get("X-Edge-Partial") != "true" || !sameStrings(sectionsOf(r), allTypesBut(upstream.ContentNews)) {
+				t.Errorf("news down, hub %d: %d partial %q sections %v", i, r.status, r.header.Get("X-Edge-Partial"), sectionsOf(r))
+			}
+		}
+		if st := e.up.ContentBreakerStates()[upstream.ContentNews]; st != upstream.BreakerOpen {
+			t.Errorf("news's breaker %q after six hubs with news down, want open", st)
+		}
+		if r := e.get("/dealer/content/guides/listing?page_size=2", keyAlpha); r.status != 200 {
+			t.Errorf("news down, guides listing: %d %q", r.status, r.code())
 		}
 	})
 

@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/sony/gobreaker/v2"
@@ -88,4 +89,95 @@ func newBreaker(svc string, b BreakerSettings, onChange func(svc, from, to strin
 		}
 	}
 	return gobreaker.NewCircuitBreaker[struct{}](st)
+}
+
+// typeBreakers are the content service's breakers, one per content type.
+// The content service answers each type from its own store, and one type
+// can fail while the others answer: with a single breaker, a type that
+// fails every call opened it for all six as soon as no call of another
+// type came in between to reset the count, which is the normal case once
+// the other types' views are cached (a hub then lost every section, and
+// every content listing failed, for the breaker's open period). Each type
+// now trips alone; the service's state as reported (BreakerStates, the
+// metrics, the status page, the alerts) is the worst of its types'.
+type typeBreakers struct {
+	svc    string
+	byType map[string]*gobreaker.CircuitBreaker[struct{}] // fixed at New
+
+	mu       sync.Mutex
+	last     map[string]gobreaker.State // as the breakers last reported
+	reported gobreaker.State            // the worst of last, as last reported
+	onChange func(svc, from, to string)
+}
+
+func newTypeBreakers(svc string, types []string, b BreakerSettings, onChange func(svc, from, to string), onType func(contentType, from, to string)) *typeBreakers {
+	t := &typeBreakers{
+		svc:      svc,
+		byType:   make(map[string]*gobreaker.CircuitBreaker[struct{}], len(types)),
+		last:     make(map[string]gobreaker.State, len(types)),
+		onChange: onChange,
+	}
+	for _, ct := range types {
+		t.byType[ct] = newBreaker(ct, b, func(ct, from, to string) {
+			if onType != nil {
+				onType(ct, from, to)
+			}
+			t.changed(ct, to)
+		})
+	}
+	return t
+}
+
+// of returns the breaker of contentType, or nil for a type not known (the
+// caller then uses the service's own).
+func (t *typeBreakers) of(contentType string) *gobreaker.CircuitBreaker[struct{}] {
+	return t.byType[contentType]
+}
+
+// changed records a type breaker's new state and reports the service's,
+// the worst of its types', when that changed. It runs under the type
+// breaker's lock (gobreaker's OnStateChange) and calls no breaker.
+func (t *typeBreakers) changed(contentType, to string) {
+	var st gobreaker.State
+	switch to {
+	case BreakerOpen:
+		st = gobreaker.StateOpen
+	case BreakerHalfOpen:
+		st = gobreaker.StateHalfOpen
+	default:
+		st = gobreaker.StateClosed
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.last[contentType] = st
+	w := gobreaker.StateClosed
+	for _, s := range t.last {
+		w = max(w, s) // closed < half-open < open
+	}
+	if w != t.reported {
+		from := t.reported
+		t.reported = w
+		if t.onChange != nil {
+			t.onChange(t.svc, from.String(), w.String())
+		}
+	}
+}
+
+// states returns each type's state, asking each breaker (an open breaker
+// whose period has passed turns half-open when asked).
+func (t *typeBreakers) states() map[string]string {
+	m := make(map[string]string, len(t.byType))
+	for ct, cb := range t.byType {
+		m[ct] = cb.State().String()
+	}
+	return m
+}
+
+// worst returns the worst of the types' states: the service's state.
+func (t *typeBreakers) worst() string {
+	w := gobreaker.StateClosed
+	for _, cb := range t.byType {
+		w = max(w, cb.State())
+	}
+	return w.String()
 }

@@ -84,6 +84,12 @@ type Options struct {
 	// held: it must be quick and must not call back into the Client.
 	OnBreakerChange func(service string, from, to string)
 
+	// OnContentTypeBreakerChange, when non-nil, is called when the breaker
+	// of one content type changes state (the content service has one per
+	// type; see ContentBreakerStates). The content service's own state, the
+	// worst of its types', is reported through OnBreakerChange. Same rules.
+	OnContentTypeBreakerChange func(contentType string, from, to string)
+
 	// TracerProvider, when non-nil, makes a client span of every call
 	// whose context carries a recording span (a traced request): the
 	// service, the response status and a breaker's refusal, with the
@@ -100,6 +106,7 @@ type service struct {
 	timeout time.Duration
 	hc      *fasthttp.HostClient
 	cb      *gobreaker.CircuitBreaker[struct{}]
+	types   *typeBreakers // the content service only: a breaker per content type
 }
 
 // Client is a typed client of the internal services. It is safe for
@@ -205,6 +212,7 @@ func New(opts Options) (*Client, error) {
 	c.catalog = mk(SvcCatalog)
 	c.media = mk(SvcMedia)
 	c.content = mk(SvcContent)
+	c.content.types = newTypeBreakers(SvcContent, ContentTypes, br, opts.OnBreakerChange, opts.OnContentTypeBreakerChange)
 	return c, nil
 }
 
@@ -222,9 +230,21 @@ func isService(name string) bool {
 func (c *Client) BreakerStates() map[string]string {
 	m := make(map[string]string, len(c.all))
 	for _, s := range c.all {
+		if s.types != nil {
+			m[s.name] = s.types.worst()
+			continue
+		}
 		m[s.name] = s.cb.State().String()
 	}
 	return m
+}
+
+// ContentBreakerStates returns the state of the content service's breaker
+// of every content type: type -> BreakerClosed, BreakerOpen or
+// BreakerHalfOpen. BreakerStates reports the worst of them as the content
+// service's.
+func (c *Client) ContentBreakerStates() map[string]string {
+	return c.content.types.states()
 }
 
 // Close releases idle connections. Calls made after Close fail with
@@ -385,7 +405,7 @@ func (c *Client) Content(ctx context.Context, dealerID int64, contentType string
 	}
 	b := c.contentURI(dealerID, contentType, f)
 	var out contentList
-	if err := c.get(ctx, c.content, b, &out); err != nil {
+	if err := c.getWith(ctx, c.content, c.content.types.of(contentType), b, &out); err != nil {
 		return nil, err
 	}
 	if out.Items == nil {
@@ -408,7 +428,7 @@ func (c *Client) ContentPage(ctx context.Context, dealerID int64, contentType st
 		return nil, notFound(SvcContent)
 	}
 	sink := contentPageSink{pick: pick}
-	if err := c.get(ctx, c.content, c.contentURI(dealerID, contentType, f), &sink); err != nil {
+	if err := c.getWith(ctx, c.content, c.content.types.of(contentType), c.contentURI(dealerID, contentType, f), &sink); err != nil {
 		return nil, err
 	}
 	return sink.out, nil
@@ -444,6 +464,15 @@ func (c *Client) begin(path string) []byte {
 // get runs one call through the service's breaker and decodes a 200 body
 // into out.
 func (c *Client) get(ctx context.Context, s *service, uri []byte, out any) error {
+	return c.getWith(ctx, s, s.cb, uri, out)
+}
+
+// getWith is get through breaker cb (a content type's, or nil for the
+// service's own).
+func (c *Client) getWith(ctx context.Context, s *service, cb *gobreaker.CircuitBreaker[struct{}], uri []byte, out any) error {
+	if cb == nil {
+		cb = s.cb
+	}
 	start := time.Now()
 	var span trace.Span
 	if c.tracer != nil && trace.SpanFromContext(ctx).IsRecording() {
@@ -458,7 +487,7 @@ func (c *Client) get(ctx context.Context, s *service, uri []byte, out any) error
 		// The caller has given up already: no call, no breaker accounting.
 		err = callerGone(s.name, ctx)
 	default:
-		_, err = s.cb.Execute(func() (struct{}, error) {
+		_, err = cb.Execute(func() (struct{}, error) {
 			return struct{}{}, c.roundTrip(ctx, s, uri, out)
 		})
 		if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {

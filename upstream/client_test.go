@@ -581,3 +581,90 @@ func checkCallerDeadlines(t *testing.T, c *Client, withTimeout func(context.Cont
 		t.Errorf("caller deadlines tripped the breaker: %s", st)
 	}
 }
+
+// TestContentBreakerPerType: one content type failing every call opens its
+// own breaker only; the other types are still called and answered, and the
+// content service's reported state is the worst of its types'.
+func TestContentBreakerPerType(t *testing.T) {
+	var newsDown atomic.Bool
+	newsDown.Store(true)
+	addr, _ := newCountingServer(t, func(ctx *fasthttp.RequestCtx) {
+		ctx.SetContentType("application/json")
+		if newsDown.Load() && strings.HasSuffix(string(ctx.Path()), "/news") {
+			ctx.SetStatusCode(503)
+			return
+		}
+		ctx.SetBodyString(`{"items":[]}`)
+	})
+	var mu sync.Mutex
+	var serviceChanges, typeChanges []string
+	c, err := New(Options{
+		BaseURL: "http://" + addr,
+		Breaker: BreakerSettings{ConsecutiveFailures: 3, OpenFor: 200 * time.Millisecond, HalfOpenRequests: 1},
+		OnBreakerChange: func(svc, from, to string) {
+			mu.Lock()
+			serviceChanges = append(serviceChanges, svc+":"+from+">"+to)
+			mu.Unlock()
+		},
+		OnContentTypeBreakerChange: func(ct, from, to string) {
+			mu.Lock()
+			typeChanges = append(typeChanges, ct+":"+from+">"+to)
+			mu.Unlock()
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	for i := 0; i < 5; i++ {
+		if _, err := c.Content(ctx, 101, ContentNews, ContentFilter{Summary: true}); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("news call %d: %v", i, err)
+		}
+	}
+	if _, err := c.Content(ctx, 101, ContentNews, ContentFilter{}); !errors.Is(err, ErrCircuitOpen) {
+		t.Fatalf("news after 5 failures: %v, want the breaker open", err)
+	}
+	for _, ct := range ContentTypes {
+		if ct == ContentNews {
+			continue
+		}
+		if _, err := c.Content(ctx, 101, ct, ContentFilter{}); err != nil {
+			t.Errorf("%s with news's breaker open: %v", ct, err)
+		}
+		if _, err := c.ContentPage(ctx, 101, ct, ContentFilter{}, func([]ContentRecord) []int32 { return nil }); err != nil {
+			t.Errorf("%s page with news's breaker open: %v", ct, err)
+		}
+	}
+	states := c.ContentBreakerStates()
+	for _, ct := range ContentTypes {
+		want := BreakerClosed
+		if ct == ContentNews {
+			want = BreakerOpen
+		}
+		if states[ct] != want {
+			t.Errorf("breaker of %s: %s, want %s", ct, states[ct], want)
+		}
+	}
+	if st := c.BreakerStates()[SvcContent]; st != BreakerOpen {
+		t.Errorf("content service state %s, want open (the worst of its types)", st)
+	}
+	// News back: after the open period one trial call closes its breaker,
+	// and the service's state with it.
+	newsDown.Store(false)
+	time.Sleep(250 * time.Millisecond)
+	if _, err := c.Content(ctx, 101, ContentNews, ContentFilter{}); err != nil {
+		t.Fatalf("news back, trial call: %v", err)
+	}
+	if st := c.BreakerStates()[SvcContent]; st != BreakerClosed {
+		t.Errorf("content service state %s after news recovered, want closed", st)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"content:closed>open", "content:open>half-open", "content:half-open>closed"}; !reflect.DeepEqual(serviceChanges, want) {
+		t.Errorf("service changes %v, want %v", serviceChanges, want)
+	}
+	if want := []string{"news:closed>open", "news:open>half-open", "news:half-open>closed"}; !reflect.DeepEqual(typeChanges, want) {
+		t.Errorf("type changes %v, want %v", typeChanges, want)
+	}
+}

@@ -33,7 +33,10 @@
 // a success for the breaker; a call abandoned by its caller (context
 // cancelled, or the caller's own deadline reached first) counts neither
 // way. An open breaker refuses calls at once with an error wrapping
-// ErrUnavailable and ErrCircuitOpen.
+// ErrUnavailable and ErrCircuitOpen. The content service has a breaker per
+// content type (ContentBreakerStates), so that one type's failures do not
+// refuse the others' calls; its state in BreakerStates is the worst of
+// them.
 //
 // # dealers
 //

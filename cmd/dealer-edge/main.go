@@ -483,6 +483,9 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 			mtr.BreakerChange(svc, from, to)
 			logger.Warn("breaker state change", "service", svc, "from", from, "to", to)
 		},
+		OnContentTypeBreakerChange: func(contentType, from, to string) {
+			logger.Warn("breaker state change", "service", upstream.SvcContent, "content_type", contentType, "from", from, "to", to)
+		},
 		TracerProvider: tp,
 	})
 	if err != nil {
