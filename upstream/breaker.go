@@ -22,7 +22,8 @@ const (
 )
 
 // BreakerSettings configures the circuit breaker that guards each service.
-// Every service has its own breaker with these settings. The zero value
+// Every service has its own breaker with these settings, and every content
+// type of the content service its own (see typeBreakers). The zero value
 // selects the defaults.
 type BreakerSettings struct {
 	// ConsecutiveFailures is the number of consecutive failed calls that
