@@ -1079,16 +1079,21 @@ func (x *isoRun) phaseStale(a, b *isoDealer) {
 }
 
 // waitRecovered waits until the edge fills again after the outage (its breakers
-// closed): fresh requests of every kind succeed, unmarked partial.
+// closed): fresh requests of every kind succeed, unmarked partial. Every
+// content type is asked for: each has a breaker of its own, which closes on
+// its own trial call.
 func (x *isoRun) waitRecovered(d *isoDealer) {
 	deadline := time.Now().Add(15 * time.Second)
 	for n := 0; ; n++ {
 		ok := true
-		for _, path := range []string{
+		paths := []string{
 			fmt.Sprintf("/dealer/NOS/listing?page=%d&page_size=%d", 100000+x.rng.Intn(1000000), 1+x.rng.Intn(100)),
-			fmt.Sprintf("/dealer/content/faq/listing?page=%d&page_size=%d", 100000+x.rng.Intn(1000000), 1+x.rng.Intn(100)),
 			x.ownDetails("REWIND", d).path,
-		} {
+		}
+		for _, typ := range isoContentTypes {
+			paths = append(paths, fmt.Sprintf("/dealer/content/%s/listing?page=%d&page_size=%d", typ, 100000+x.rng.Intn(1000000), 1+x.rng.Intn(100)))
+		}
+		for _, path := range paths {
 			r, err := x.fetch(path, isoAuth(d.keys[0], 0))
 			if err != nil || r.Status != 200 || r.Header.Get("X-Edge-Partial") != "" {
 				ok = false
