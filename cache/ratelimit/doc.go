@@ -113,11 +113,13 @@
 //
 // Switching costs no extra burst. Every Redis answer moves the key's local
 // TAT forward to the shared bucket's (now + reset), so the fallback
-// continues where Redis left off; and every call passes the local TAT's
-// lead over now as the script's debt, which moves the shared TAT forward to
-// at least it. In normal operation the local TAT trails the shared one and
-// the debt changes nothing; after an outage it carries what the fallback
-// admitted into the shared bucket (the largest instance's, with several).
+// continues where Redis left off; and the first call after the fallback
+// admitted requests of the key passes the local TAT's lead over now as the
+// script's debt, which moves the shared TAT forward to at least it: it
+// carries what the fallback admitted into the shared bucket (the largest
+// instance's, with several). Other calls pass no debt: on the system clock
+// the local TAT is the shared one shifted by a round trip's latency, and
+// charging that jitter would waste tokens on every slower call.
 //
 // # Memory
 //

@@ -142,6 +142,7 @@ type entry struct {
 	lease    atomic.Pointer[lease]  // current lease or cached rejection
 	flight   atomic.Pointer[flight] // refill in progress
 	ltat     atomic.Int64           // local GCRA: theoretical arrival time, ns
+	unpaid   atomic.Int64           // fallback admissions not yet charged to Redis
 	size     int                    // adaptive lease size; only the refill leader uses it
 }
 
@@ -457,9 +458,18 @@ func (l *Limiter) call(ctx context.Context, e *entry, lim Limit, n, least, now i
 		nowUS = now / 1000
 	}
 	// The local bucket is kept at Redis's last word (below); it is ahead
-	// of it only by what the fallback admitted while Redis was out, which
-	// the script then charges to the shared bucket.
-	debtUS := (e.ltat.Load() - now) / 1000
+	// of it by what the fallback admitted while Redis was out, which the
+	// script then charges to the shared bucket. Only then: on the system
+	// clock the local TAT is Redis's TAT shifted by the call's latency
+	// (sent at now, evaluated at Redis's later TIME), so with no fallback
+	// admission to pay for, its lead over now is latency jitter, and
+	// passing it as debt ratcheted the shared TAT forward on every slower
+	// call, wasting tokens (TestTwoInstancesRealClock under load).
+	var debtUS int64
+	unpaid := e.unpaid.Load()
+	if unpaid > 0 {
+		debtUS = (e.ltat.Load() - now) / 1000
+	}
 	key := e.redisKey
 	if l.tracer != nil && trace.SpanFromContext(ctx).IsRecording() {
 		var span trace.Span
@@ -493,6 +503,9 @@ func (l *Limiter) call(ctx context.Context, e *entry, lim Limit, n, least, now i
 		return r.res, r.err
 	}
 	l.markUp(now)
+	if unpaid > 0 { // charged; admissions meanwhile stay owed
+		e.unpaid.Add(-unpaid)
+	}
 	// The local GCRA continues from the shared bucket's state, so a
 	// fallback later starts where Redis left off, not with a fresh burst.
 	// The TAT only moves forward (a concurrent answer may be newer).
@@ -556,7 +569,11 @@ func (l *Limiter) fallback(e *entry, lim Limit, cost, now int64) Decision {
 		}
 		return Decision{Limit: lim, RetryAfter: time.Duration(ra), Source: SourceFailClosed}
 	}
-	return l.local(e, lim, cost, now)
+	d := l.local(e, lim, cost, now)
+	if d.Allowed {
+		e.unpaid.Add(1)
+	}
+	return d
 }
 
 // local is the in-process GCRA of one key, lock-free: a request of cost c

@@ -21,7 +21,12 @@ import (
 //	ARGV[1] T, emission interval in microseconds (integer >= 1)
 //	ARGV[2] burst (integer >= 1)
 //	ARGV[3] n, tokens wanted (integer >= 1)
-//	ARGV[4] now in microseconds, or 0 to use the server's clock (TIME)
+//	ARGV[4] now in microseconds, or 0 to use the server's clock (TIME). The
+//	        key expires in Redis's real time when the bucket is full again
+//	        (an expired key is a full bucket); a caller's clock need not
+//	        advance with it (a test holds it still), so with one the key is
+//	        kept at least a second: a bucket drained at one instant of the
+//	        caller's time must not vanish while real milliseconds pass.
 //	ARGV[5] debt in microseconds (integer >= 0): the caller's own bucket is
 //	        full again only that long from now (it admitted requests while
 //	        Redis was unreachable); the bucket's TAT is moved to at least
@@ -43,7 +48,8 @@ local t = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
 local want = tonumber(ARGV[3])
 local now = tonumber(ARGV[4])
-if now == nil or now <= 0 then
+local callerClock = now ~= nil and now > 0
+if not callerClock then
   local tm = redis.call('TIME')
   now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
 end
@@ -71,6 +77,9 @@ end
 if got >= least then
   tat = tat + got * t
   local px = math.floor((tat - now) / 1000) + 1
+  if callerClock and px < 1000 then
+    px = 1000
+  end
   redis.call('SET', KEYS[1], string.format('%d', tat), 'PX', string.format('%d', px))
   return {got, avail - got, tat - now, 0}
 end
