@@ -1,14 +1,12 @@
 package upstream_test
 
 import (
-	"fmt"
 	"reflect"
 	"slices"
 	"testing"
 
 	"github.com/dealer-edge/dealer-edge/upstream"
 	"github.com/dealer-edge/dealer-edge/upstream/fake"
-	"github.com/dealer-edge/dealer-edge/upstream/fake/corpus"
 )
 
 // contentKeys is r with only the fields ContentPage decodes for pick.
@@ -67,22 +65,7 @@ func comparePage(t testing.TB, body []byte) (accepted bool) {
 // give (every dealer, every type, both views), ContentPage's decoder sees
 // the list decoder's records' keys and returns its records whole.
 func TestContentPageEqualsContentList(t *testing.T) {
-	h := fake.NewServer(fake.Options{}).Handler()
-	n := 0
-	for _, d := range corpus.DealerIDs() {
-		for _, ct := range upstream.ContentTypes {
-			for _, view := range []string{"summary", "full"} {
-				uri := fmt.Sprintf("/content/v1/dealers/%d/%s?view=%s", d, ct, view)
-				if !comparePage(t, fakeBody(t, h, uri)) {
-					t.Fatalf("%s: refused", uri)
-				}
-				n++
-			}
-		}
-	}
-	if n < 12 {
-		t.Fatalf("%d answers: too few to prove anything", n)
-	}
+	eachFakeContentAnswer(t, func(body []byte) bool { return comparePage(t, body) })
 }
 
 // TestContentPageCases: corner cases of the content shape, the non-key

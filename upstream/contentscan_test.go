@@ -15,13 +15,21 @@ func newContentList() any { return new(upstream.ContentList) }
 // can give (every dealer, every type, both views), the scanner gives
 // exactly what the field reader gives.
 func TestContentScannerEqualsFieldReader(t *testing.T) {
+	eachFakeContentAnswer(t, func(body []byte) bool { return compareScanner(t, body, newContentList) })
+}
+
+// eachFakeContentAnswer hands check every content answer the fake can give
+// (every dealer, every type, both views) and fails the test on the first
+// one check refuses.
+func eachFakeContentAnswer(t *testing.T, check func(body []byte) bool) {
+	t.Helper()
 	h := fake.NewServer(fake.Options{}).Handler()
 	n := 0
 	for _, d := range corpus.DealerIDs() {
 		for _, ct := range upstream.ContentTypes {
 			for _, view := range []string{"summary", "full"} {
 				uri := fmt.Sprintf("/content/v1/dealers/%d/%s?view=%s", d, ct, view)
-				if !compareScanner(t, fakeBody(t, h, uri), newContentList) {
+				if !check(fakeBody(t, h, uri)) {
 					t.Fatalf("%s: refused", uri)
 				}
 				n++
