@@ -92,7 +92,7 @@ fuzz() { # package target
     return "$rc"
   done
 }
-for pkg in ./aggregator ./aggregator/mapping ./publicshape ./cache ./cache/ratelimit ./upstream ./listener; do
+for pkg in ./aggregator ./aggregator/mapping ./publicshape ./cache ./cache/ratelimit ./internal/inflate ./upstream ./listener; do
   for t in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz'); do fuzz "$pkg" "$t"; done
 done
 
