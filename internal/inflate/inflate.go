@@ -423,6 +423,16 @@ func (d *decoder) inflate(out, in []byte) (int, error) {
 				}
 				out[o] = byte(e >> 16)
 				o++
+				// Literals come in runs: the next code, if it is a literal
+				// of the root table (at most 10 bits; 33 are loaded),
+				// without going round the loop.
+				e = lt[bitbuf&(1<<litlenRootBits-1)]
+				if e&flagLiteral != 0 && o < len(out) {
+					bitbuf >>= e & 63
+					nbits -= uint(e & 63)
+					out[o] = byte(e >> 16)
+					o++
+				}
 				continue
 			}
 			if e&(flagEOB|flagInvalid) != 0 {
