@@ -333,7 +333,15 @@ func (t *bulkTier) get(dealer int64, gen uint64, key []byte, plain bool, into *b
 		return nil
 	}
 	e, err := decodeEntry(v[bulkValHeader:])
-	if err != nil || !usable(e, plain) {
+	if err != nil {
+		t.bad(k)
+		return nil
+	}
+	// An identity client's hit of a compressed value: its plain body is
+	// made in lent storage that goes back with into, which holds the
+	// compressed copy (Entry.inflateLentAlso).
+	lendPlain := plain && into != nil && len(into.B) > 0
+	if (lendPlain && !e.inflateLentAlso(into)) || (!lendPlain && !usable(e, plain)) {
 		t.bad(k)
 		return nil
 	}

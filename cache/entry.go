@@ -178,6 +178,32 @@ func (e *Entry) inflateLent() bool {
 	return true
 }
 
+// inflateLentAlso makes the plain body of an entry that holds only its
+// gzip variant, for an identity client's bulk-tier hit, in storage lent
+// from the pool that goes back with l, which holds the compressed copy it
+// is made from: where the hot tier does not take the entry, the body, like
+// the copy, is read once and was otherwise garbage after the response;
+// where it does, the entry keeps both. It reports false when the payload
+// is corrupt (and marks the entry bad), as usable does.
+func (e *Entry) inflateLentAlso(l *bufpool.Buf) bool {
+	if e.plain.Load() != nil {
+		return true
+	}
+	if e.plainLen > lendMax {
+		return e.Body() != nil
+	}
+	pl := lentBodies.Get()
+	body, ok := e.gunzipChecked(pl.B)
+	if !ok {
+		_ = pl.Close()
+		return false
+	}
+	pl.B = body
+	e.plain.Store(&variant{body: body})
+	l.Then(pl)
+	return true
+}
+
 // Lent hands over, once, the pooled storage the entry's bodies live in when
 // the cache lent it some (an L2 hit's plain body, a bulk-tier hit's value;
 // nil otherwise). The caller closes it once the bodies are no longer read

@@ -37,12 +37,23 @@ func (p *Pool) Get() *Buf {
 type Buf struct {
 	B    []byte
 	pool *Pool
+	then *Buf // closed with b (Then)
 }
 
+// Then makes n go back when b does: b.Close closes n too. For storage made
+// from what b holds and read as long (a body inflated from a lent copy of
+// its compressed form). n is then no longer closed on its own.
+func (b *Buf) Then(n *Buf) { b.then = n }
+
 // Close gives the storage back to its pool (or to the collector when it
-// grew beyond the pool's bound). Nothing made in B may be read afterwards,
-// and b is not used again. It never fails.
+// grew beyond the pool's bound), with the Buf given to Then, if any.
+// Nothing made in B may be read afterwards, and b is not used again. It
+// never fails.
 func (b *Buf) Close() error {
+	if n := b.then; n != nil {
+		b.then = nil
+		_ = n.Close()
+	}
 	if cap(b.B) <= b.pool.max {
 		b.B = b.B[:0]
 		b.pool.p.Put(b)

@@ -63,3 +63,23 @@ func TestPoolGetAllocatesNothingOnceWarm(t *testing.T) {
 		t.Errorf("%v allocations per Get/Close of a warm pool", allocs)
 	}
 }
+
+// TestThenClosesBoth: a Buf given to Then goes back with the one it was
+// given to, once; the first is clean for its next user.
+func TestThenClosesBoth(t *testing.T) {
+	p := New(1 << 10)
+	a, b := p.Get(), p.Get()
+	a.B = append(a.B, "compressed"...)
+	b.B = append(b.B, "plain"...)
+	a.Then(b)
+	_ = a.Close()
+	if len(b.B) != 0 || a.then != nil {
+		t.Fatalf("after Close: the chained buffer holds %q, then %v", b.B, a.then)
+	}
+	// Closing a again (as a reused Buf would be) must not close b a second time.
+	c := p.Get()
+	if c.then != nil {
+		t.Fatal("a reused Buf still chains another")
+	}
+	_ = c.Close()
+}
