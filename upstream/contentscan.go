@@ -244,13 +244,11 @@ func contentKeyField(s *invScanner, c *ContentRecord, name string) (err error) {
 // unquoted into the scratch buffer (unquoteFast, else stringView's
 // general path), which is how stringBody checks it.
 func (s *invScanner) skipString() error {
-	start := s.i
-	j := safeRun(s.b, start+1)
-	if j < len(s.b) && s.b[j] == '"' {
-		s.i = j + 1
+	if s.skipStringFast() {
 		return nil
 	}
-	if s.unquoteFast(start, j) {
+	start := s.i
+	if s.unquoteFast(start, safeRun(s.b, start+1)) {
 		return nil
 	}
 	_, _, err := s.stringView()

@@ -38,3 +38,26 @@ func DecodeContentPage(body []byte, pick func(keys []ContentRecord) []int32) ([]
 	err := sink.decodeBody(body)
 	return sink.out, err
 }
+
+// SkipStringFast runs the scanner's copy-free skip of the JSON string at
+// the start of b: the position after it and true, or false where the
+// scanner falls back to unquoteFast and the general path.
+func SkipStringFast(b []byte) (int, bool) {
+	var s invScanner
+	s.b = b
+	if !s.skipStringFast() {
+		return 0, false
+	}
+	return s.i, true
+}
+
+// UnquoteFastEnd runs unquoteFast on the JSON string at the start of b:
+// the position after it and true, or false where it falls back.
+func UnquoteFastEnd(b []byte) (int, bool) {
+	var s invScanner
+	s.b = b
+	if !s.unquoteFast(0, safeRun(b, 1)) {
+		return 0, false
+	}
+	return s.i, true
+}

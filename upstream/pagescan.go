@@ -264,26 +264,148 @@ var strSafe = func() (t [256]bool) {
 }()
 
 // safeRun returns the end of the run of bytes from j on that a string
-// holds as they are (strSafe), eight at a time while it can.
+// holds as they are (strSafe), sixteen at a time while it can.
 func safeRun(b []byte, j int) int {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	for ; j+8 <= len(b); j += 8 {
-		x := binary.LittleEndian.Uint64(b[j:])
-		q := x ^ (lo * '"')
-		e := x ^ (lo * '\\')
-		// High bit of each byte that is a quote or a backslash (zero
-		// after the xor), a control character (below 0x20) or beyond
-		// ASCII. Bits above the first flagged byte may be wrong; the
-		// first one is right.
-		m := ((q-lo)&^q | (e-lo)&^e | (x-lo*0x20)&^x | x) & hi
-		if m != 0 {
+	for ; j+16 <= len(b); j += 16 {
+		if m := unsafeBytes(binary.LittleEndian.Uint64(b[j:])); m != 0 {
 			return j + bits.TrailingZeros64(m)/8
 		}
+		if m := unsafeBytes(binary.LittleEndian.Uint64(b[j+8:])); m != 0 {
+			return j + 8 + bits.TrailingZeros64(m)/8
+		}
+	}
+	if j+8 <= len(b) {
+		if m := unsafeBytes(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+			return j + bits.TrailingZeros64(m)/8
+		}
+		j += 8
 	}
 	for j < len(b) && strSafe[b[j]] {
 		j++
 	}
 	return j
+}
+
+// unsafeBytes has the high bit set of the lowest byte of the eight in x
+// (little-endian) that safeRun stops at: a quote or a backslash (zero
+// after the xor), a control character (below 0x20) or a byte beyond
+// ASCII; bits above it may be wrong. A byte beyond ASCII keeps its high
+// bit through the xor and the subtraction (and does not borrow); below
+// the first one no byte has its high bit, so a byte's high bit after the
+// subtractions is that byte's own verdict (a borrow starts only at a
+// flagged byte).
+func unsafeBytes(x uint64) uint64 {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	q := x ^ (lo * '"')
+	e := x ^ (lo * '\\')
+	return ((q - lo) | (e - lo) | (x - lo*0x20)) & hi
+}
+
+// skipStringFast moves past the string at i (its opening quote) when
+// unquoteFast would take it (no control character, escapes it reads,
+// valid UTF-8), without copying or decoding it: most of a content
+// record's text is skipped, and in Italian text every accented letter
+// stopped safeRun and made unquoteFast copy the whole string. It reports
+// false and moves nothing on anything else; skipString's slower paths
+// then decide, errors included.
+func (s *invScanner) skipStringFast() bool {
+	b := s.b
+	n := s.i + 1
+	for {
+		k, high := skipRun(b, n)
+		// A multi-byte sequence never spans a quote or an escape (both
+		// ASCII), so the runs between them are validated one by one.
+		if k >= len(b) || (high && !utf8.Valid(b[n:k])) {
+			return false
+		}
+		switch b[k] {
+		case '"':
+			s.i = k + 1
+			return true
+		case '\\':
+			if k+1 >= len(b) {
+				return false
+			}
+			switch b[k+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				n = k + 2
+			case 'u':
+				r, ok := hex4(b, k+2)
+				if !ok {
+					return false
+				}
+				n = k + 6
+				if 0xD800 <= r && r <= 0xDFFF { // a high half followed by a low one only
+					r2, ok := hex4(b, k+8)
+					if !ok || r >= 0xDC00 || b[k+6] != '\\' || b[k+7] != 'u' || r2 < 0xDC00 || r2 > 0xDFFF {
+						return false
+					}
+					n = k + 12
+				}
+			default:
+				return false
+			}
+		default: // a control character
+			return false
+		}
+	}
+}
+
+// skipRun returns the end of the run of bytes from j on that skipping a
+// string passes over: anything but a quote, a backslash or a control
+// character, bytes beyond ASCII included, sixteen at a time while it can;
+// high reports whether the run may hold a byte beyond ASCII (the caller
+// validates its UTF-8 then).
+func skipRun(b []byte, j int) (end int, high bool) {
+	const hi = 0x8080808080808080
+	var h uint64
+	for ; j+16 <= len(b); j += 16 {
+		x := binary.LittleEndian.Uint64(b[j:])
+		y := binary.LittleEndian.Uint64(b[j+8:])
+		if m := stopBytes(x); m != 0 {
+			z := uint(bits.TrailingZeros64(m))
+			h |= x & (1<<(z&^7) - 1) // the bytes before the stop
+			return j + int(z/8), h&hi != 0
+		}
+		if m := stopBytes(y); m != 0 {
+			z := uint(bits.TrailingZeros64(m))
+			h |= x | y&(1<<(z&^7)-1)
+			return j + 8 + int(z/8), h&hi != 0
+		}
+		h |= x | y
+	}
+	h &= hi
+	if j+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[j:])
+		if m := stopBytes(x); m != 0 {
+			z := uint(bits.TrailingZeros64(m))
+			h |= x & hi & (1<<(z&^7) - 1)
+			return j + int(z/8), h != 0
+		}
+		h |= x & hi
+		j += 8
+	}
+	for ; j < len(b); j++ {
+		if c := b[j]; c < 0x80 && !strSafe[c] {
+			break
+		} else if c >= 0x80 {
+			h = 1
+		}
+	}
+	return j, h != 0
+}
+
+// stopBytes has the high bit set of the lowest byte of the eight in x
+// (little-endian) that skipRun stops at: a quote or a backslash (zero
+// after the xor) or a control character (below 0x20); bits above it may
+// be wrong. A byte beyond ASCII is none of them (^x clears its bit), keeps
+// its high bit through the xors and does not borrow, so a borrow starts
+// only at a flagged byte.
+func stopBytes(x uint64) uint64 {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	q := x ^ (lo * '"')
+	e := x ^ (lo * '\\')
+	return ((q - lo) | (e - lo) | (x - lo*0x20)) &^ x & hi
 }
 
 // stringBody reads a string at i (its opening quote) and returns its

@@ -1,6 +1,7 @@
 package upstream_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -70,5 +71,70 @@ func FuzzUnquoteFast(f *testing.F) {
 		q := append([]byte{'"'}, b...)
 		checkUnquoteFast(t, q)
 		checkUnquoteFast(t, append(q, '"'))
+	})
+}
+
+// checkSkipFast fails unless the copy-free skip of the string at the start
+// of b takes exactly the strings unquoteFast takes and ends where it ends.
+func checkSkipFast(t testing.TB, b []byte) (fast bool) {
+	t.Helper()
+	end, ok := upstream.SkipStringFast(b)
+	wantEnd, wantOK := upstream.UnquoteFastEnd(b)
+	if ok != wantOK || end != wantEnd {
+		t.Fatalf("%q: skip (%d, %v), unquoteFast (%d, %v)", b, end, ok, wantEnd, wantOK)
+	}
+	return ok
+}
+
+func TestSkipStringFast(t *testing.T) {
+	long := strings.Repeat("connettività senza fili, ", 20)
+	cases := []struct {
+		name, b string
+		fast    bool
+	}{
+		{"plain", `"abc"`, true},
+		{"empty", `""`, true},
+		{"followed by more", `"abc","d":1`, true},
+		{"long accented text", `"` + long + `"`, true},
+		{"accent at every offset", "\"\xc3\xa0a\xc3\xa0ab\xc3\xa0abc\xc3\xa0abcd\xc3\xa0abcdefgh\xc3\xa0\"", true},
+		{"four-byte rune across words", "\"abcdef\xf0\x9f\x98\x80ghijklmno\"", true},
+		{"quote after high bytes in one word", "\"\xc3\xa8\xc3\xa8\xc3\xa8\"xx", true},
+		{"escapes", `"\" \\ \/ \b \f \n \r \t \u00e8 \ud83d\ude00"`, true},
+		{"escape then accents", "\"\\n\xc3\xa8" + long + "\"", true},
+		{"replacement char", "\"\xef\xbf\xbd\"", true},
+		{"lone high surrogate", `"\ud83d"`, false},
+		{"high then not low", `"\ud83d\u0041"`, false},
+		{"lone low surrogate", `"\ude00"`, false},
+		{"invalid utf-8", "\"\xe8\\n\"", false},
+		{"invalid utf-8 late in a long run", "\"" + long + "\xe8abcdefghijkl\"", false},
+		{"truncated rune before the quote", "\"abcdefg\xc3\"", false},
+		{"utf-8 surrogate", "\"\xed\xa0\x80\"", false},
+		{"invalid byte in the stop's word", "\"ab\xc3\"xxxx", false},
+		{"bad escape", `"\x"`, false},
+		{"short unicode escape", `"\u00e"`, false},
+		{"control character", "\"a\nb\"", false},
+		{"control character after accents", "\"\xc3\xa8\xc3\xa8\x01\"", false},
+		{"del is plain", "\"a\x7fb\"", true},
+		{"unterminated", `"abc\n`, false},
+		{"unterminated long", `"` + long, false},
+		{"backslash at end", `"abc\`, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := checkSkipFast(t, []byte(c.b)); got != c.fast {
+				t.Errorf("fast skip taken = %v, want %v", got, c.fast)
+			}
+		})
+	}
+}
+
+// FuzzSkipStringFast: on any input the copy-free skip does not panic and
+// agrees with unquoteFast on what it takes and where the string ends.
+func FuzzSkipStringFast(f *testing.F) {
+	for _, s := range []string{`a\u00e8b"`, `\ud83d\ude00"x`, "caff\xc3\xa8 latte, caff\xc3\xa8\"", "\xe8\"", `\ud800\u0041"`, `abc`, "abcdefg\x1fh\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkSkipFast(t, append([]byte{'"'}, b...))
 	})
 }

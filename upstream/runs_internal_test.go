@@ -1,0 +1,91 @@
+package upstream
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// refSafeRun and refSkipRun are safeRun and skipRun a byte at a time.
+func refSafeRun(b []byte, j int) int {
+	for j < len(b) && strSafe[b[j]] {
+		j++
+	}
+	return j
+}
+
+func refSkipRun(b []byte, j int) (int, bool) {
+	high := false
+	for ; j < len(b); j++ {
+		c := b[j]
+		if c >= 0x80 {
+			high = true
+			continue
+		}
+		if !strSafe[c] {
+			break
+		}
+	}
+	return j, high
+}
+
+// checkRuns fails unless the word-at-a-time runs end where the byte-at-a-
+// time ones do from every start in b, and skipRun reports a byte beyond
+// ASCII whenever its run holds one (it may say so when it does not: that
+// costs a validation, nothing else).
+func checkRuns(t testing.TB, b []byte) {
+	t.Helper()
+	for j := 0; j <= len(b); j++ {
+		if got, want := safeRun(b, j), refSafeRun(b, j); got != want {
+			t.Fatalf("safeRun(%q, %d) = %d, want %d", b, j, got, want)
+		}
+		got, high := skipRun(b, j)
+		want, wantHigh := refSkipRun(b, j)
+		if got != want || (wantHigh && !high) {
+			t.Fatalf("skipRun(%q, %d) = %d, %v, want %d, %v", b, j, got, high, want, wantHigh)
+		}
+	}
+}
+
+func TestRunsMatchBytewise(t *testing.T) {
+	// Bytes that matter: every class, and values next to the borders the
+	// word tricks rely on (0x1f/0x20, 0x21-0x23, 0x5b-0x5d, 0x7f/0x80, 0xa2,
+	// 0xdc, 0xff).
+	alphabet := []byte{0, 1, 0x1f, 0x20, 0x21, '"', 0x23, 0x5b, '\\', 0x5d, 'a', 0x7f, 0x80, 0xa2, 0xc3, 0xdc, 0xe0, 0xff}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := range 4000 {
+		b := make([]byte, rng.IntN(48))
+		for i := range b {
+			if rng.IntN(4) == 0 {
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			} else {
+				b[i] = 'a' + byte(rng.IntN(26))
+			}
+		}
+		if n%3 == 0 { // long plain runs with one stop somewhere
+			for i := range b {
+				b[i] = 'x'
+			}
+			if len(b) > 0 {
+				b[rng.IntN(len(b))] = alphabet[rng.IntN(len(alphabet))]
+			}
+		}
+		checkRuns(t, b)
+	}
+	// Every single byte value at every position of two words.
+	for c := range 256 {
+		for p := range 20 {
+			b := make([]byte, 20)
+			for i := range b {
+				b[i] = 'y'
+			}
+			b[p] = byte(c)
+			checkRuns(t, b)
+		}
+	}
+}
+
+func FuzzRuns(f *testing.F) {
+	f.Add([]byte("abcdefgh\"ijklmnop"))
+	f.Add([]byte("caff\xc3\xa8 latte \\n\x01"))
+	f.Fuzz(func(t *testing.T, b []byte) { checkRuns(t, b) })
+}
