@@ -192,22 +192,40 @@ func build(table []uint32, lens []uint8, root uint, sym []uint32) bool {
 	}
 	remain := count
 	code, i := 0, 0
-	next := rootSize
-	prefix, subStart, subBits := -1, 0, 0
-	for l := 1; l <= maxLen; l++ {
+	// The root table as libdeflate fills it: the codes of length l are
+	// written once each into the first 2^l entries, which are then copied
+	// into the next 2^l before the codes of length l+1 go in, so every
+	// entry ends up in each slot whose low l bits are its reversed code.
+	// What the copies carry into slots of longer codes (left from an
+	// earlier table, or copied from such) is overwritten by those codes or
+	// by a subtable's link; only the one-symbol code leaves slots unused,
+	// and those were made invalid above.
+	rootLen := min(maxLen, int(root))
+	for l := 1; l <= rootLen; l++ {
+		if l > 1 {
+			copy(table[1<<(l-1):1<<l], table[:1<<(l-1)])
+		}
 		for n := count[l]; n > 0; n-- {
 			s := sorted[i]
 			i++
 			r := int(bits.Reverse16(uint16(code)) >> (16 - l))
 			code++
-			if l <= int(root) {
-				e := sym[s] + uint32(l) | uint32(l)<<8
-				for k := r; k < rootSize; k += 1 << l {
-					table[k] = e
-				}
-				remain[l]--
-				continue
-			}
+			table[r] = sym[s] + uint32(l) | uint32(l)<<8
+		}
+		remain[l] = 0
+		code <<= 1
+	}
+	for size := 1 << rootLen; size < rootSize; size <<= 1 {
+		copy(table[size:2*size], table[:size])
+	}
+	next := rootSize
+	prefix, subStart, subBits := -1, 0, 0
+	for l := rootLen + 1; l <= maxLen; l++ {
+		for n := count[l]; n > 0; n-- {
+			s := sorted[i]
+			i++
+			r := int(bits.Reverse16(uint16(code)) >> (16 - l))
+			code++
 			if p := r & (rootSize - 1); p != prefix {
 				// A new subtable: as many index bits as the codes under
 				// this prefix need (zlib's inflate_table).
