@@ -380,14 +380,7 @@ func TestBulkClose(t *testing.T) {
 // and every hit still gets its own body, plain or gzip. Entries many
 // goroutines get at once keep their bodies until each gives them back.
 func TestBulkHitLent(t *testing.T) {
-	c := bulkOnly(t, Options{})
-	pol := Policy{TTL: time.Hour}
-	bodies := make([][]byte, 16)
-	for i := range bodies {
-		bodies[i] = listingBody(uint64(i), 20)
-		mustGet(t, c, 1, fmt.Sprintf("/k%d", i), pol, func(context.Context) ([]byte, error) { return bodies[i], nil })
-	}
-	noFill := func(context.Context) ([]byte, error) { return nil, errors.New("no fill expected") }
+	c, bodies, pol, noFill := filledBulk(t, false)
 	var last *byte
 	reused := 0
 	for round := range 3 {
@@ -414,32 +407,7 @@ func TestBulkHitLent(t *testing.T) {
 	if st := c.Stats(); st.L1Hits != 0 || st.BulkHits < 48 {
 		t.Fatalf("hot hits %d, bulk hits %d", st.L1Hits, st.BulkHits)
 	}
-	var wg sync.WaitGroup
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range 200 {
-				k := (w + i) % len(bodies)
-				e, _, err := c.Get(context.Background(), 1, []byte(fmt.Sprintf("/k%d", k)), pol, noFill)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				l := e.Lent()
-				body := e.Body()
-				runtime.Gosched() // others get, lend and give back meanwhile
-				if !bytes.Equal(body, bodies[k]) {
-					t.Errorf("key %d: body changed before it was given back", k)
-					return
-				}
-				if l != nil {
-					_ = l.Close()
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	lendUnderConcurrency(t, c, bodies, pol, noFill)
 }
 
 // TestBulkGzipHitLentPlain: with Redis, the bulk tier holds compressed
@@ -449,15 +417,7 @@ func TestBulkHitLent(t *testing.T) {
 // key's until then, storage given back is lent again, and a hit allocates
 // far less than the body (which it used to allocate each time).
 func TestBulkGzipHitLentPlain(t *testing.T) {
-	c := bulkOnly(t, Options{})
-	c.bulkGzip = true // as with Redis
-	pol := Policy{TTL: time.Hour}
-	bodies := make([][]byte, 16)
-	for i := range bodies {
-		bodies[i] = listingBody(uint64(i), 20)
-		mustGet(t, c, 1, fmt.Sprintf("/k%d", i), pol, func(context.Context) ([]byte, error) { return bodies[i], nil })
-	}
-	noFill := func(context.Context) ([]byte, error) { return nil, errors.New("no fill expected") }
+	c, bodies, pol, noFill := filledBulk(t, true)
 	seen := map[*byte]int{}
 	for round := range 3 {
 		for i, want := range bodies {
@@ -505,6 +465,14 @@ func TestBulkGzipHitLentPlain(t *testing.T) {
 	if per := (m1.TotalAlloc - m0.TotalAlloc) / hits; !raceEnabled && per > uint64(len(bodies[0]))/2 {
 		t.Errorf("%d bytes allocated per identity bulk hit, the body is %d", per, len(bodies[0]))
 	}
+	lendUnderConcurrency(t, c, bodies, pol, noFill)
+}
+
+// lendUnderConcurrency has eight goroutines get the keys /k0.. of bodies,
+// read each body while others get, lend and give back storage, and give
+// it back: a body must not change before it is given back.
+func lendUnderConcurrency(t *testing.T, c *Cache, bodies [][]byte, pol Policy, noFill func(context.Context) ([]byte, error)) {
+	t.Helper()
 	var wg sync.WaitGroup
 	for w := range 8 {
 		wg.Add(1)
@@ -531,4 +499,21 @@ func TestBulkGzipHitLentPlain(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// filledBulk is a cache with only a bulk tier (compressed values when
+// gzipValues, as with Redis) holding 16 listing pages under /k0../k15,
+// their bodies, the policy they were stored with and a fill that fails.
+func filledBulk(t *testing.T, gzipValues bool) (*Cache, [][]byte, Policy, func(context.Context) ([]byte, error)) {
+	t.Helper()
+	c := bulkOnly(t, Options{})
+	c.bulkGzip = gzipValues
+	pol := Policy{TTL: time.Hour}
+	bodies := make([][]byte, 16)
+	for i := range bodies {
+		bodies[i] = listingBody(uint64(i), 20)
+		mustGet(t, c, 1, fmt.Sprintf("/k%d", i), pol, func(context.Context) ([]byte, error) { return bodies[i], nil })
+	}
+	noFill := func(context.Context) ([]byte, error) { return nil, errors.New("no fill expected") }
+	return c, bodies, pol, noFill
 }

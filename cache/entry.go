@@ -166,16 +166,27 @@ func (e *Entry) inflateLent() bool {
 	if e.plainLen > lendMax || e.plain.Load() != nil {
 		return e.Body() != nil
 	}
+	l := e.inflatePooled()
+	if l == nil {
+		return false
+	}
+	e.lent.Store(l)
+	return true
+}
+
+// inflatePooled decompresses the entry's plain body into storage lent
+// from the pool and returns that storage, or nil when the payload is
+// corrupt.
+func (e *Entry) inflatePooled() *bufpool.Buf {
 	l := lentBodies.Get()
 	body, ok := e.gunzipChecked(l.B)
 	if !ok {
 		_ = l.Close()
-		return false
+		return nil
 	}
 	l.B = body
 	e.plain.Store(&variant{body: body})
-	e.lent.Store(l)
-	return true
+	return l
 }
 
 // inflateLentAlso makes the plain body of an entry that holds only its
@@ -192,14 +203,10 @@ func (e *Entry) inflateLentAlso(l *bufpool.Buf) bool {
 	if e.plainLen > lendMax {
 		return e.Body() != nil
 	}
-	pl := lentBodies.Get()
-	body, ok := e.gunzipChecked(pl.B)
-	if !ok {
-		_ = pl.Close()
+	pl := e.inflatePooled()
+	if pl == nil {
 		return false
 	}
-	pl.B = body
-	e.plain.Store(&variant{body: body})
 	l.Then(pl)
 	return true
 }
