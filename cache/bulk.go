@@ -337,11 +337,15 @@ func (t *bulkTier) get(dealer int64, gen uint64, key []byte, plain bool, into *b
 		t.bad(k)
 		return nil
 	}
-	// An identity client's hit of a compressed value: its plain body is
-	// made in lent storage that goes back with into, which holds the
-	// compressed copy (Entry.inflateLentAlso).
-	lendPlain := plain && into != nil && len(into.B) > 0
-	if (lendPlain && !e.inflateLentAlso(into)) || (!lendPlain && !usable(e, plain)) {
+	ok := false
+	if plain && into != nil && len(into.B) > 0 {
+		// An identity client's hit of a value copied into lent storage:
+		// its plain body is made in lent storage that goes back with into.
+		ok = e.inflateLentAlso(into)
+	} else {
+		ok = usable(e, plain)
+	}
+	if !ok {
 		t.bad(k)
 		return nil
 	}

@@ -163,52 +163,45 @@ const lendMax = 256 << 10
 // reports false when the payload is corrupt, as Body returns nil. The
 // plain body stays valid until the storage returned by Lent is closed.
 func (e *Entry) inflateLent() bool {
-	if e.plainLen > lendMax || e.plain.Load() != nil {
-		return e.Body() != nil
+	l, ok := e.inflatePooled()
+	if l != nil {
+		e.lent.Store(l)
 	}
-	l := e.inflatePooled()
-	if l == nil {
-		return false
-	}
-	e.lent.Store(l)
-	return true
-}
-
-// inflatePooled decompresses the entry's plain body into storage lent
-// from the pool and returns that storage, or nil when the payload is
-// corrupt.
-func (e *Entry) inflatePooled() *bufpool.Buf {
-	l := lentBodies.Get()
-	body, ok := e.gunzipChecked(l.B)
-	if !ok {
-		_ = l.Close()
-		return nil
-	}
-	l.B = body
-	e.plain.Store(&variant{body: body})
-	return l
+	return ok
 }
 
 // inflateLentAlso makes the plain body of an entry that holds only its
 // gzip variant, for an identity client's bulk-tier hit, in storage lent
-// from the pool that goes back with l, which holds the compressed copy it
-// is made from: where the hot tier does not take the entry, the body, like
-// the copy, is read once and was otherwise garbage after the response;
-// where it does, the entry keeps both. It reports false when the payload
-// is corrupt (and marks the entry bad), as usable does.
-func (e *Entry) inflateLentAlso(l *bufpool.Buf) bool {
-	if e.plain.Load() != nil {
-		return true
+// from the pool that goes back with into, which holds the compressed copy
+// it is made from: where the hot tier does not take the entry, the body,
+// like the copy, is read once and was otherwise garbage after the
+// response; where it does, the entry keeps both. It reports false when
+// the payload is corrupt, as usable does.
+func (e *Entry) inflateLentAlso(into *bufpool.Buf) bool {
+	l, ok := e.inflatePooled()
+	if l != nil {
+		into.Then(l)
 	}
-	if e.plainLen > lendMax {
-		return e.Body() != nil
+	return ok
+}
+
+// inflatePooled decompresses the entry's plain body into storage lent
+// from the pool and returns that storage. It lends nothing (l nil) when
+// the entry already has its plain body or the body is over lendMax (then
+// made as Body makes it); ok is false when the payload is corrupt.
+func (e *Entry) inflatePooled() (l *bufpool.Buf, ok bool) {
+	if e.plainLen > lendMax || e.plain.Load() != nil {
+		return nil, e.Body() != nil
 	}
-	pl := e.inflatePooled()
-	if pl == nil {
-		return false
+	l = lentBodies.Get()
+	body, ok := e.gunzipChecked(l.B)
+	if !ok {
+		_ = l.Close()
+		return nil, false
 	}
-	l.Then(pl)
-	return true
+	l.B = body
+	e.plain.Store(&variant{body: body})
+	return l, true
 }
 
 // Lent hands over, once, the pooled storage the entry's bodies live in when

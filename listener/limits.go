@@ -12,6 +12,12 @@ import (
 	"time"
 )
 
+// WorkerIdle is how long the server's worker that served a connection
+// stays after the connection goes idle or is parked (the server's
+// MaxIdleWorkerDuration): short, so a wave of idle connections gives its
+// workers' stacks back soon. The parker's memory release waits for them.
+const WorkerIdle = 2 * time.Second
+
 // ErrTooManyConns is the first Read's error on a connection over the
 // per-address limit: the server closes it.
 var ErrTooManyConns = errors.New("listener: too many connections from this client address")

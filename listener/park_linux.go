@@ -62,13 +62,13 @@ type parker struct {
 // the parker collects twice and returns the memory (debug.FreeOSMemory), at most
 // once per releaseEvery. releaseQuiet outlasts the server's worker that
 // served a parked connection: it is idle from the park and ends at the
-// pool's next clean after 2 s idle (cmd/dealer-edge: MaxIdleWorkerDuration,
-// a clean every 2 s), so within 4 s; a release before that left those
-// workers' stacks and buffers resident (3 s measured 57-62 MiB per 10,000
-// idle connections in some runs, 21-26 in others).
+// pool's next clean after WorkerIdle (a clean every WorkerIdle), so within
+// twice that; a release before that left those workers' stacks and
+// buffers resident (3 s measured 57-62 MiB per 10,000 idle connections in
+// some runs, 21-26 in others).
 const (
 	releaseAfterParks = 1000
-	releaseQuiet      = 5 * time.Second
+	releaseQuiet      = 2*WorkerIdle + time.Second
 	releaseEvery      = 30 * time.Second
 )
 

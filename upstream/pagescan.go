@@ -274,12 +274,6 @@ func safeRun(b []byte, j int) int {
 			return j + 8 + bits.TrailingZeros64(m)/8
 		}
 	}
-	if j+8 <= len(b) {
-		if m := unsafeBytes(binary.LittleEndian.Uint64(b[j:])); m != 0 {
-			return j + bits.TrailingZeros64(m)/8
-		}
-		j += 8
-	}
 	for j < len(b) && strSafe[b[j]] {
 		j++
 	}
@@ -323,28 +317,11 @@ func (s *invScanner) skipStringFast() bool {
 			s.i = k + 1
 			return true
 		case '\\':
-			if k+1 >= len(b) {
+			_, width, ok := escape(b, k)
+			if !ok {
 				return false
 			}
-			switch b[k+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				n = k + 2
-			case 'u':
-				r, ok := hex4(b, k+2)
-				if !ok {
-					return false
-				}
-				n = k + 6
-				if 0xD800 <= r && r <= 0xDFFF { // a high half followed by a low one only
-					r2, ok := hex4(b, k+8)
-					if !ok || r >= 0xDC00 || b[k+6] != '\\' || b[k+7] != 'u' || r2 < 0xDC00 || r2 > 0xDFFF {
-						return false
-					}
-					n = k + 12
-				}
-			default:
-				return false
-			}
+			n = k + width
 		default: // a control character
 			return false
 		}
@@ -358,42 +335,33 @@ func (s *invScanner) skipStringFast() bool {
 // validates its UTF-8 then).
 func skipRun(b []byte, j int) (end int, high bool) {
 	const hi = 0x8080808080808080
-	var h uint64
+	var h uint64 // the bytes passed over, or-ed: their high bits tell
 	for ; j+16 <= len(b); j += 16 {
 		x := binary.LittleEndian.Uint64(b[j:])
 		y := binary.LittleEndian.Uint64(b[j+8:])
 		if m := stopBytes(x); m != 0 {
-			z := uint(bits.TrailingZeros64(m))
-			h |= x & (1<<(z&^7) - 1) // the bytes before the stop
-			return j + int(z/8), h&hi != 0
+			n := bits.TrailingZeros64(m) / 8
+			return j + n, (h|x&lowBytes(n))&hi != 0
 		}
 		if m := stopBytes(y); m != 0 {
-			z := uint(bits.TrailingZeros64(m))
-			h |= x | y&(1<<(z&^7)-1)
-			return j + 8 + int(z/8), h&hi != 0
+			n := bits.TrailingZeros64(m) / 8
+			return j + 8 + n, (h|x|y&lowBytes(n))&hi != 0
 		}
 		h |= x | y
 	}
-	h &= hi
-	if j+8 <= len(b) {
-		x := binary.LittleEndian.Uint64(b[j:])
-		if m := stopBytes(x); m != 0 {
-			z := uint(bits.TrailingZeros64(m))
-			h |= x & hi & (1<<(z&^7) - 1)
-			return j + int(z/8), h != 0
-		}
-		h |= x & hi
-		j += 8
-	}
 	for ; j < len(b); j++ {
-		if c := b[j]; c < 0x80 && !strSafe[c] {
+		c := b[j]
+		if c < 0x80 && !strSafe[c] {
 			break
-		} else if c >= 0x80 {
-			h = 1
 		}
+		h |= uint64(c)
 	}
-	return j, h != 0
+	return j, h&hi != 0
 }
+
+// lowBytes masks the n (below 8) lowest bytes of a little-endian word:
+// the bytes before a stop found at byte n.
+func lowBytes(n int) uint64 { return 1<<(8*n) - 1 }
 
 // stopBytes has the high bit set of the lowest byte of the eight in x
 // (little-endian) that skipRun stops at: a quote or a backslash (zero
@@ -450,45 +418,13 @@ func (s *invScanner) unquoteFast(start, j int) bool {
 			s.i = n + 1
 			return true
 		case c == '\\':
-			if n+1 >= len(b) {
+			r, width, ok := escape(b, n)
+			if !ok {
 				s.scratch = out[:0]
 				return false
 			}
-			switch e := b[n+1]; e {
-			case '"', '\\', '/':
-				out = append(out, e)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				r, ok := hex4(b, n+2)
-				if !ok {
-					s.scratch = out[:0]
-					return false
-				}
-				if 0xD800 <= r && r <= 0xDFFF { // must be a high half followed by a low one
-					r2, ok := hex4(b, n+8)
-					if !ok || r >= 0xDC00 || b[n+6] != '\\' || b[n+7] != 'u' || r2 < 0xDC00 || r2 > 0xDFFF {
-						s.scratch = out[:0]
-						return false
-					}
-					r = 0x10000 + (r-0xD800)<<10 + (r2 - 0xDC00)
-					n += 6
-				}
-				out = utf8.AppendRune(out, r)
-				n += 4
-			default:
-				s.scratch = out[:0]
-				return false
-			}
-			n += 2
+			out = utf8.AppendRune(out, r)
+			n += width
 		case c >= 0x80:
 			r, size := utf8.DecodeRune(b[n:])
 			if r == utf8.RuneError && size == 1 {
@@ -507,6 +443,46 @@ func (s *invScanner) unquoteFast(start, j int) bool {
 	}
 	s.scratch = out[:0]
 	return false
+}
+
+// escape reads the escape at b[k] (its backslash) as unquoteFast takes
+// it: one of the simple escapes, or a \u escape that stands for a Unicode
+// scalar value (a surrogate only as the high half of a pair followed by
+// the low half). It returns the rune and the escape's width in bytes, or
+// ok false for anything else (a bad escape, a lone surrogate, the end of
+// the input).
+func escape(b []byte, k int) (r rune, width int, ok bool) {
+	if k+1 >= len(b) {
+		return 0, 0, false
+	}
+	switch e := b[k+1]; e {
+	case '"', '\\', '/':
+		return rune(e), 2, true
+	case 'b':
+		return '\b', 2, true
+	case 'f':
+		return '\f', 2, true
+	case 'n':
+		return '\n', 2, true
+	case 'r':
+		return '\r', 2, true
+	case 't':
+		return '\t', 2, true
+	case 'u':
+		r, ok := hex4(b, k+2)
+		if !ok {
+			return 0, 0, false
+		}
+		if r < 0xD800 || r > 0xDFFF {
+			return r, 6, true
+		}
+		r2, ok := hex4(b, k+8)
+		if !ok || r >= 0xDC00 || b[k+6] != '\\' || b[k+7] != 'u' || r2 < 0xDC00 || r2 > 0xDFFF {
+			return 0, 0, false
+		}
+		return 0x10000 + (r-0xD800)<<10 + (r2 - 0xDC00), 12, true
+	}
+	return 0, 0, false
 }
 
 // hex4 returns the value of the four hex digits at b[i:i+4]; ok is false

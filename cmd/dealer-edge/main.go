@@ -602,8 +602,9 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		CloseOnShutdown:       true,
 		// A worker whose connection was parked (or closed) ends after 2 s
 		// idle rather than fasthttp's 10 s, so its stack is given back
-		// soon after a wave of idle connections.
-		MaxIdleWorkerDuration: 2 * time.Second,
+		// soon after a wave of idle connections (the parker's memory
+		// release is timed on it).
+		MaxIdleWorkerDuration: listener.WorkerIdle,
 		Logger:                httpLogger{logger},
 		SecureErrorLogMessage: true,
 	}

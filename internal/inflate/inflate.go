@@ -212,7 +212,6 @@ func build(table []uint32, lens []uint8, root uint, sym []uint32) bool {
 			code++
 			table[r] = sym[s] + uint32(l) | uint32(l)<<8
 		}
-		remain[l] = 0
 		code <<= 1
 	}
 	for size := 1 << rootLen; size < rootSize; size <<= 1 {
