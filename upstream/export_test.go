@@ -51,6 +51,21 @@ func SkipStringFast(b []byte) (int, bool) {
 	return s.i, true
 }
 
+// SkipStringGeneral runs skipString's paths after the copy-free skip
+// (unquoteFast, then stringView) on the JSON string at the start of b: the
+// position after it, or the error that refuses it.
+func SkipStringGeneral(b []byte) (int, error) {
+	var s invScanner
+	s.b = b
+	if s.unquoteFast(0, safeRun(b, 1)) {
+		return s.i, nil
+	}
+	if _, _, err := s.stringView(); err != nil {
+		return 0, err
+	}
+	return s.i, nil
+}
+
 // UnquoteFastEnd runs unquoteFast on the JSON string at the start of b:
 // the position after it and true, or false where it falls back.
 func UnquoteFastEnd(b []byte) (int, bool) {

@@ -8,8 +8,12 @@ type jsonCursor struct {
 	i int
 }
 
-// ws skips JSON white space.
+// ws skips JSON white space. Every white space byte is at most ' ', so
+// the common case (none) is one comparison.
 func (s *jsonCursor) ws() {
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return
+	}
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':

@@ -296,20 +296,22 @@ func unsafeBytes(x uint64) uint64 {
 }
 
 // skipStringFast moves past the string at i (its opening quote) when
-// unquoteFast would take it (no control character, escapes it reads,
-// valid UTF-8), without copying or decoding it: most of a content
-// record's text is skipped, and in Italian text every accented letter
-// stopped safeRun and made unquoteFast copy the whole string. It reports
-// false and moves nothing on anything else; skipString's slower paths
-// then decide, errors included.
+// its escapes are ones unquoteFast reads and it has no control character,
+// without copying, decoding or validating it as UTF-8: most of a content
+// record's text is skipped. The UTF-8 check is not needed for a string
+// that is only skipped: such a string is accepted by the general path
+// too, valid UTF-8 or not (stringView reads invalid UTF-8 as the field
+// reader does, with AllowInvalidUTF8), and ends at the same quote
+// (TestSkipStringFast, FuzzSkipStringFast). It reports false and moves
+// nothing on anything else (a control character, a bad escape or a lone
+// surrogate, the end of the input); skipString's slower paths then
+// decide, errors included.
 func (s *invScanner) skipStringFast() bool {
 	b := s.b
 	n := s.i + 1
 	for {
-		k, high := skipRun(b, n)
-		// A multi-byte sequence never spans a quote or an escape (both
-		// ASCII), so the runs between them are validated one by one.
-		if k >= len(b) || (high && !utf8.Valid(b[n:k])) {
+		k := stopRun(b, n)
+		if k >= len(b) {
 			return false
 		}
 		switch b[k] {
@@ -328,43 +330,28 @@ func (s *invScanner) skipStringFast() bool {
 	}
 }
 
-// skipRun returns the end of the run of bytes from j on that skipping a
+// stopRun returns the end of the run of bytes from j on that skipping a
 // string passes over: anything but a quote, a backslash or a control
-// character, bytes beyond ASCII included, sixteen at a time while it can;
-// high reports whether the run may hold a byte beyond ASCII (the caller
-// validates its UTF-8 then).
-func skipRun(b []byte, j int) (end int, high bool) {
-	const hi = 0x8080808080808080
-	var h uint64 // the bytes passed over, or-ed: their high bits tell
+// character, bytes beyond ASCII included, sixteen at a time while it can.
+func stopRun(b []byte, j int) int {
 	for ; j+16 <= len(b); j += 16 {
-		x := binary.LittleEndian.Uint64(b[j:])
-		y := binary.LittleEndian.Uint64(b[j+8:])
-		if m := stopBytes(x); m != 0 {
-			n := bits.TrailingZeros64(m) / 8
-			return j + n, (h|x&lowBytes(n))&hi != 0
+		if m := stopBytes(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+			return j + bits.TrailingZeros64(m)/8
 		}
-		if m := stopBytes(y); m != 0 {
-			n := bits.TrailingZeros64(m) / 8
-			return j + 8 + n, (h|x|y&lowBytes(n))&hi != 0
+		if m := stopBytes(binary.LittleEndian.Uint64(b[j+8:])); m != 0 {
+			return j + 8 + bits.TrailingZeros64(m)/8
 		}
-		h |= x | y
 	}
 	for ; j < len(b); j++ {
-		c := b[j]
-		if c < 0x80 && !strSafe[c] {
+		if c := b[j]; c < 0x80 && !strSafe[c] {
 			break
 		}
-		h |= uint64(c)
 	}
-	return j, h&hi != 0
+	return j
 }
 
-// lowBytes masks the n (below 8) lowest bytes of a little-endian word:
-// the bytes before a stop found at byte n.
-func lowBytes(n int) uint64 { return 1<<(8*n) - 1 }
-
 // stopBytes has the high bit set of the lowest byte of the eight in x
-// (little-endian) that skipRun stops at: a quote or a backslash (zero
+// (little-endian) that stopRun stops at: a quote or a backslash (zero
 // after the xor) or a control character (below 0x20); bits above it may
 // be wrong. A byte beyond ASCII is none of them (^x clears its bit), keeps
 // its high bit through the xors and does not borrow, so a borrow starts
