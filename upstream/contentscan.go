@@ -8,14 +8,16 @@ package upstream
 // scanObject reads an object (null leaves dst as it is), calling field for
 // every member; field reads the member's value into dst. field is a plain
 // function, not a closure, so a member costs an indirect call and nothing
-// else.
-func scanObject[T any](s *invScanner, dst *T, field func(s *invScanner, dst *T, name string) error) error {
+// else. The member names are predicted from the last object of the same
+// shape (memberAt).
+func scanObject[T any](s *invScanner, dst *T, shape objectShape, field func(s *invScanner, dst *T, name string) error) error {
 	null, err := s.beginObject()
 	if err != nil || null {
 		return err
 	}
-	for first := true; ; {
-		name, more, err := s.member(&first)
+	m := &s.names[shape]
+	for k, first := 0, true; ; k++ {
+		name, more, err := s.memberAt(&first, m, k)
 		if err != nil || !more {
 			return err
 		}
@@ -26,7 +28,7 @@ func scanObject[T any](s *invScanner, dst *T, field func(s *invScanner, dst *T, 
 }
 
 func (s *invScanner) contentList(l *contentList) error {
-	return scanObject(s, l, func(s *invScanner, l *contentList, name string) error {
+	return scanObject(s, l, shapeTop, func(s *invScanner, l *contentList, name string) error {
 		if name == "items" {
 			return s.contentItems(&l.Items)
 		}
@@ -60,7 +62,7 @@ func (s *invScanner) contentItems(dst *[]ContentRecord) error {
 	return err
 }
 
-func (s *invScanner) content(c *ContentRecord) error { return scanObject(s, c, contentField) }
+func (s *invScanner) content(c *ContentRecord) error { return scanObject(s, c, shapeContent, contentField) }
 
 func contentField(s *invScanner, c *ContentRecord, name string) (err error) {
 	switch name {
@@ -135,7 +137,7 @@ func (p *contentPageSink) decodeBody(body []byte) error {
 	var keys []ContentRecord
 	var spans []contentSpan
 	null := true
-	err := scanObject(s, p, func(s *invScanner, _ *contentPageSink, name string) (err error) {
+	err := scanObject(s, p, shapeTop, func(s *invScanner, _ *contentPageSink, name string) (err error) {
 		if name == "items" {
 			keys, spans, null, err = s.contentKeys()
 			return err
@@ -187,7 +189,7 @@ func (s *invScanner) contentKeys() (keys []ContentRecord, spans []contentSpan, n
 		}
 		from := s.i
 		keys = append(keys, ContentRecord{})
-		if err := scanObject(s, &keys[len(keys)-1], contentKeyField); err != nil {
+		if err := scanObject(s, &keys[len(keys)-1], shapeContent, contentKeyField); err != nil {
 			return keys, spans, false, err
 		}
 		spans = append(spans, contentSpan{int32(from), int32(s.i)})

@@ -49,6 +49,7 @@ type invScanner struct {
 	scratch []byte          // unquoting buffer of escaped strings
 	records []ContentRecord // a content list's records as they are read (contentItems)
 	floats  []float64       // the block floatPtr takes numbers from; never pooled
+	names   [numShapes]nameMemo
 }
 
 var invScanners = sync.Pool{New: func() any { return new(invScanner) }}
@@ -151,11 +152,77 @@ func (s *invScanner) beginObject() (null bool, err error) {
 	}
 }
 
-// member moves to the next member of the object being read: it returns
+// objectShape is the kind of object scanObject reads, for the member
+// names it predicts (nameMemo).
+type objectShape uint8
+
+const (
+	shapeTop objectShape = iota // a page or list around the records
+	shapeContent
+	shapeVehicle
+	shapeUpfit
+	shapeAIContent
+	shapeOffer
+	shapeQuotation
+	numShapes
+)
+
+// Bounds of a nameMemo: the names it keeps and the length of each.
+const (
+	maxMemoNames   = 48
+	maxMemoNameLen = 64
+)
+
+// nameMemo is the member names of the last objects of one shape, by
+// position. A service encodes every record of a kind with the same
+// members in the same order, so the k-th name of the next record is
+// checked against the k-th name here, a comparison of its bytes, instead
+// of being scanned as a string. Only names whose JSON is their own bytes
+// (no escape) are kept, so equal bytes are an equal name. The strings are
+// copies (never views of a body), each distinct name copied once (known),
+// and outlive a pooled scanner's use.
+type nameMemo struct {
+	names []string // by position in the last object
+	known []string // every distinct name learnt
+}
+
+// learn makes name, just read at position k, the memo's k-th name. It
+// copies it only the first time the shape has it, so records that
+// alternate between layouts (an optional member that shifts the later
+// ones) cost no allocation once each is known.
+func (m *nameMemo) learn(k int, name string) {
+	if k > len(m.names) || k >= maxMemoNames || len(name) > maxMemoNameLen {
+		return
+	}
+	kept := ""
+	for _, n := range m.known {
+		if n == name {
+			kept = n
+			break
+		}
+	}
+	if kept == "" {
+		if len(m.known) >= 2*maxMemoNames {
+			return
+		}
+		kept = strings.Clone(name)
+		m.known = append(m.known, kept)
+	}
+	if k == len(m.names) {
+		m.names = append(m.names, kept)
+	} else {
+		m.names[k] = kept
+	}
+}
+
+// memberAt moves to the k-th member of the object being read: it returns
 // its name with the colon read (the scanner is then at the value), or
-// more false after the closing brace. first is true before the first
-// member and is cleared.
-func (s *invScanner) member(first *bool) (name string, more bool, err error) {
+// more false after the closing brace; first is true before the first
+// member and is cleared. A name whose bytes equal m's k-th name is taken
+// as it is, any other is read as a string and learnt: the two accept and
+// refuse the same input (a predicted name is a plain string, the colon is
+// checked the same way).
+func (s *invScanner) memberAt(first *bool, m *nameMemo, k int) (name string, more bool, err error) {
 	c := s.peek()
 	if c == '}' {
 		s.i++
@@ -174,8 +241,21 @@ func (s *invScanner) member(first *bool) (name string, more bool, err error) {
 	if c != '"' {
 		return "", false, s.fail("want a member name")
 	}
-	if name, _, err = s.stringView(); err != nil {
-		return "", false, err
+	if k < len(m.names) {
+		n := m.names[k]
+		if end := s.i + 1 + len(n); end < len(s.b) && s.b[end] == '"' && string(s.b[s.i+1:end]) == n {
+			s.i = end + 1
+			name = n
+		}
+	}
+	if name == "" {
+		var inBody bool
+		if name, inBody, err = s.stringView(); err != nil {
+			return "", false, err
+		}
+		if inBody && name != "" {
+			m.learn(k, name)
+		}
 	}
 	if s.peek() != ':' {
 		return "", false, s.fail("want ':' after a member name")
@@ -332,8 +412,23 @@ func (s *invScanner) skipStringFast() bool {
 
 // stopRun returns the end of the run of bytes from j on that skipping a
 // string passes over: anything but a quote, a backslash or a control
-// character, bytes beyond ASCII included, sixteen at a time while it can.
+// character, bytes beyond ASCII included: the first 32 bytes a word at a
+// time (most member values are short, and below about 40 bytes the words
+// beat the vector call, BenchmarkStopRun), then 32 at a time with AVX2
+// (stopBlocks), else sixteen at a time while it can.
 func stopRun(b []byte, j int) int {
+	if j+32 <= len(b) {
+		for range 2 {
+			if m := stopBytes(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+				return j + bits.TrailingZeros64(m)/8
+			}
+			if m := stopBytes(binary.LittleEndian.Uint64(b[j+8:])); m != 0 {
+				return j + 8 + bits.TrailingZeros64(m)/8
+			}
+			j += 16
+		}
+		j = stopBlocks(b, j)
+	}
 	for ; j+16 <= len(b); j += 16 {
 		if m := stopBytes(binary.LittleEndian.Uint64(b[j:])); m != 0 {
 			return j + bits.TrailingZeros64(m)/8
@@ -810,7 +905,7 @@ func named(name string, err error) error {
 	return fmt.Errorf("%s: %w", name, err)
 }
 
-func (s *invScanner) vehiclePage(p *VehiclePage) error { return scanObject(s, p, vehiclePageField) }
+func (s *invScanner) vehiclePage(p *VehiclePage) error { return scanObject(s, p, shapeTop, vehiclePageField) }
 
 func vehiclePageField(s *invScanner, p *VehiclePage, name string) (err error) {
 	switch name {
@@ -824,7 +919,7 @@ func vehiclePageField(s *invScanner, p *VehiclePage, name string) (err error) {
 	return err
 }
 
-func (s *invScanner) vehicle(v *Vehicle) error { return scanObject(s, v, vehicleField) }
+func (s *invScanner) vehicle(v *Vehicle) error { return scanObject(s, v, shapeVehicle, vehicleField) }
 
 func vehicleField(s *invScanner, v *Vehicle, name string) (err error) {
 	switch name {
@@ -876,7 +971,7 @@ func vehicleField(s *invScanner, v *Vehicle, name string) (err error) {
 	return err
 }
 
-func (s *invScanner) upfit(u *Upfit) error { return scanObject(s, u, upfitField) }
+func (s *invScanner) upfit(u *Upfit) error { return scanObject(s, u, shapeUpfit, upfitField) }
 
 func upfitField(s *invScanner, u *Upfit, name string) (err error) {
 	switch name {
@@ -898,7 +993,7 @@ func upfitField(s *invScanner, u *Upfit, name string) (err error) {
 	return err
 }
 
-func (s *invScanner) aiContent(a *AIContent) error { return scanObject(s, a, aiContentField) }
+func (s *invScanner) aiContent(a *AIContent) error { return scanObject(s, a, shapeAIContent, aiContentField) }
 
 func aiContentField(s *invScanner, a *AIContent, name string) (err error) {
 	switch name {
@@ -914,7 +1009,7 @@ func aiContentField(s *invScanner, a *AIContent, name string) (err error) {
 	return err
 }
 
-func (s *invScanner) offerPage(p *OfferPage) error { return scanObject(s, p, offerPageField) }
+func (s *invScanner) offerPage(p *OfferPage) error { return scanObject(s, p, shapeTop, offerPageField) }
 
 func offerPageField(s *invScanner, p *OfferPage, name string) (err error) {
 	switch name {
@@ -928,7 +1023,7 @@ func offerPageField(s *invScanner, p *OfferPage, name string) (err error) {
 	return err
 }
 
-func (s *invScanner) offer(o *Offer) error { return scanObject(s, o, offerField) }
+func (s *invScanner) offer(o *Offer) error { return scanObject(s, o, shapeOffer, offerField) }
 
 func offerField(s *invScanner, o *Offer, name string) (err error) {
 	switch name {
@@ -956,7 +1051,7 @@ func offerField(s *invScanner, o *Offer, name string) (err error) {
 	return err
 }
 
-func (s *invScanner) quotation(q *Quotation) error { return scanObject(s, q, quotationField) }
+func (s *invScanner) quotation(q *Quotation) error { return scanObject(s, q, shapeQuotation, quotationField) }
 
 func quotationField(s *invScanner, q *Quotation, name string) (err error) {
 	switch name {

@@ -193,6 +193,8 @@ func FuzzInventoryScanner(f *testing.F) {
 	f.Add([]byte(`{"total":1,"items":[{"id_offerta":7,"dealer_id":101,"slug":"s","make":"Kia","quotations":[{"months":36,"km_per_year":10000,"monthly_fee_eur":299.9,"internal_cost_eur":1,"source_rate_id":"r"}],"updated_at":"2026-01-02T03:04:05Z","render_payload":{}}]}`), uint8(2))
 	f.Add([]byte(`{"id_offerta":-0,"quotations":null,"version":"\ud83d\ude00\n","updated_at":null}`), uint8(3))
 	f.Add([]byte("{\"items\":[{\"make\":\"\xe8\\u00e8\",\"upfits\":[{\"primary\":true}]}],\"total\":1}"), uint8(0))
+	// Records whose member names are predicted from the one before (nameMemo).
+	f.Add([]byte(`{"total":3,"items":[{"id_auto":"a","make":"Fiat","upfits":[{"code":"U1","primary":true},{"code":"U2","primary":false}]},{"id_auto":"b","make":"Kia","upfits":[{"primary":true,"code":"U3"}]},{"id_auto":"c","mak\u0065":"VW","make":"Audi","upfits":null}]}`), uint8(0))
 	f.Fuzz(func(t *testing.T, body []byte, kind uint8) {
 		compareScanner(t, body, inventoryKinds[int(kind)%len(inventoryKinds)])
 	})

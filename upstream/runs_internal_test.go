@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -44,6 +45,9 @@ func TestRunsMatchBytewise(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for n := range 4000 {
 		b := make([]byte, rng.IntN(48))
+		if n%5 == 0 { // several of stopBlocks' 32-byte blocks
+			b = make([]byte, 32+rng.IntN(160))
+		}
 		for i := range b {
 			if rng.IntN(4) == 0 {
 				b[i] = alphabet[rng.IntN(len(alphabet))]
@@ -61,10 +65,11 @@ func TestRunsMatchBytewise(t *testing.T) {
 		}
 		checkRuns(t, b)
 	}
-	// Every single byte value at every position of two words.
+	// Every single byte value at every position of two words and of two
+	// 32-byte blocks.
 	for c := range 256 {
-		for p := range 20 {
-			b := make([]byte, 20)
+		for p := range 70 {
+			b := make([]byte, 70)
 			for i := range b {
 				b[i] = 'y'
 			}
@@ -78,4 +83,47 @@ func FuzzRuns(f *testing.F) {
 	f.Add([]byte("abcdefgh\"ijklmnop"))
 	f.Add([]byte("caff\xc3\xa8 latte \\n\x01"))
 	f.Fuzz(func(t *testing.T, b []byte) { checkRuns(t, b) })
+}
+
+// TestNameMemo: names are learnt by position, copied once per distinct
+// name (records that alternate between two layouts allocate nothing once
+// both are known), escaped or long names are not learnt, and a body's
+// bytes are never kept.
+func TestNameMemo(t *testing.T) {
+	var m nameMemo
+	body := []byte("idslugtitle")
+	m.learn(0, bytesString(body[0:2]))
+	m.learn(1, bytesString(body[2:6]))
+	m.learn(5, "far") // not next to a known position: ignored
+	if got := m.names; len(got) != 2 || got[0] != "id" || got[1] != "slug" {
+		t.Fatalf("names %q", got)
+	}
+	copy(body, "XXXXXX")
+	if m.names[0] != "id" || m.names[1] != "slug" {
+		t.Fatalf("the memo aliases the body: %q", m.names)
+	}
+	m.learn(2, "title")
+	long := strings.Repeat("n", maxMemoNameLen+1)
+	m.learn(3, long)
+	if len(m.names) != 3 {
+		t.Fatalf("a name over %d bytes was learnt", maxMemoNameLen)
+	}
+	// An optional member at 1 shifts the others; then the usual layout
+	// again: no copies once each name is known.
+	m.learn(1, "hidden")
+	allocs := testing.AllocsPerRun(100, func() {
+		m.learn(1, "hidden")
+		m.learn(2, "slug")
+		m.learn(1, "slug")
+		m.learn(2, "title")
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations a round of known names", allocs)
+	}
+	for k := range maxMemoNames + 4 {
+		m.learn(k, "x")
+	}
+	if len(m.names) > maxMemoNames {
+		t.Fatalf("%d names kept, at most %d", len(m.names), maxMemoNames)
+	}
 }

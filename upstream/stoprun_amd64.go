@@ -1,0 +1,25 @@
+//go:build !purego
+
+package upstream
+
+import "golang.org/x/sys/cpu"
+
+// hasAVX2 reports whether stopRun may use stopIndexAVX2.
+var hasAVX2 = cpu.X86.HasAVX2
+
+// stopIndexAVX2 is in stoprun_amd64.s: the index of the first quote,
+// backslash or control character in b's whole 32-byte blocks, or the end
+// of those blocks.
+//
+//go:noescape
+func stopIndexAVX2(b []byte) int
+
+// stopBlocks moves j past the 32-byte blocks of b from j on that hold no
+// byte stopRun stops at, 32 bytes an instruction where the CPU has AVX2;
+// it returns j unchanged otherwise.
+func stopBlocks(b []byte, j int) int {
+	if hasAVX2 && len(b)-j >= 32 {
+		return j + stopIndexAVX2(b[j:])
+	}
+	return j
+}

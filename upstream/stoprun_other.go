@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package upstream
+
+// stopBlocks is stoprun_amd64.go's block step; without it stopRun goes a
+// word at a time from j.
+func stopBlocks(b []byte, j int) int { return j }
