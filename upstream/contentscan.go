@@ -62,7 +62,9 @@ func (s *invScanner) contentItems(dst *[]ContentRecord) error {
 	return err
 }
 
-func (s *invScanner) content(c *ContentRecord) error { return scanObject(s, c, shapeContent, contentField) }
+func (s *invScanner) content(c *ContentRecord) error {
+	return scanObject(s, c, shapeContent, contentField)
+}
 
 func contentField(s *invScanner, c *ContentRecord, name string) (err error) {
 	switch name {

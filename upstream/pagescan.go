@@ -905,7 +905,9 @@ func named(name string, err error) error {
 	return fmt.Errorf("%s: %w", name, err)
 }
 
-func (s *invScanner) vehiclePage(p *VehiclePage) error { return scanObject(s, p, shapeTop, vehiclePageField) }
+func (s *invScanner) vehiclePage(p *VehiclePage) error {
+	return scanObject(s, p, shapeTop, vehiclePageField)
+}
 
 func vehiclePageField(s *invScanner, p *VehiclePage, name string) (err error) {
 	switch name {
@@ -993,7 +995,9 @@ func upfitField(s *invScanner, u *Upfit, name string) (err error) {
 	return err
 }
 
-func (s *invScanner) aiContent(a *AIContent) error { return scanObject(s, a, shapeAIContent, aiContentField) }
+func (s *invScanner) aiContent(a *AIContent) error {
+	return scanObject(s, a, shapeAIContent, aiContentField)
+}
 
 func aiContentField(s *invScanner, a *AIContent, name string) (err error) {
 	switch name {
@@ -1051,7 +1055,9 @@ func offerField(s *invScanner, o *Offer, name string) (err error) {
 	return err
 }
 
-func (s *invScanner) quotation(q *Quotation) error { return scanObject(s, q, shapeQuotation, quotationField) }
+func (s *invScanner) quotation(q *Quotation) error {
+	return scanObject(s, q, shapeQuotation, quotationField)
+}
 
 func quotationField(s *invScanner, q *Quotation, name string) (err error) {
 	switch name {
