@@ -287,18 +287,24 @@ func (s *Server) contentHub(ctx *fasthttp.RequestCtx, rs *reqState) {
 		defer cancel()
 		sections := make([]listingPage, len(upstream.ContentTypes))
 		errs := make([]error, len(upstream.ContentTypes))
-		var g errgroup.Group
-		for i, ct := range upstream.ContentTypes {
-			g.Go(func() error {
-				errs[i] = guard(func() (err error) {
-					sc, span := s.startSpan(c, "hub section "+ct, attrSection.String(ct))
-					defer func() { endSpan(span, err) }()
-					sections[i], err = s.listing(sc, st, pr.dealerID, ct, fp, false)
-					return err
-				})()
-				return nil
-			})
+		section := func(i int) {
+			ct := upstream.ContentTypes[i]
+			errs[i] = guard(func() (err error) {
+				sc, span := s.startSpan(c, "hub section "+ct, attrSection.String(ct))
+				defer func() { endSpan(span, err) }()
+				sections[i], err = s.listing(sc, st, pr.dealerID, ct, fp, false)
+				return err
+			})()
 		}
+		// The last section is read on this goroutine, whose stack has
+		// grown already: a new goroutine's stack grows by copying while it
+		// decodes.
+		var g errgroup.Group
+		last := len(upstream.ContentTypes) - 1
+		for i := range last {
+			g.Go(func() error { section(i); return nil })
+		}
+		section(last)
 		_ = g.Wait()
 		var failed []error
 		var shown []int

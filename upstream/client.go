@@ -421,7 +421,8 @@ func (c *Client) Content(ctx context.Context, dealerID int64, contentType string
 // Topic, Category, Brand, UpdatedAt, SourceProvider, OverrideOf,
 // HiddenForDealer; the others are zero) and handed to pick, which returns
 // the indices of the records to decode whole (in the order wanted); those
-// are returned. keys is valid during pick only. A body the content list
+// are returned. keys is valid during pick only, its strings too (they are
+// views of the answer's body, which is reused after). A body the content list
 // decoder would reject is rejected the same way, and pick is not called.
 func (c *Client) ContentPage(ctx context.Context, dealerID int64, contentType string, f ContentFilter, pick func(keys []ContentRecord) []int32) ([]ContentRecord, error) {
 	if contentType == "" {

@@ -135,7 +135,6 @@ func (p *contentPageSink) decodeBody(body []byte) error {
 	s := invScanners.Get().(*invScanner)
 	s.b, s.i, s.depth = body, 0, 0
 	s.arena.Reset()
-	s.arena.Grow(len(body)/16 + 64) // slugs, types, categories, providers
 	var keys []ContentRecord
 	var spans []contentSpan
 	null := true
@@ -219,13 +218,25 @@ func (s *invScanner) wholeRecords(body []byte, spans []contentSpan, idx []int32,
 }
 
 // contentKeyField is contentField for ContentPage's keys: the fields that
-// decide visibility, order and the category/topic/brand filters are read,
+// decide visibility, order and the category/topic/brand filters are read
+// (their strings views of the body: the keys live only while it is read),
 // the others checked as contentField would read them and skipped.
 func contentKeyField(s *invScanner, c *ContentRecord, name string) (err error) {
 	switch name {
-	case "id", "type", "dealer_id", "slug", "topic", "category", "brand", "updated_at",
-		"source_provider", "override_of", "hidden_for_dealer":
+	case "id", "dealer_id", "updated_at", "override_of", "hidden_for_dealer":
 		return contentField(s, c, name)
+	case "type":
+		c.Type, err = s.keyStr()
+	case "slug":
+		c.Slug, err = s.keyStr()
+	case "topic":
+		c.Topic, err = s.keyStr()
+	case "category":
+		c.Category, err = s.keyStr()
+	case "brand":
+		c.Brand, err = s.keyStr()
+	case "source_provider":
+		c.SourceProvider, err = s.keyStr()
 	case "title", "h1", "meta_description", "excerpt", "body_text", "url", "media_url", "thumbnail_url", "transcript":
 		switch s.peek() {
 		case '"':

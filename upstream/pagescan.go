@@ -696,6 +696,31 @@ func (s *invScanner) str() (string, error) {
 	}
 }
 
+// keyStr is str for a value used only while the body is being read
+// (ContentPage's keys, dropped before decodeBody returns): it accepts and
+// refuses what str does, but a string without escapes is a view of the
+// body, not a copy in the arena.
+func (s *invScanner) keyStr() (string, error) {
+	switch s.peek() {
+	case '"':
+		start := s.i
+		j := safeRun(s.b, start+1)
+		if j < len(s.b) && s.b[j] == '"' {
+			s.i = j + 1
+			return bytesString(s.b[start+1 : j]), nil
+		}
+		if s.unquoteFast(start, j) {
+			return string(s.scratch), nil
+		}
+		v, _, err := s.stringView() // a view of the body, or a string of its own
+		return v, err
+	case 'n':
+		return "", s.literal("null")
+	default:
+		return "", s.fail("want a string")
+	}
+}
+
 // numberLiteral reads a number of the JSON grammar at i and returns its
 // text.
 func (s *invScanner) numberLiteral() (string, error) {
