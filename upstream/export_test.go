@@ -66,6 +66,14 @@ func SkipStringGeneral(b []byte) (int, error) {
 	return s.i, nil
 }
 
+// ConsumeStringEnd runs consumeString (skip's check of a string value) on
+// the JSON string at the start of b.
+func ConsumeStringEnd(b []byte) (int, error) {
+	var s invScanner
+	s.b = b
+	return s.consumeString()
+}
+
 // UnquoteFastEnd runs unquoteFast on the JSON string at the start of b:
 // the position after it and true, or false where it falls back.
 func UnquoteFastEnd(b []byte) (int, bool) {

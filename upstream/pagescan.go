@@ -855,6 +855,11 @@ func (s *invScanner) strings(dst *[]string) error {
 func (s *invScanner) skip() error {
 	switch c := s.peek(); c {
 	case '"':
+		// Whatever the copy-free skip takes consumeString takes too, and
+		// ends at the same quote (no control character, escapes it reads).
+		if s.skipStringFast() {
+			return nil
+		}
 		_, err := s.consumeString()
 		return err
 	case '{':

@@ -76,9 +76,9 @@ func FuzzUnquoteFast(f *testing.F) {
 
 // checkSkipFast fails unless the copy-free skip of the string at the start
 // of b takes every string unquoteFast takes and ends where it ends, and
-// whatever it takes (invalid UTF-8 too) the general path accepts and ends
-// at the same place: skipString's answer does not depend on which path
-// took the string.
+// whatever it takes (invalid UTF-8 too) the general path and consumeString
+// accept and end at the same place: skipString's and skip's answers do not
+// depend on which path took the string.
 func checkSkipFast(t testing.TB, b []byte) (fast bool) {
 	t.Helper()
 	end, ok := upstream.SkipStringFast(b)
@@ -89,6 +89,11 @@ func checkSkipFast(t testing.TB, b []byte) (fast bool) {
 		gEnd, err := upstream.SkipStringGeneral(b)
 		if err != nil || gEnd != end {
 			t.Fatalf("%q: skip (%d, true), the general path (%d, %v)", b, end, gEnd, err)
+		}
+		// skip (a value of any kind) takes it first too: consumeString
+		// must agree.
+		if cEnd, err := upstream.ConsumeStringEnd(b); err != nil || cEnd != end {
+			t.Fatalf("%q: skip (%d, true), consumeString (%d, %v)", b, end, cEnd, err)
 		}
 	}
 	return ok
