@@ -16,8 +16,9 @@ func scanObject[T any](s *invScanner, dst *T, shape objectShape, field func(s *i
 		return err
 	}
 	m := &s.names[shape]
-	for k, first := 0, true; ; k++ {
-		name, more, err := s.memberAt(&first, m, k)
+	prev := prevStart
+	for first := true; ; {
+		name, more, err := s.memberAt(&first, m, &prev)
 		if err != nil || !more {
 			return err
 		}

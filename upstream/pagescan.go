@@ -167,62 +167,84 @@ const (
 	numShapes
 )
 
-// Bounds of a nameMemo: the names it keeps and the length of each.
+// Bounds of a nameMemo: the distinct names it keeps and the length of
+// each.
 const (
-	maxMemoNames   = 48
+	maxMemoNames   = 96
 	maxMemoNameLen = 64
 )
 
-// nameMemo is the member names of the last objects of one shape, by
-// position. A service encodes every record of a kind with the same
-// members in the same order, so the k-th name of the next record is
-// checked against the k-th name here, a comparison of its bytes, instead
-// of being scanned as a string. Only names whose JSON is their own bytes
-// (no escape) are kept, so equal bytes are an equal name. The strings are
-// copies (never views of a body), each distinct name copied once (known),
-// and outlive a pooled scanner's use.
+// nameMemo predicts the member names of the objects of one shape. A
+// service encodes every record of a kind with the same members in the same
+// order, some of them optional, so the name after a given name is most
+// likely the one that followed it last time: the next member's name is
+// checked against that one, a comparison of its bytes, instead of being
+// scanned as a string. Following names rather than positions, an absent
+// optional member costs one miss, not a miss for every member after it.
+// Only names whose JSON is their own bytes (no escape) are kept, so equal
+// bytes are an equal name. The strings are copies (never views of a body),
+// each distinct name copied once, and outlive a pooled scanner's use.
 type nameMemo struct {
-	names []string // by position in the last object
-	known []string // every distinct name learnt
+	known  []string // every distinct name learnt, at most maxMemoNames
+	next   []int16  // next[i]: 1 + the index of the name that followed known[i] last time; 0 none
+	first  int16    // 1 + the index of the first name of the last object; 0 none
+	misses int      // names not as predicted (TestNameMemo)
 }
 
-// learn makes name, just read at position k, the memo's k-th name. It
-// copies it only the first time the shape has it, so records that
-// alternate between layouts (an optional member that shifts the later
-// ones) cost no allocation once each is known.
-func (m *nameMemo) learn(k int, name string) {
-	if k > len(m.names) || k >= maxMemoNames || len(name) > maxMemoNameLen {
-		return
+// Values of memberAt's prev besides an index of nameMemo.known.
+const (
+	prevStart   = -1 // before the first member
+	prevUnknown = -2 // after a name the memo does not keep: no prediction
+)
+
+// predict returns the index of the name expected after prev, or -1.
+func (m *nameMemo) predict(prev int) int {
+	switch {
+	case prev == prevStart:
+		return int(m.first) - 1
+	case prev >= 0:
+		return int(m.next[prev]) - 1
 	}
-	kept := ""
-	for _, n := range m.known {
+	return -1
+}
+
+// learn records that name followed prev and returns name's index, copying
+// it the first time the shape has it; prevUnknown when it cannot be kept
+// (too long, or the memo is full).
+func (m *nameMemo) learn(prev int, name string) int {
+	idx := -1
+	for i, n := range m.known {
 		if n == name {
-			kept = n
+			idx = i
 			break
 		}
 	}
-	if kept == "" {
-		if len(m.known) >= 2*maxMemoNames {
-			return
+	if idx < 0 {
+		if len(m.known) >= maxMemoNames || len(name) > maxMemoNameLen {
+			return prevUnknown
 		}
-		kept = strings.Clone(name)
-		m.known = append(m.known, kept)
+		idx = len(m.known)
+		m.known = append(m.known, strings.Clone(name))
+		m.next = append(m.next, 0)
 	}
-	if k == len(m.names) {
-		m.names = append(m.names, kept)
-	} else {
-		m.names[k] = kept
+	switch {
+	case prev == prevStart:
+		m.first = int16(idx + 1)
+	case prev >= 0:
+		m.next[prev] = int16(idx + 1)
 	}
+	return idx
 }
 
-// memberAt moves to the k-th member of the object being read: it returns
+// memberAt moves to the next member of the object being read: it returns
 // its name with the colon read (the scanner is then at the value), or
 // more false after the closing brace; first is true before the first
-// member and is cleared. A name whose bytes equal m's k-th name is taken
-// as it is, any other is read as a string and learnt: the two accept and
-// refuse the same input (a predicted name is a plain string, the colon is
-// checked the same way).
-func (s *invScanner) memberAt(first *bool, m *nameMemo, k int) (name string, more bool, err error) {
+// member and is cleared. prev is the memo's index of the previous name
+// (prevStart before the first) and is moved to this one's. A name whose
+// bytes equal the predicted one is taken as it is, any other is read as a
+// string and learnt: the two accept and refuse the same input (a
+// predicted name is a plain string, the colon is checked the same way).
+func (s *invScanner) memberAt(first *bool, m *nameMemo, prev *int) (name string, more bool, err error) {
 	c := s.peek()
 	if c == '}' {
 		s.i++
@@ -241,20 +263,24 @@ func (s *invScanner) memberAt(first *bool, m *nameMemo, k int) (name string, mor
 	if c != '"' {
 		return "", false, s.fail("want a member name")
 	}
-	if k < len(m.names) {
-		n := m.names[k]
+	if p := m.predict(*prev); p >= 0 {
+		n := m.known[p]
 		if end := s.i + 1 + len(n); end < len(s.b) && s.b[end] == '"' && string(s.b[s.i+1:end]) == n {
 			s.i = end + 1
 			name = n
+			*prev = p
 		}
 	}
 	if name == "" {
+		m.misses++
 		var inBody bool
 		if name, inBody, err = s.stringView(); err != nil {
 			return "", false, err
 		}
 		if inBody && name != "" {
-			m.learn(k, name)
+			*prev = m.learn(*prev, name)
+		} else {
+			*prev = prevUnknown
 		}
 	}
 	if s.peek() != ':' {

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -85,45 +86,73 @@ func FuzzRuns(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) { checkRuns(t, b) })
 }
 
-// TestNameMemo: names are learnt by position, copied once per distinct
-// name (records that alternate between two layouts allocate nothing once
-// both are known), escaped or long names are not learnt, and a body's
-// bytes are never kept.
+// TestNameMemo: a name is predicted from the one before it, so an absent
+// optional member costs a miss or two, not one for every later member; each
+// distinct name is copied once (relearning allocates nothing) and never
+// aliases a body; long names and names past the bound are not kept.
 func TestNameMemo(t *testing.T) {
 	var m nameMemo
-	body := []byte("idslugtitle")
-	m.learn(0, bytesString(body[0:2]))
-	m.learn(1, bytesString(body[2:6]))
-	m.learn(5, "far") // not next to a known position: ignored
-	if got := m.names; len(got) != 2 || got[0] != "id" || got[1] != "slug" {
-		t.Fatalf("names %q", got)
-	}
+	body := []byte("idslug")
+	a := m.learn(prevStart, bytesString(body[0:2]))
+	b := m.learn(a, bytesString(body[2:6]))
 	copy(body, "XXXXXX")
-	if m.names[0] != "id" || m.names[1] != "slug" {
-		t.Fatalf("the memo aliases the body: %q", m.names)
+	if m.known[a] != "id" || m.known[b] != "slug" {
+		t.Fatalf("the memo aliases the body: %q", m.known)
 	}
-	m.learn(2, "title")
-	long := strings.Repeat("n", maxMemoNameLen+1)
-	m.learn(3, long)
-	if len(m.names) != 3 {
-		t.Fatalf("a name over %d bytes was learnt", maxMemoNameLen)
+	if m.predict(prevStart) != a || m.predict(a) != b || m.predict(b) != -1 || m.predict(prevUnknown) != -1 {
+		t.Fatalf("predictions %d %d %d", m.predict(prevStart), m.predict(a), m.predict(b))
 	}
-	// An optional member at 1 shifts the others; then the usual layout
-	// again: no copies once each name is known.
-	m.learn(1, "hidden")
+	if m.learn(b, strings.Repeat("n", maxMemoNameLen+1)) != prevUnknown {
+		t.Fatal("a name over the length bound was kept")
+	}
 	allocs := testing.AllocsPerRun(100, func() {
-		m.learn(1, "hidden")
-		m.learn(2, "slug")
-		m.learn(1, "slug")
-		m.learn(2, "title")
+		m.learn(prevStart, "id")
+		m.learn(a, "slug")
 	})
 	if allocs != 0 {
-		t.Fatalf("%v allocations a round of known names", allocs)
+		t.Fatalf("%v allocations relearning known names", allocs)
 	}
 	for k := range maxMemoNames + 4 {
-		m.learn(k, "x")
+		m.learn(prevStart, strconv.Itoa(k))
 	}
-	if len(m.names) > maxMemoNames {
-		t.Fatalf("%d names kept, at most %d", len(m.names), maxMemoNames)
+	if len(m.known) != maxMemoNames || len(m.next) != maxMemoNames {
+		t.Fatalf("%d names kept, at most %d", len(m.known), maxMemoNames)
+	}
+
+	// Records with optional members, read twice by one scanner: the second
+	// pass misses only where a record's layout differs from the one
+	// before it (two misses each: the absent or extra member, and the name
+	// after it).
+	rec := func(i int, opt bool) string {
+		r := `{"id":` + strconv.Itoa(i) + `,"type":"faq","slug":"s` + strconv.Itoa(i) + `"`
+		if opt {
+			r += `,"hidden_for_dealer":true`
+		}
+		return r + `,"title":"t","body_text":"b","updated_at":"2026-01-02T03:04:05Z"}`
+	}
+	list := `{"items":[`
+	changes := 0
+	for i := range 40 {
+		opt := i%7 == 3
+		if i > 0 {
+			list += ","
+		}
+		if opt || (i > 0 && (i-1)%7 == 3) {
+			changes++
+		}
+		list += rec(i, opt)
+	}
+	list += "]}"
+	var s invScanner
+	for pass := range 2 {
+		s.b, s.i, s.depth = []byte(list), 0, 0
+		before := s.names[shapeContent].misses
+		var l contentList
+		if err := s.contentList(&l); err != nil || len(l.Items) != 40 {
+			t.Fatalf("pass %d: %v, %d records", pass, err, len(l.Items))
+		}
+		if misses := s.names[shapeContent].misses - before; pass == 1 && misses > 2*changes {
+			t.Fatalf("second pass: %d misses for %d layout changes", misses, changes)
+		}
 	}
 }
