@@ -36,6 +36,11 @@ go vet ./...
 echo "== go test"
 go test -count=1 -timeout 20m ./...
 
+# The upstream scanner's assembly (AVX2 string runs) has a pure-Go
+# fallback for other CPUs and architectures: the same tests on it.
+echo "== go test -tags purego ./upstream/"
+go test -count=1 -tags purego ./upstream/
+
 # promtool, pinned, built once into GOPATH/bin (checks and unit-tests the
 # alert and recording rules of deploy/prometheus).
 PROMTOOL_VERSION=v0.316.0
