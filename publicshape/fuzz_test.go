@@ -120,6 +120,12 @@ func TestPreviewEqualsReference(t *testing.T) {
 		{"Ciao mondo bello", 7}, {"  spazi \n\t ovunque  ", 3}, {"àèìòù àèìòù", 8}, {"a\xffb c", 2},
 		{"Supercalifragilistico", 5}, {"a\u00a0b\u0085c\u2028d\u3000e", 4}, {"\v\f\r x", 1}, {"", 5}, {"x", 0},
 		{"connettività senza fili per gli smartphone", 240}, {"\xe2\x80 \xed\xa0\x80", 3},
+		// previewPlain's borders: the body exactly max runes, one more, a
+		// space or an accented letter at the cut, one long word, white
+		// space that is not a single ASCII space after the cut point.
+		{"ab cd", 5}, {"ab cd", 4}, {"ab cd", 3}, {"ab cd", 2}, {"àb cè", 4}, {"àb cè", 5}, {"abcdef", 3},
+		{"più è già", 6}, {"più è già", 5}, {"ab cd\n\nef", 5}, {"ab cd\n\nef", 7}, {"ab  cd", 6},
+		{" ab", 3}, {"ab ", 3}, {"ab\tcd", 5}, {"ab\u00a0cd", 5}, {"ab \xffcd", 4}, {"ab\xff", 9},
 	}
 	for _, c := range cases {
 		if got, want := Preview(c.body, c.max), previewByRange(c.body, c.max); got != want {

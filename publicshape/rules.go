@@ -267,6 +267,9 @@ func Preview(body string, max int) string {
 	if max < 1 {
 		return ""
 	}
+	if p, ok := previewPlain(body, max); ok {
+		return p
+	}
 	var b strings.Builder
 	b.Grow(min(len(body), max*utf8.UTFMax) + len(Ellipsis))
 	n := 0          // runes written
@@ -320,6 +323,72 @@ func Preview(body string, max int) string {
 		n += len(word)
 	}
 	return b.String()
+}
+
+// previewPlain is Preview for a body whose collapsed form is the body
+// itself up to the cut (the common case): valid UTF-8, no white space at
+// either end, and single ASCII spaces as the only white space before the
+// cut. The preview is then the body, or a prefix of it and Ellipsis, cut
+// by the same rules, with nothing rebuilt. ok is false as soon as the body
+// is anything else; Preview's general path then decides.
+func previewPlain(body string, max int) (p string, ok bool) {
+	n := 0          // runes of the preview so far
+	lastSpace := -1 // byte offset of the last space kept
+	for i := 0; i < len(body); {
+		c := body[i]
+		switch {
+		case c-'!' < utf8.RuneSelf-'!': // printable ASCII: a run of them at once
+			if n >= max {
+				return cutAt(body, i, lastSpace), true
+			}
+			j, lim := i+1, min(len(body), i+max-n) // at most max-n more runes fit
+			for j < lim && body[j]-'!' < utf8.RuneSelf-'!' {
+				j++
+			}
+			n += j - i
+			i = j
+		case c == ' ':
+			if i == 0 || i+1 == len(body) || (body[i+1] < utf8.RuneSelf && asciiSpace[body[i+1]]) {
+				return "", false
+			}
+			if n+2 > max { // the space and the next rune do not fit
+				return body[:i] + Ellipsis, true
+			}
+			lastSpace = i
+			n++
+			i++
+		case c < utf8.RuneSelf: // other white space or a control character
+			if asciiSpace[c] {
+				return "", false
+			}
+			if n >= max {
+				return cutAt(body, i, lastSpace), true
+			}
+			n++
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(body[i:])
+			if (r == utf8.RuneError && size == 1) || unicode.IsSpace(r) {
+				return "", false
+			}
+			if n >= max {
+				return cutAt(body, i, lastSpace), true
+			}
+			n++
+			i += size
+		}
+	}
+	return body, true
+}
+
+// cutAt is cutWord for previewPlain: the rune at byte i of body does not
+// fit; the preview ends at the last space kept, or at i inside a single
+// word longer than max.
+func cutAt(body string, i, lastSpace int) string {
+	if lastSpace > 0 {
+		return body[:lastSpace] + Ellipsis
+	}
+	return body[:i] + Ellipsis
 }
 
 // cutWord ends a preview whose next rune does not fit: at the last space

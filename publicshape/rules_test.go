@@ -417,10 +417,21 @@ func BenchmarkValidSlug(b *testing.B) {
 	}
 }
 
+// BenchmarkPreview: a body whose white space must be collapsed (the
+// general path) and one in the form of the content service's summaries,
+// plain text with single spaces up to the cut (previewPlain).
 func BenchmarkPreview(b *testing.B) {
-	body := strings.Repeat("Il furgone è pronto per la consegna, con   garanzia e tagliando.\n", 40)
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = Preview(body, 240)
+	for _, c := range []struct{ name, body string }{
+		{"collapsing", strings.Repeat("Il furgone è pronto per la consegna, con   garanzia e tagliando.\n", 40)},
+		{"plain", "Sì. Dalla scheda del veicolo si può bloccare l'auto con un acconto rimborsabile: il veicolo resta " +
+			"riservato per sette giorni, il tempo necessario per vederlo dal vivo, provarlo e definire la formula di " +
+			"pagamento. Se decidi di non procedere, l'acconto viene restituito per intero.\n\nPrima della firma ogni v"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = Preview(c.body, 240)
+			}
+		})
 	}
 }
