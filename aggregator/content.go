@@ -1,7 +1,6 @@
 package aggregator
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -142,32 +141,17 @@ type listingPage struct {
 	from, to                   int64
 }
 
-// itemsKey is where the items go in the envelope's JSON: encoding/json
-// writes the name of a field unescaped, while any text of the page (q,
-// filters) has its quotes escaped, so the first occurrence is the field.
-var itemsKey = []byte(`"items":[]`)
-
 // appendJSON appends the page to b as json.Marshal writes the
 // ContentListing with its items, which it is byte for byte
-// (TestListingJSONMatchesMarshal): the envelope is encoded per page and
-// the items, encoded once per cached view, are spliced in, so a page or a
-// hub cut from a fresh view escapes no item text again.
+// (TestListingJSONMatchesMarshal): the envelope is written by hand around
+// the items (publicshape.AppendContentListingHead and Tail), and the items,
+// encoded once per cached view, are spliced in, so a page or a hub cut
+// from a fresh view escapes no item text again.
 func (l *listingPage) appendJSON(b []byte) ([]byte, error) {
-	env := l.ContentListing
-	env.Items = []publicshape.ContentItem{}
-	head, err := json.Marshal(env)
-	if err != nil {
-		return nil, err
-	}
-	at := bytes.Index(head, itemsKey)
-	if at < 0 {
-		return nil, errors.New("content listing: no items field")
-	}
 	if b == nil {
-		b = make([]byte, 0, len(head)+l.sizeHint())
+		b = make([]byte, 0, l.sizeHint())
 	}
-	at += len(itemsKey) - 1 // at the ']'
-	b = append(b, head[:at]...)
+	b = publicshape.AppendContentListingHead(b, &l.ContentListing)
 	if l.vis.memo == nil {
 		// Records read from the service for this page only: mapped and
 		// encoded here (publicshape.AppendContentItem, what json.Marshal
@@ -179,17 +163,18 @@ func (l *listingPage) appendJSON(b []byte) ([]byte, error) {
 			it := l.vis.item(l.vis.at(int(i)), l.ContentType, mapping.ListingForm)
 			b = publicshape.AppendContentItem(b, &it)
 		}
-		return append(b, head[at:]...), nil
-	}
-	for i := l.from; i < l.to; i++ {
-		if i > l.from {
-			b = append(b, ',')
+	} else {
+		for i := l.from; i < l.to; i++ {
+			if i > l.from {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = l.vis.appendItemJSON(b, int(i)); err != nil {
+				return nil, err
+			}
 		}
-		if b, err = l.vis.appendItemJSON(b, int(i)); err != nil {
-			return nil, err
-		}
 	}
-	return append(b, head[at:]...), nil
+	return publicshape.AppendContentListingTail(b, &l.ContentListing)
 }
 
 // sizeHint is about the length of the page's JSON: its items' where the
@@ -397,26 +382,33 @@ func (s *Server) contentSearch(ctx *fasthttp.RequestCtx, rs *reqState) {
 
 // appendHubJSON appends the hub of the sections whose indices are in shown
 // (into upstream.ContentTypes) as json.Marshal writes a ContentHub, which
-// it is byte for byte (TestListingJSONMatchesMarshal): the envelope with
-// an empty sections object, then each section spliced in, in the order
-// of its name (encoding/json sorts map keys).
+// it is byte for byte (TestListingJSONMatchesMarshal): the envelope
+// written by hand (the dealer meta through encoding/json), then each
+// section spliced in, in the order of its name (encoding/json sorts map
+// keys).
 func appendHubJSON(b []byte, meta *publicshape.Meta, sections []listingPage, shown []int) ([]byte, error) {
-	head, err := json.Marshal(publicshape.ContentHub{ContentType: "hub", Meta: meta, Sections: map[string]publicshape.ContentListing{}})
-	if err != nil {
-		return nil, err
+	var metaJSON []byte
+	if meta != nil {
+		var err error
+		if metaJSON, err = json.Marshal(meta); err != nil {
+			return nil, err
+		}
 	}
-	if !bytes.HasSuffix(head, []byte(`"sections":{}}`)) {
-		return nil, errors.New("content hub: sections is not the last field")
-	}
-	at := len(head) - 2 // at the '}' that closes sections
 	if b == nil {
-		n := len(head)
+		n := 64 + len(metaJSON)
 		for _, i := range shown {
 			n += len(upstream.ContentTypes[i]) + 3 + sections[i].sizeHint()
 		}
 		b = make([]byte, 0, n)
 	}
-	b = append(b, head[:at]...)
+	// What json.Marshal writes for publicshape.ContentHub: content_type,
+	// meta (omitempty), then the sections in the order of their names
+	// (encoding/json sorts map keys).
+	b = append(b, `{"content_type":"hub"`...)
+	if metaJSON != nil {
+		b = append(append(b, `,"meta":`...), metaJSON...)
+	}
+	b = append(b, `,"sections":{`...)
 	order := slices.Clone(shown)
 	slices.SortFunc(order, func(x, y int) int { return strings.Compare(upstream.ContentTypes[x], upstream.ContentTypes[y]) })
 	for n, i := range order {
@@ -425,9 +417,10 @@ func appendHubJSON(b []byte, meta *publicshape.Meta, sections []listingPage, sho
 		}
 		b = strconv.AppendQuote(b, upstream.ContentTypes[i])
 		b = append(b, ':')
+		var err error
 		if b, err = sections[i].appendJSON(b); err != nil {
 			return nil, err
 		}
 	}
-	return append(b, head[at:]...), nil
+	return append(b, "}}"...), nil
 }

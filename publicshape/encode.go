@@ -1,9 +1,11 @@
 package publicshape
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -311,4 +313,87 @@ func AppendContentItem(dst []byte, it *ContentItem) []byte {
 	dst = str(dst, `"transcript":`, it.Transcript)
 	dst = str(dst, `"updated_at":`, it.UpdatedAt)
 	return append(dst, '}')
+}
+
+// AppendContentListingHead appends the JSON of l's envelope up to its
+// items, `{"content_type":...,"has_next":...,"items":[`, and
+// AppendContentListingTail what follows them (`]`, the fields after the
+// items, `}`). With items encoded between the two (AppendContentItem,
+// comma-separated) they write exactly what encoding/json.Marshal gives for
+// l with those items (TestAppendContentListingEqualsMarshal,
+// FuzzAppendContentListing); l.Items itself is not read. A listing page or
+// a hub section is written this way around items that were encoded once
+// per cached view.
+func AppendContentListingHead(dst []byte, l *ContentListing) []byte {
+	dst = append(dst, `{"content_type":`...)
+	dst = appendString(dst, l.ContentType)
+	dst = append(dst, `,"page":`...)
+	dst = strconv.AppendInt(dst, int64(l.Page), 10)
+	dst = append(dst, `,"page_size":`...)
+	dst = strconv.AppendInt(dst, int64(l.PageSize), 10)
+	dst = append(dst, `,"total":`...)
+	dst = strconv.AppendInt(dst, int64(l.Total), 10)
+	dst = append(dst, `,"has_next":`...)
+	dst = strconv.AppendBool(dst, l.HasNext)
+	return append(dst, `,"items":[`...)
+}
+
+// AppendContentListingTail: see AppendContentListingHead. Its error is
+// json.Marshal's of l.Meta (never, for the types Meta holds); dst is then
+// returned as it was given.
+func AppendContentListingTail(dst []byte, l *ContentListing) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, ']')
+	if l.Q != "" {
+		dst = append(dst, `,"q":`...)
+		dst = appendString(dst, l.Q)
+	}
+	if len(l.Filters) > 0 {
+		keys := make([]string, 0, len(l.Filters))
+		for k := range l.Filters {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys) // encoding/json writes a map's keys sorted
+		dst = append(dst, `,"filters":{`...)
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, k)
+			dst = append(dst, ':')
+			dst = appendString(dst, l.Filters[k])
+		}
+		dst = append(dst, '}')
+	}
+	if l.Meta != nil {
+		m, err := json.Marshal(l.Meta)
+		if err != nil {
+			return dst[:start], err
+		}
+		dst = append(dst, `,"meta":`...)
+		dst = append(dst, m...)
+	}
+	dst = appendDeprecation(dst, &l.Deprecation)
+	return append(dst, '}'), nil
+}
+
+// appendDeprecation appends the deprecation fields that are set, each
+// after a comma, as encoding/json writes the embedded Deprecation.
+func appendDeprecation(dst []byte, d *Deprecation) []byte {
+	if d.Deprecated {
+		dst = append(dst, `,"deprecated":true`...)
+	}
+	if d.Deprecation != "" {
+		dst = append(dst, `,"deprecation":`...)
+		dst = appendString(dst, d.Deprecation)
+	}
+	if d.Sunset != "" {
+		dst = append(dst, `,"sunset":`...)
+		dst = appendString(dst, d.Sunset)
+	}
+	if d.SuccessorVersion != "" {
+		dst = append(dst, `,"successor_version":`...)
+		dst = appendString(dst, d.SuccessorVersion)
+	}
+	return dst
 }

@@ -94,3 +94,70 @@ func FuzzAppendContentItem(f *testing.F) {
 		checkContentItem(t, &it)
 	})
 }
+
+// checkContentListing fails unless head + items + tail is what json.Marshal
+// writes for l with those items.
+func checkContentListing(t *testing.T, l ContentListing) {
+	t.Helper()
+	dst := AppendContentListingHead([]byte("x"), &l)
+	for i := range l.Items {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendContentItem(dst, &l.Items[i])
+	}
+	dst, err := AppendContentListingTail(dst, &l)
+	if err != nil {
+		t.Fatalf("tail: %v", err)
+	}
+	want, err := json.Marshal(l)
+	if err != nil {
+		t.Fatalf("json.Marshal: %v", err)
+	}
+	if got := string(dst[1:]); got != string(want) {
+		t.Fatalf("listing encoded as\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestAppendContentListingEqualsMarshal: the hand-written envelope around
+// the items, with every optional field off and on, filters of one and
+// several keys (sorted as encoding/json sorts them), escapes in every
+// string, a dealer meta, and deprecation fields.
+func TestAppendContentListingEqualsMarshal(t *testing.T) {
+	item := ContentItem{ID: 7, Slug: "s", Title: "T <b>", UpdatedAt: "2026-01-31T01:55:03Z"}
+	dep := Deprecation{Deprecated: true, Deprecation: "@1767225600", Sunset: "Wed, 30 Jun 2027 23:59:59 GMT", SuccessorVersion: "https://e.example/?a=1&b=<2>"}
+	meta := &Meta{Dealer: &DealerMeta{ID: 101, Name: "Autosalone \"Alpha\" & figli", City: "Milano"}}
+	cases := []struct {
+		name string
+		l    ContentListing
+	}{
+		{"zero", ContentListing{Items: []ContentItem{}}},
+		{"hub section", ContentListing{ContentType: "faq", Page: 1, PageSize: 5, Total: 47, HasNext: true, Items: []ContentItem{item, item}}},
+		{"deprecated section", ContentListing{ContentType: "guides", Page: 1, PageSize: 5, Total: 3, Items: []ContentItem{item}, Deprecation: dep}},
+		{"listing page", ContentListing{ContentType: "news", Page: 3, PageSize: 20, Total: 0, Items: []ContentItem{}, Meta: meta}},
+		{"query and filters", ContentListing{ContentType: "news", Page: 1, PageSize: 10, Items: []ContentItem{item}, Q: "auto \"elettrica\" <&>",
+			Filters: map[string]string{"topic": "t", "category": "c\u2028", "brand": "Citroën"}, Meta: meta, Deprecation: dep}},
+		{"one filter", ContentListing{Items: []ContentItem{}, Filters: map[string]string{"brand": "\xff"}}},
+		{"big numbers", ContentListing{Page: math.MaxInt64, PageSize: math.MinInt64, Total: -1, Items: []ContentItem{}}},
+		{"meta without dealer", ContentListing{Items: []ContentItem{}, Meta: &Meta{}}},
+		{"partial deprecation", ContentListing{Items: []ContentItem{}, Deprecation: Deprecation{Sunset: "x"}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { checkContentListing(t, c.l) })
+	}
+}
+
+// FuzzAppendContentListing: any strings, numbers and filters.
+func FuzzAppendContentListing(f *testing.F) {
+	f.Add("faq", 1, 5, 47, true, "q", "category", "c", "topic", "t", "@1", "sunset", "https://x/", true)
+	f.Add("", 0, 0, 0, false, "", "", "", "", "", "", "", "", false)
+	f.Add("n\xffws", -1, 2, 3, true, "<&>", "b\u2028", "\x00", "b", "z", "", "\xed\xa0\x80", "", false)
+	f.Fuzz(func(t *testing.T, ct string, page, size, total int, next bool, q, k1, v1, k2, v2, dep, sunset, succ string, deprecated bool) {
+		l := ContentListing{ContentType: ct, Page: page, PageSize: size, Total: total, HasNext: next, Q: q,
+			Items: []ContentItem{{ID: 1, Title: v1}}, Deprecation: Deprecation{Deprecated: deprecated, Deprecation: dep, Sunset: sunset, SuccessorVersion: succ}}
+		if k1 != "" || k2 != "" {
+			l.Filters = map[string]string{k1: v1, k2: v2}
+		}
+		checkContentListing(t, l)
+	})
+}
