@@ -792,6 +792,20 @@ func (s *invScanner) number() (lit string, ok bool, err error) {
 }
 
 func (s *invScanner) int64() (int64, error) {
+	// The common case, a positive integer of at most 18 digits with no
+	// fraction or exponent (ids), read in place; anything else, and any
+	// error, is read by the general path below.
+	if s.peek(); s.i < len(s.b) && '1' <= s.b[s.i] && s.b[s.i] <= '9' {
+		var v int64
+		j := s.i
+		for ; j < len(s.b) && j-s.i < 18 && '0' <= s.b[j] && s.b[j] <= '9'; j++ {
+			v = v*10 + int64(s.b[j]-'0')
+		}
+		if j == len(s.b) || !(s.b[j] == '.' || s.b[j] == 'e' || s.b[j] == 'E' || '0' <= s.b[j] && s.b[j] <= '9') {
+			s.i = j
+			return v, nil
+		}
+	}
 	lit, ok, err := s.number()
 	if !ok {
 		return 0, err

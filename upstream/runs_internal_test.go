@@ -156,3 +156,30 @@ func TestNameMemo(t *testing.T) {
 		}
 	}
 }
+
+// TestInt64FastPath: the in-place read of a plain positive integer gives
+// what the general path (the literal through strconv.ParseInt) gives, value,
+// error and position, on either side of its borders.
+func TestInt64FastPath(t *testing.T) {
+	general := func(b []byte) (int64, error, int) {
+		s := invScanner{}
+		s.b = b
+		lit, ok, err := s.number()
+		if !ok {
+			return 0, err, s.i
+		}
+		v, err := strconv.ParseInt(lit, 10, 64)
+		return v, err, s.i
+	}
+	for _, in := range []string{"1", "7,", "42}", "9 ", "123456789012345678", "123456789012345678,",
+		"1234567890123456789", "9223372036854775807", "9223372036854775808", "99999999999999999999",
+		"1.5", "1e3", "1E3", "15.", "0", "01", "-7", "-0", " 12", "x", "", "null"} {
+		s := invScanner{}
+		s.b = []byte(in)
+		v, err := s.int64()
+		wv, werr, wi := general([]byte(in))
+		if v != wv || (err == nil) != (werr == nil) || (err == nil && s.i != wi) {
+			t.Errorf("int64(%q) = %d, %v at %d; the general path %d, %v at %d", in, v, err, s.i, wv, werr, wi)
+		}
+	}
+}
