@@ -33,14 +33,7 @@ func AppendInventoryListing(dst []byte, l *InventoryListing) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, `{"service":`...)
 	dst = appendString(dst, l.Service)
-	dst = append(dst, `,"page":`...)
-	dst = strconv.AppendInt(dst, int64(l.Page), 10)
-	dst = append(dst, `,"page_size":`...)
-	dst = strconv.AppendInt(dst, int64(l.PageSize), 10)
-	dst = append(dst, `,"total":`...)
-	dst = strconv.AppendInt(dst, int64(l.Total), 10)
-	dst = append(dst, `,"has_next":`...)
-	dst = strconv.AppendBool(dst, l.HasNext)
+	dst = appendPaging(dst, l.Page, l.PageSize, l.Total, l.HasNext)
 	dst = append(dst, `,"items":`...)
 	if l.Items == nil {
 		dst = append(dst, "null"...)
@@ -327,15 +320,21 @@ func AppendContentItem(dst []byte, it *ContentItem) []byte {
 func AppendContentListingHead(dst []byte, l *ContentListing) []byte {
 	dst = append(dst, `{"content_type":`...)
 	dst = appendString(dst, l.ContentType)
-	dst = append(dst, `,"page":`...)
-	dst = strconv.AppendInt(dst, int64(l.Page), 10)
-	dst = append(dst, `,"page_size":`...)
-	dst = strconv.AppendInt(dst, int64(l.PageSize), 10)
-	dst = append(dst, `,"total":`...)
-	dst = strconv.AppendInt(dst, int64(l.Total), 10)
-	dst = append(dst, `,"has_next":`...)
-	dst = strconv.AppendBool(dst, l.HasNext)
+	dst = appendPaging(dst, l.Page, l.PageSize, l.Total, l.HasNext)
 	return append(dst, `,"items":[`...)
+}
+
+// appendPaging appends the paging fields both listing envelopes have, in
+// their order: page, page_size, total, has_next, each after a comma.
+func appendPaging(dst []byte, page, pageSize, total int, hasNext bool) []byte {
+	dst = append(dst, `,"page":`...)
+	dst = strconv.AppendInt(dst, int64(page), 10)
+	dst = append(dst, `,"page_size":`...)
+	dst = strconv.AppendInt(dst, int64(pageSize), 10)
+	dst = append(dst, `,"total":`...)
+	dst = strconv.AppendInt(dst, int64(total), 10)
+	dst = append(dst, `,"has_next":`...)
+	return strconv.AppendBool(dst, hasNext)
 }
 
 // AppendContentListingTail: see AppendContentListingHead. Its error is
@@ -344,10 +343,7 @@ func AppendContentListingHead(dst []byte, l *ContentListing) []byte {
 func AppendContentListingTail(dst []byte, l *ContentListing) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, ']')
-	if l.Q != "" {
-		dst = append(dst, `,"q":`...)
-		dst = appendString(dst, l.Q)
-	}
+	dst = appendOptString(dst, `,"q":`, l.Q)
 	if len(l.Filters) > 0 {
 		keys := make([]string, 0, len(l.Filters))
 		for k := range l.Filters {
@@ -383,17 +379,16 @@ func appendDeprecation(dst []byte, d *Deprecation) []byte {
 	if d.Deprecated {
 		dst = append(dst, `,"deprecated":true`...)
 	}
-	if d.Deprecation != "" {
-		dst = append(dst, `,"deprecation":`...)
-		dst = appendString(dst, d.Deprecation)
+	dst = appendOptString(dst, `,"deprecation":`, d.Deprecation)
+	dst = appendOptString(dst, `,"sunset":`, d.Sunset)
+	return appendOptString(dst, `,"successor_version":`, d.SuccessorVersion)
+}
+
+// appendOptString appends the member named by key (a comma, the quoted
+// name and a colon) with the string v, unless v is empty (omitempty).
+func appendOptString(dst []byte, key, v string) []byte {
+	if v == "" {
+		return dst
 	}
-	if d.Sunset != "" {
-		dst = append(dst, `,"sunset":`...)
-		dst = appendString(dst, d.Sunset)
-	}
-	if d.SuccessorVersion != "" {
-		dst = append(dst, `,"successor_version":`...)
-		dst = appendString(dst, d.SuccessorVersion)
-	}
-	return dst
+	return appendString(append(dst, key...), v)
 }
