@@ -46,12 +46,16 @@ func TestEmbeddedRedisBoundedAndExpiring(t *testing.T) {
 	sampled := make(chan struct{})
 	go func() {
 		defer close(sampled)
-		for {
+		sample := func() {
 			if v, ok := edge.Metric("edge_embedded_redis_bytes"); ok && int64(v) > peak.Load() {
 				peak.Store(int64(v))
 			}
+		}
+		for {
+			sample()
 			select {
 			case <-stop:
+				sample() // the sweep that evicted measured the store too
 				return
 			case <-time.After(100 * time.Millisecond):
 			}
@@ -82,6 +86,15 @@ func TestEmbeddedRedisBoundedAndExpiring(t *testing.T) {
 	}
 	close(paths)
 	wg.Wait()
+	// The store is swept every 250 ms: a flood faster than that (about
+	// 0.26 s on a quiet two-core machine) can end before the first sweep
+	// that finds it over its cap, so wait for that sweep; the entries of
+	// the flood live 1 s, so it still finds them.
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if v, _ := edge.Metric("edge_embedded_redis_evicted_keys_total"); v >= 1 {
+			break
+		}
+	}
 	close(stop)
 	<-sampled
 	if v, _ := edge.Metric("edge_embedded_redis_evicted_keys_total"); v < 1 {
