@@ -2,7 +2,6 @@ package aggregator
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"slices"
 	"strconv"
@@ -383,32 +382,20 @@ func (s *Server) contentSearch(ctx *fasthttp.RequestCtx, rs *reqState) {
 // appendHubJSON appends the hub of the sections whose indices are in shown
 // (into upstream.ContentTypes) as json.Marshal writes a ContentHub, which
 // it is byte for byte (TestListingJSONMatchesMarshal): the envelope
-// written by hand (the dealer meta through encoding/json), then each
-// section spliced in, in the order of its name (encoding/json sorts map
-// keys).
+// (publicshape.AppendContentHubHead), then each section spliced in, in
+// the order of its name (encoding/json sorts map keys).
 func appendHubJSON(b []byte, meta *publicshape.Meta, sections []listingPage, shown []int) ([]byte, error) {
-	var metaJSON []byte
-	if meta != nil {
-		var err error
-		if metaJSON, err = json.Marshal(meta); err != nil {
-			return nil, err
-		}
-	}
 	if b == nil {
-		n := 64 + len(metaJSON)
+		n := 512 // the envelope and the dealer meta
 		for _, i := range shown {
 			n += len(upstream.ContentTypes[i]) + 3 + sections[i].sizeHint()
 		}
 		b = make([]byte, 0, n)
 	}
-	// What json.Marshal writes for publicshape.ContentHub: content_type,
-	// meta (omitempty), then the sections in the order of their names
-	// (encoding/json sorts map keys).
-	b = append(b, `{"content_type":"hub"`...)
-	if metaJSON != nil {
-		b = append(append(b, `,"meta":`...), metaJSON...)
+	b, err := publicshape.AppendContentHubHead(b, meta)
+	if err != nil {
+		return nil, err
 	}
-	b = append(b, `,"sections":{`...)
 	order := slices.Clone(shown)
 	slices.SortFunc(order, func(x, y int) int { return strings.Compare(upstream.ContentTypes[x], upstream.ContentTypes[y]) })
 	for n, i := range order {
@@ -417,7 +404,6 @@ func appendHubJSON(b []byte, meta *publicshape.Meta, sections []listingPage, sho
 		}
 		b = strconv.AppendQuote(b, upstream.ContentTypes[i])
 		b = append(b, ':')
-		var err error
 		if b, err = sections[i].appendJSON(b); err != nil {
 			return nil, err
 		}

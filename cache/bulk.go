@@ -337,7 +337,7 @@ func (t *bulkTier) get(dealer int64, gen uint64, key []byte, plain bool, into *b
 		t.bad(k)
 		return nil
 	}
-	ok := false
+	var ok bool
 	if plain && into != nil && len(into.B) > 0 {
 		// An identity client's hit of a value copied into lent storage:
 		// its plain body is made in lent storage that goes back with into.

@@ -74,14 +74,8 @@ func appendInventoryItem(dst []byte, it *InventoryItem) ([]byte, error) {
 	dst = appendString(dst, it.Marca)
 	dst = append(dst, `,"modello":`...)
 	dst = appendString(dst, it.Modello)
-	if it.Allestimento != "" {
-		dst = append(dst, `,"allestimento":`...)
-		dst = appendString(dst, it.Allestimento)
-	}
-	if it.CatalogType != "" {
-		dst = append(dst, `,"catalog_type":`...)
-		dst = appendString(dst, it.CatalogType)
-	}
+	dst = appendOptString(dst, `,"allestimento":`, it.Allestimento)
+	dst = appendOptString(dst, `,"catalog_type":`, it.CatalogType)
 	if len(it.ProfessionalUpfits) > 0 {
 		dst = append(dst, `,"professional_upfits":[`...)
 		for i := range it.ProfessionalUpfits {
@@ -103,10 +97,7 @@ func appendInventoryItem(dst []byte, it *InventoryItem) ([]byte, error) {
 			return dst, ErrUnsupportedFloat
 		}
 	}
-	if it.CoverURL != "" {
-		dst = append(dst, `,"cover_url":`...)
-		dst = appendString(dst, it.CoverURL)
-	}
+	dst = appendOptString(dst, `,"cover_url":`, it.CoverURL)
 	if it.HasPodcast != nil {
 		dst = append(dst, `,"has_podcast":`...)
 		dst = strconv.AppendBool(dst, *it.HasPodcast)
@@ -361,16 +352,41 @@ func AppendContentListingTail(dst []byte, l *ContentListing) ([]byte, error) {
 		}
 		dst = append(dst, '}')
 	}
-	if l.Meta != nil {
-		m, err := json.Marshal(l.Meta)
-		if err != nil {
-			return dst[:start], err
-		}
-		dst = append(dst, `,"meta":`...)
-		dst = append(dst, m...)
+	dst, err := appendMeta(dst, l.Meta)
+	if err != nil {
+		return dst[:start], err
 	}
 	dst = appendDeprecation(dst, &l.Deprecation)
 	return append(dst, '}'), nil
+}
+
+// AppendContentHubHead appends what encoding/json.Marshal writes for a
+// ContentHub with meta up to its sections' members,
+// `{"content_type":"hub","meta":...,"sections":{`; the sections follow,
+// each `"<type>":` and its listing, in the order of their names (Marshal
+// sorts a map's keys), then `}}`. Its error is json.Marshal's of meta;
+// dst is then returned as it was given.
+func AppendContentHubHead(dst []byte, meta *Meta) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, `{"content_type":"hub"`...)
+	dst, err := appendMeta(dst, meta)
+	if err != nil {
+		return dst[:start], err
+	}
+	return append(dst, `,"sections":{`...), nil
+}
+
+// appendMeta appends `,"meta":` and meta's JSON (encoding/json's), or
+// nothing for a nil meta (omitempty).
+func appendMeta(dst []byte, meta *Meta) ([]byte, error) {
+	if meta == nil {
+		return dst, nil
+	}
+	m, err := json.Marshal(meta)
+	if err != nil {
+		return dst, err
+	}
+	return append(append(dst, `,"meta":`...), m...), nil
 }
 
 // appendDeprecation appends the deprecation fields that are set, each

@@ -309,7 +309,7 @@ func Preview(body string, max int) string {
 		}
 		if r >= utf8.RuneSelf {
 			if n+1 > max { // r does not fit and we are inside a word
-				return cutWord(&b, lastSpace)
+				return cutWord(b.String(), lastSpace)
 			}
 			b.WriteRune(r)
 			n++
@@ -317,7 +317,7 @@ func Preview(body string, max int) string {
 		}
 		if n+len(word) > max { // the run does not fit: its first max-n bytes do
 			b.WriteString(word[:max-n])
-			return cutWord(&b, lastSpace)
+			return cutWord(b.String(), lastSpace)
 		}
 		b.WriteString(word)
 		n += len(word)
@@ -339,7 +339,7 @@ func previewPlain(body string, max int) (p string, ok bool) {
 		switch {
 		case c-'!' < utf8.RuneSelf-'!': // printable ASCII: a run of them at once
 			if n >= max {
-				return cutAt(body, i, lastSpace), true
+				return cutWord(body[:i], lastSpace), true
 			}
 			j, lim := i+1, min(len(body), i+max-n) // at most max-n more runes fit
 			for j < lim && body[j]-'!' < utf8.RuneSelf-'!' {
@@ -362,7 +362,7 @@ func previewPlain(body string, max int) (p string, ok bool) {
 				return "", false
 			}
 			if n >= max {
-				return cutAt(body, i, lastSpace), true
+				return cutWord(body[:i], lastSpace), true
 			}
 			n++
 			i++
@@ -372,7 +372,7 @@ func previewPlain(body string, max int) (p string, ok bool) {
 				return "", false
 			}
 			if n >= max {
-				return cutAt(body, i, lastSpace), true
+				return cutWord(body[:i], lastSpace), true
 			}
 			n++
 			i += size
@@ -381,20 +381,10 @@ func previewPlain(body string, max int) (p string, ok bool) {
 	return body, true
 }
 
-// cutAt is cutWord for previewPlain: the rune at byte i of body does not
-// fit; the preview ends at the last space kept, or at i inside a single
-// word longer than max.
-func cutAt(body string, i, lastSpace int) string {
-	if lastSpace > 0 {
-		return body[:lastSpace] + Ellipsis
-	}
-	return body[:i] + Ellipsis
-}
-
-// cutWord ends a preview whose next rune does not fit: at the last space
-// written, or where it is for a single word longer than max.
-func cutWord(b *strings.Builder, lastSpace int) string {
-	s := b.String()
+// cutWord ends a preview s whose next rune does not fit: at the last
+// space written (its offset in s), or at the end of s for a single word
+// longer than max.
+func cutWord(s string, lastSpace int) string {
 	if lastSpace > 0 {
 		s = s[:lastSpace]
 	}

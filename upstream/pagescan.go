@@ -443,19 +443,13 @@ func (s *invScanner) skipStringFast() bool {
 // beat the vector call, BenchmarkStopRun), then 32 at a time with AVX2
 // (stopBlocks), else sixteen at a time while it can.
 func stopRun(b []byte, j int) int {
-	if j+32 <= len(b) {
-		for range 2 {
-			if m := stopBytes(binary.LittleEndian.Uint64(b[j:])); m != 0 {
-				return j + bits.TrailingZeros64(m)/8
-			}
-			if m := stopBytes(binary.LittleEndian.Uint64(b[j+8:])); m != 0 {
-				return j + 8 + bits.TrailingZeros64(m)/8
-			}
-			j += 16
-		}
-		j = stopBlocks(b, j)
-	}
+	vector := j + 32 // where stopBlocks takes over
 	for ; j+16 <= len(b); j += 16 {
+		if j == vector {
+			if j = stopBlocks(b, j); j+16 > len(b) {
+				break
+			}
+		}
 		if m := stopBytes(binary.LittleEndian.Uint64(b[j:])); m != 0 {
 			return j + bits.TrailingZeros64(m)/8
 		}
@@ -485,22 +479,35 @@ func stopBytes(x uint64) uint64 {
 }
 
 // stringBody reads a string at i (its opening quote) and returns its
-// value, copied into the arena or unquoted into a string of its own.
-func (s *invScanner) stringBody() (string, error) {
+// value: copied into the arena when arena is set (a value that outlives
+// the body), else, without escapes, a view of the body; an escaped string
+// is unquoted into a string of its own either way.
+func (s *invScanner) stringBody(arena bool) (string, error) {
 	start := s.i
 	j := safeRun(s.b, start+1)
 	if j < len(s.b) && s.b[j] == '"' { // the common case: no escape, ASCII
 		s.i = j + 1
-		return s.keep(bytesString(s.b[start+1 : j])), nil
+		return s.kept(bytesString(s.b[start+1:j]), arena), nil
 	}
 	if s.unquoteFast(start, j) {
-		return s.keep(bytesString(s.scratch)), nil
+		if arena {
+			return s.keep(bytesString(s.scratch)), nil
+		}
+		return string(s.scratch), nil
 	}
 	v, inBody, err := s.stringView()
 	if inBody {
-		v = s.keep(v)
+		v = s.kept(v, arena)
 	}
 	return v, err
+}
+
+// kept is v, copied into the arena when arena is set.
+func (s *invScanner) kept(v string, arena bool) string {
+	if arena {
+		return s.keep(v)
+	}
+	return v
 }
 
 // unquoteFast reads the string at start (its opening quote), whose bytes
@@ -710,36 +717,19 @@ func (s *invScanner) keep(v string) string {
 	return s.arena.String()[n:]
 }
 
-// str reads a string; null is "".
-func (s *invScanner) str() (string, error) {
-	switch s.peek() {
-	case '"':
-		return s.stringBody()
-	case 'n':
-		return "", s.literal("null")
-	default:
-		return "", s.fail("want a string")
-	}
-}
+// str reads a string into the arena; null is "".
+func (s *invScanner) str() (string, error) { return s.strIn(true) }
 
 // keyStr is str for a value used only while the body is being read
-// (ContentPage's keys, dropped before decodeBody returns): it accepts and
-// refuses what str does, but a string without escapes is a view of the
-// body, not a copy in the arena.
-func (s *invScanner) keyStr() (string, error) {
+// (ContentPage's keys, dropped before decodeBody returns): a string
+// without escapes is a view of the body, not a copy in the arena.
+func (s *invScanner) keyStr() (string, error) { return s.strIn(false) }
+
+// strIn reads a string (stringBody) or null ("").
+func (s *invScanner) strIn(arena bool) (string, error) {
 	switch s.peek() {
 	case '"':
-		start := s.i
-		j := safeRun(s.b, start+1)
-		if j < len(s.b) && s.b[j] == '"' {
-			s.i = j + 1
-			return bytesString(s.b[start+1 : j]), nil
-		}
-		if s.unquoteFast(start, j) {
-			return string(s.scratch), nil
-		}
-		v, _, err := s.stringView() // a view of the body, or a string of its own
-		return v, err
+		return s.stringBody(arena)
 	case 'n':
 		return "", s.literal("null")
 	default:
