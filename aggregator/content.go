@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/valyala/fasthttp"
 	"golang.org/x/sync/errgroup"
@@ -266,6 +267,9 @@ func (s *Server) contentHub(ctx *fasthttp.RequestCtx, rs *reqState) {
 	}
 	fp := p // a copy for the fill: p itself stays on the stack on the hit path
 	pr, reqID, tp := rs.p, string(rs.reqID), rs.traceparent
+	// With the hub's cache off the body goes into a pooled buffer, as an
+	// inventory listing's does (poolFillBody).
+	dst := rs.poolFillBody(st)
 	s.respond(ctx, rs, st, "", rs.keyBuf, func(c context.Context) ([]byte, error) {
 		c, cancel := fillCtx(c, st, reqID, tp)
 		defer cancel()
@@ -280,16 +284,16 @@ func (s *Server) contentHub(ctx *fasthttp.RequestCtx, rs *reqState) {
 				return err
 			})()
 		}
-		// The last section is read on this goroutine, whose stack has
-		// grown already: a new goroutine's stack grows by copying while it
-		// decodes.
-		var g errgroup.Group
+		// The other sections run on section workers and the last on this
+		// goroutine, stacks that have grown already: a new goroutine's
+		// stack grows by copying while it decodes.
+		var wg sync.WaitGroup
 		last := len(upstream.ContentTypes) - 1
 		for i := range last {
-			g.Go(func() error { section(i); return nil })
+			s.sections.Go(&wg, func() { section(i) })
 		}
 		section(last)
-		_ = g.Wait()
+		wg.Wait()
 		var failed []error
 		var shown []int
 		for i := range upstream.ContentTypes {
@@ -302,9 +306,16 @@ func (s *Server) contentHub(ctx *fasthttp.RequestCtx, rs *reqState) {
 		if len(failed) == len(upstream.ContentTypes) {
 			return nil, errors.Join(failed...)
 		}
-		body, err := appendHubJSON(nil, mapping.DealerMeta(pr.dealer), sections, shown)
+		var b []byte
+		if dst != nil {
+			b = (*dst)[:0]
+		}
+		body, err := appendHubJSON(b, mapping.DealerMeta(pr.dealer), sections, shown)
 		if err != nil {
 			return nil, err
+		}
+		if dst != nil {
+			*dst = body
 		}
 		if len(failed) > 0 {
 			return nil, &partialError{body: body, cause: errors.Join(failed...)}
@@ -385,13 +396,11 @@ func (s *Server) contentSearch(ctx *fasthttp.RequestCtx, rs *reqState) {
 // (publicshape.AppendContentHubHead), then each section spliced in, in
 // the order of its name (encoding/json sorts map keys).
 func appendHubJSON(b []byte, meta *publicshape.Meta, sections []listingPage, shown []int) ([]byte, error) {
-	if b == nil {
-		n := 512 // the envelope and the dealer meta
-		for _, i := range shown {
-			n += len(upstream.ContentTypes[i]) + 3 + sections[i].sizeHint()
-		}
-		b = make([]byte, 0, n)
+	n := 512 // the envelope and the dealer meta
+	for _, i := range shown {
+		n += len(upstream.ContentTypes[i]) + 3 + sections[i].sizeHint()
 	}
+	b = slices.Grow(b, n)
 	b, err := publicshape.AppendContentHubHead(b, meta)
 	if err != nil {
 		return nil, err

@@ -10,8 +10,8 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// TestListingBypassBody checks the listing fill that writes into a pooled
-// buffer (the route's cache off): each response carries its own listing,
+// TestListingBypassBody checks the listing and hub fills that write into a
+// pooled buffer (the route's cache off): each response carries its own body,
 // byte for byte the body the cached route serves, plain and gzip, whatever
 // listings of other sizes used the buffers in between, and still after the
 // next request's fill (fasthttp writes a response after its handler
@@ -27,6 +27,9 @@ func TestListingBypassBody(t *testing.T) {
 		"/dealer/REWIND/listing?page=2&page_size=5",
 		"/dealer/NOS/listing?page=1&page_size=20",
 		"/dealer/NLT/listing?page=1&page_size=20",
+		"/dealer/content/hub",
+		"/dealer/content/hub?page_size=20",
+		"/dealer/content/hub?page_size=1",
 	}
 	serve := func(h fasthttp.RequestHandler, uri string, gz bool) *fasthttp.RequestCtx {
 		t.Helper()
@@ -71,6 +74,7 @@ func TestListingBypassBody(t *testing.T) {
 	s := newBenchServer(t, true)
 	st := DefaultSettings()
 	delete(st.Cache, RouteInventoryListing)
+	delete(st.Cache, RouteContentHub)
 	if err := s.UpdateSettings(st); err != nil {
 		t.Fatal(err)
 	}

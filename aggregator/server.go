@@ -136,6 +136,7 @@ type Server struct {
 	negAuth     *authCache // keys that resolved to an error
 	index       *keyIndex  // nil without a KeyFeed
 	addrLimiter RateLimiter
+	sections    *sectionWorkers // runs the hub's sections
 	dealers     dealerCache
 	budget      lookupBudget
 	authStats   authCounters
@@ -192,6 +193,7 @@ func New(opts Options) (*Server, error) {
 		now:         opts.Now,
 		ids:         newIDGen(),
 		tracing:     opts.Tracing,
+		sections:    newSectionWorkers(workerIdle),
 	}
 	if opts.Tracing != nil {
 		s.tracer = opts.Tracing.Tracer()

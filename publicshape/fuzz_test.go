@@ -41,6 +41,8 @@ func FuzzPreview(f *testing.F) {
 	f.Add("  spazi \n\t ovunque  ", 3)
 	f.Add("àèìòù àèìòù", 8)
 	f.Add("a\xffb c", 2)
+	f.Add("ab \u00a0", 3)
+	f.Add("Prima riga.\n\nSeconda  riga,\tterza.", 20)
 	f.Add("Supercalifragilistico", 5)
 	f.Fuzz(func(t *testing.T, body string, max int) {
 		max %= 1000
@@ -125,7 +127,7 @@ func TestPreviewEqualsReference(t *testing.T) {
 		// space that is not a single ASCII space after the cut point.
 		{"ab cd", 5}, {"ab cd", 4}, {"ab cd", 3}, {"ab cd", 2}, {"àb cè", 4}, {"àb cè", 5}, {"abcdef", 3},
 		{"più è già", 6}, {"più è già", 5}, {"ab cd\n\nef", 5}, {"ab cd\n\nef", 7}, {"ab  cd", 6},
-		{" ab", 3}, {"ab ", 3}, {"ab\tcd", 5}, {"ab\u00a0cd", 5}, {"ab \xffcd", 4}, {"ab\xff", 9},
+		{" ab", 3}, {"ab ", 3}, {"ab \u00a0", 3}, {"ab\n\u00a0", 3}, {"ab\n \u00a0cd", 9}, {"  ab\n\ncd  ef \t", 9}, {"ab\n\ncd ef", 5}, {"ab\n\ncd ef", 7}, {"ab\tcd", 5}, {"ab\u00a0cd", 5}, {"ab \xffcd", 4}, {"ab\xff", 9},
 	}
 	for _, c := range cases {
 		if got, want := Preview(c.body, c.max), previewByRange(c.body, c.max); got != want {
@@ -138,6 +140,8 @@ func FuzzPreviewEqualsReference(f *testing.F) {
 	f.Add("Ciao mondo bello", 7)
 	f.Add("a\u00a0b\u0085c\u2028d", 3)
 	f.Add("a\xffb c", 2)
+	f.Add("ab \u00a0", 3)
+	f.Add("Prima riga.\n\nSeconda  riga,\tterza.", 20)
 	f.Fuzz(func(t *testing.T, body string, max int) {
 		max %= 1000
 		if got, want := Preview(body, max), previewByRange(body, max); got != want {

@@ -2,6 +2,7 @@ package publicshape
 
 import (
 	"errors"
+	"math/bits"
 	"net/url"
 	"slices"
 	"strconv"
@@ -325,44 +326,57 @@ func Preview(body string, max int) string {
 	return b.String()
 }
 
-// previewPlain is Preview for a body whose collapsed form is the body
-// itself up to the cut (the common case): valid UTF-8, no white space at
-// either end, and single ASCII spaces as the only white space before the
-// cut. The preview is then the body, or a prefix of it and Ellipsis, cut
-// by the same rules, with nothing rebuilt. ok is false as soon as the body
-// is anything else; Preview's general path then decides.
+// previewPlain is Preview for a body whose white space is ASCII and whose
+// text up to the cut is valid UTF-8 (the common case: the content
+// service's summaries are paragraphs of plain text). It finds the cut on
+// the body itself, a run of printable ASCII at a time. The preview is a
+// slice of the body while every run of white space is one ASCII space;
+// from the first other run on (a paragraph break) it is built from the
+// slices between such runs, each run written as one space. Nothing is
+// built rune by rune. ok is false as soon as the body holds anything else
+// before the cut (invalid UTF-8, white space outside ASCII); Preview's
+// general path then decides.
 func previewPlain(body string, max int) (p string, ok bool) {
-	n := 0          // runes of the preview so far
-	lastSpace := -1 // byte offset of the last space kept
+	var pv previewText
+	n := 0 // runes of the preview so far
 	for i := 0; i < len(body); {
 		c := body[i]
 		switch {
 		case c-'!' < utf8.RuneSelf-'!': // printable ASCII: a run of them at once
 			if n >= max {
-				return cutWord(body[:i], lastSpace), true
+				return pv.cut(body, i), true
 			}
-			j, lim := i+1, min(len(body), i+max-n) // at most max-n more runes fit
-			for j < lim && body[j]-'!' < utf8.RuneSelf-'!' {
-				j++
-			}
+			j := i + printableRun(body[i:min(len(body), i+max-n)]) // at most max-n more runes fit
 			n += j - i
 			i = j
-		case c == ' ':
-			if i == 0 || i+1 == len(body) || (body[i+1] < utf8.RuneSelf && asciiSpace[body[i+1]]) {
-				return "", false
+		case c < utf8.RuneSelf && asciiSpace[c]: // a run of white space
+			j := i + 1
+			for j < len(body) && body[j] < utf8.RuneSelf && asciiSpace[body[j]] {
+				j++
+			}
+			if n == 0 { // leading: dropped
+				pv.seg, i = j, j
+				continue
+			}
+			if j == len(body) { // trailing: dropped
+				return pv.end(body, i, ""), true
+			}
+			if body[j] >= utf8.RuneSelf {
+				// The run goes on if the next rune is white space too: the
+				// general path knows whether anything follows it.
+				if r, size := utf8.DecodeRuneInString(body[j:]); (r == utf8.RuneError && size == 1) || unicode.IsSpace(r) {
+					return "", false
+				}
 			}
 			if n+2 > max { // the space and the next rune do not fit
-				return body[:i] + Ellipsis, true
+				return pv.end(body, i, Ellipsis), true
 			}
-			lastSpace = i
+			pv.space(body, i, j, max)
 			n++
-			i++
-		case c < utf8.RuneSelf: // other white space or a control character
-			if asciiSpace[c] {
-				return "", false
-			}
+			i = j
+		case c < utf8.RuneSelf: // a control character: one rune
 			if n >= max {
-				return cutWord(body[:i], lastSpace), true
+				return pv.cut(body, i), true
 			}
 			n++
 			i++
@@ -372,13 +386,83 @@ func previewPlain(body string, max int) (p string, ok bool) {
 				return "", false
 			}
 			if n >= max {
-				return cutWord(body[:i], lastSpace), true
+				return pv.cut(body, i), true
 			}
 			n++
 			i += size
 		}
 	}
-	return body, true
+	return pv.end(body, len(body), ""), true
+}
+
+// previewText is the preview previewPlain has found so far: the text
+// written to b (empty while the preview is a slice of the body), then the
+// body from seg on.
+type previewText struct {
+	b         strings.Builder
+	seg       int // body offset of the text not yet written to b
+	lastSpace int // offset in the preview of the last space kept, plus one (0: none)
+}
+
+// space keeps the run of white space body[i:j] as one space.
+func (pv *previewText) space(body string, i, j, max int) {
+	if j == i+1 && body[i] == ' ' { // already one space: stays in the slice
+		pv.lastSpace = pv.b.Len() + i - pv.seg + 1
+		return
+	}
+	if pv.b.Cap() == 0 {
+		pv.b.Grow(min(len(body)-pv.seg, max*utf8.UTFMax) + len(Ellipsis))
+	}
+	pv.b.WriteString(body[pv.seg:i])
+	pv.lastSpace = pv.b.Len() + 1
+	pv.b.WriteByte(' ')
+	pv.seg = j
+}
+
+// end returns the preview up to body offset i, with suffix.
+func (pv *previewText) end(body string, i int, suffix string) string {
+	if pv.b.Cap() == 0 {
+		return body[pv.seg:i] + suffix
+	}
+	pv.b.WriteString(body[pv.seg:i])
+	pv.b.WriteString(suffix)
+	return pv.b.String()
+}
+
+// cut ends the preview inside a word that does not fit, the word starting
+// before body offset i: at the last space kept, or at i for a single word
+// longer than max; Ellipsis follows.
+func (pv *previewText) cut(body string, i int) string {
+	if pv.lastSpace == 0 {
+		return pv.end(body, i, Ellipsis)
+	}
+	at := pv.lastSpace - 1
+	if w := pv.b.Len(); at >= w {
+		return pv.end(body, pv.seg+at-w, Ellipsis)
+	}
+	return pv.b.String()[:at] + Ellipsis // the space written last, after a run
+}
+
+// printableRun returns the length of the run of printable ASCII bytes
+// (0x21 to 0x7F: neither white space, control characters nor bytes of
+// UTF-8 sequences) at the start of s, eight bytes a step.
+func printableRun(s string) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	j := 0
+	for ; j+8 <= len(s); j += 8 {
+		x := uint64(s[j]) | uint64(s[j+1])<<8 | uint64(s[j+2])<<16 | uint64(s[j+3])<<24 |
+			uint64(s[j+4])<<32 | uint64(s[j+5])<<40 | uint64(s[j+6])<<48 | uint64(s[j+7])<<56
+		// A byte below 0x21 borrows into its high bit, a byte from 0x80
+		// has it; a borrow can only mark bytes after a marked one, so the
+		// lowest mark is the first byte that ends the run.
+		if m := ((x - '!'*ones) | x) & highs; m != 0 {
+			return j + bits.TrailingZeros64(m)/8
+		}
+	}
+	for j < len(s) && s[j]-'!' < utf8.RuneSelf-'!' {
+		j++
+	}
+	return j
 }
 
 // cutWord ends a preview s whose next rune does not fit: at the last

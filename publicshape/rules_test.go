@@ -426,6 +426,12 @@ func BenchmarkPreview(b *testing.B) {
 		{"plain", "Sì. Dalla scheda del veicolo si può bloccare l'auto con un acconto rimborsabile: il veicolo resta " +
 			"riservato per sette giorni, il tempo necessario per vederlo dal vivo, provarlo e definire la formula di " +
 			"pagamento. Se decidi di non procedere, l'acconto viene restituito per intero.\n\nPrima della firma ogni v"},
+		// The content service's summaries: paragraphs apart by a blank line
+		// before the cut.
+		{"paragraphs", "Tutte le auto usate vendute a privati hanno la garanzia legale di conformità.\n\nDi dodici mesi " +
+			"prevista dal Codice del Consumo, estendibile a ventiquattro con la garanzia convenzionale del " +
+			"concessionario.\n\nLa garanzia copre i difetti di conformità presenti al momento della consegna: guasti " +
+			"a motore, cambio, differenziale, centraline."},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()

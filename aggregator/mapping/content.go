@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -65,19 +66,28 @@ func PublicID(r *upstream.ContentRecord) {
 // upstream.Client.ContentPage decodes for its pick (ID, Type, DealerID, Slug, UpdatedAt,
 // SourceProvider, OverrideOf, HiddenForDealer).
 func VisibleOrder(dealerID int64, contentType string, recs []upstream.ContentRecord, scope Scope) []int32 {
-	hiddenGlobal := map[int64]bool{}
-	overridden := map[int64]bool{}
+	// Hidden globals and overridden ids are rare: the sets are made only
+	// when there is one.
+	var hiddenGlobal, overridden map[int64]bool
 	for i := range recs {
 		r := &recs[i]
 		if r.DealerID == 0 && r.HiddenForDealer {
+			if hiddenGlobal == nil {
+				hiddenGlobal = map[int64]bool{}
+			}
 			hiddenGlobal[r.ID] = true
 		}
 		if r.DealerID == dealerID && r.OverrideOf != 0 {
+			if overridden == nil {
+				overridden = map[int64]bool{}
+			}
 			overridden[r.OverrideOf] = true
 		}
 	}
-	// Sorted as indices, not as records: a record is a large struct.
+	// Sorted as indices, not as records (a record is a large struct), on
+	// the update times taken out of the records into one small array.
 	idx := make([]int32, 0, len(recs))
+	when := make([]updateTime, len(recs))
 	for i := range recs {
 		r := &recs[i]
 		if r.DealerID != 0 && r.DealerID != dealerID {
@@ -99,15 +109,31 @@ func VisibleOrder(dealerID int64, contentType string, recs []upstream.ContentRec
 			continue
 		}
 		idx = append(idx, int32(i))
+		when[i] = updateTime{r.UpdatedAt.Unix(), int32(r.UpdatedAt.Nanosecond())}
 	}
-	slices.SortStableFunc(idx, func(a, b int32) int {
-		ra, rb := &recs[a], &recs[b]
-		if c := rb.UpdatedAt.Compare(ra.UpdatedAt); c != 0 {
-			return c // most recently updated first
+	// Most recently updated first, then by slug; equal records keep their
+	// order (the index decides last), as a stable sort would.
+	slices.SortFunc(idx, func(a, b int32) int {
+		wa, wb := when[a], when[b]
+		if wa.sec != wb.sec {
+			return cmp.Compare(wb.sec, wa.sec)
 		}
-		return strings.Compare(ra.Slug, rb.Slug)
+		if wa.nsec != wb.nsec {
+			return cmp.Compare(wb.nsec, wa.nsec)
+		}
+		if c := strings.Compare(recs[a].Slug, recs[b].Slug); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
 	})
 	return idx
+}
+
+// updateTime is a record's UpdatedAt as VisibleOrder compares it (the
+// order of time.Time.Compare).
+type updateTime struct {
+	sec  int64
+	nsec int32
 }
 
 // Match reports whether a visible record passes a listing's category,

@@ -2,7 +2,9 @@ package mapping
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -167,6 +169,46 @@ func TestVisibleRules(t *testing.T) {
 	}
 	if s := slugs(Visible(101, "news", news, BySlug)); s != "archive,wire,editorial" {
 		t.Errorf("news by slug = %s", s)
+	}
+}
+
+// TestVisibleOrderEqualsStableSort holds VisibleOrder's sort (update times
+// taken out of the records, the index as the last key) to its definition: a
+// stable sort of the visible records by UpdatedAt, newest first, then slug.
+// The records share times to the second, to the nanosecond and in other
+// zones, and slugs, so every key decides somewhere.
+func TestVisibleOrderEqualsStableSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	rome := time.FixedZone("CET", 3600)
+	for round := range 300 {
+		n := rng.IntN(80)
+		recs := make([]upstream.ContentRecord, n)
+		for i := range recs {
+			at := time.Date(2026, 1, 1, 0, 0, rng.IntN(6), rng.IntN(3)*500, time.UTC)
+			if rng.IntN(3) == 0 {
+				at = at.In(rome)
+			}
+			dealer := []int64{0, 101, 102}[rng.IntN(3)]
+			recs[i] = upstream.ContentRecord{ID: int64(i + 1), Type: "faq", DealerID: dealer,
+				Slug: string(rune('a' + rng.IntN(4))), UpdatedAt: at, HiddenForDealer: rng.IntN(10) == 0}
+			if dealer == 101 && rng.IntN(4) == 0 {
+				recs[i].OverrideOf = int64(rng.IntN(n) + 1)
+			}
+		}
+		got := VisibleOrder(101, "faq", recs, Discovery)
+		// The reference: the indices VisibleOrder keeps, stably sorted as
+		// the records were before (time.Time.Compare, then the slug).
+		ref := slices.Clone(got)
+		slices.Sort(ref)
+		slices.SortStableFunc(ref, func(a, b int32) int {
+			if c := recs[b].UpdatedAt.Compare(recs[a].UpdatedAt); c != 0 {
+				return c
+			}
+			return strings.Compare(recs[a].Slug, recs[b].Slug)
+		})
+		if !slices.Equal(got, ref) {
+			t.Fatalf("round %d: order %v, stable sort %v", round, got, ref)
+		}
 	}
 }
 
