@@ -229,6 +229,10 @@ func appendString(dst []byte, s string) []byte {
 			start = i
 			continue
 		}
+		if b := s[i]; b >= 0xC2 && b <= 0xDF && i+1 < len(s) && s[i+1]&0xC0 == 0x80 {
+			i += 2 // a letter of two bytes (è, à): valid, and not U+2028 or U+2029
+			continue
+		}
 		c, size := utf8.DecodeRuneInString(s[i:])
 		if c == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)

@@ -441,3 +441,14 @@ func BenchmarkPreview(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkAppendString(b *testing.B) {
+	s := "La garanzia copre i difetti di conformità presenti al momento della consegna: guasti a motore, " +
+		"cambio, differenziale, centraline. È estendibile a ventiquattro mesi con la garanzia convenzionale " +
+		"del concessionario, che può includere l'assistenza stradale e l'auto di cortesia."
+	buf := make([]byte, 0, 1024)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		buf = appendString(buf[:0], s)
+	}
+}

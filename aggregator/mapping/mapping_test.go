@@ -255,3 +255,17 @@ func TestRanked(t *testing.T) {
 		t.Errorf("ranked = %s", s)
 	}
 }
+
+func BenchmarkVisibleOrder(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	recs := make([]upstream.ContentRecord, 60)
+	for i := range recs {
+		recs[i] = upstream.ContentRecord{ID: int64(i + 1), Type: "faq", DealerID: []int64{0, 101}[rng.IntN(2)],
+			Slug:      "slug-" + strings.Repeat("x", rng.IntN(20)),
+			UpdatedAt: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(rng.Int64N(int64(400 * 24 * time.Hour))))}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = VisibleOrder(101, "faq", recs, Discovery)
+	}
+}
