@@ -51,6 +51,7 @@ func (w *sectionWorkers) run(job func()) {
 	defer t.Stop()
 	for {
 		job()
+		job = nil // an idle worker keeps nothing of the request it ran
 		t.Reset(w.idleFor)
 		select {
 		case job = <-w.idle:
