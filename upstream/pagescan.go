@@ -185,8 +185,9 @@ const (
 // bytes are an equal name. The strings are copies (never views of a body),
 // each distinct name copied once, and outlive a pooled scanner's use.
 type nameMemo struct {
-	known  []string // every distinct name learnt, at most maxMemoNames
-	next   []int16  // next[i]: 1 + the index of the name that followed known[i] last time; 0 none
+	known  []string  // every distinct name learnt, at most maxMemoNames
+	pat    []namePat // pat[i]: known[i] as words, for memberAt's comparison
+	next   []int16   // next[i]: 1 + the index of the name that followed known[i] last time; 0 none
 	first  int16    // 1 + the index of the first name of the last object; 0 none
 	misses int      // names not as predicted (TestNameMemo)
 }
@@ -225,6 +226,7 @@ func (m *nameMemo) learn(prev int, name string) int {
 		}
 		idx = len(m.known)
 		m.known = append(m.known, strings.Clone(name))
+		m.pat = append(m.pat, newNamePat(name))
 		m.next = append(m.next, 0)
 	}
 	switch {
@@ -234,6 +236,29 @@ func (m *nameMemo) learn(prev int, name string) int {
 		m.next[prev] = int16(idx + 1)
 	}
 	return idx
+}
+
+// namePat is a name of under 16 bytes and its closing quote as two
+// little-endian words, with masks of the bytes that count: memberAt
+// compares the next 16 bytes of the body with it in two steps instead of
+// calling the runtime's comparison. A longer name has zero masks and is
+// compared as a string.
+type namePat struct{ w0, w1, m0, m1 uint64 }
+
+func newNamePat(name string) namePat {
+	if len(name) >= 16 {
+		return namePat{}
+	}
+	var b, m [16]byte
+	copy(b[:], name)
+	b[len(name)] = '"'
+	for i := range len(name) + 1 {
+		m[i] = 0xFF
+	}
+	return namePat{
+		w0: binary.LittleEndian.Uint64(b[:8]), w1: binary.LittleEndian.Uint64(b[8:]),
+		m0: binary.LittleEndian.Uint64(m[:8]), m1: binary.LittleEndian.Uint64(m[8:]),
+	}
 }
 
 // memberAt moves to the next member of the object being read: it returns
@@ -264,8 +289,16 @@ func (s *invScanner) memberAt(first *bool, m *nameMemo, prev *int) (name string,
 		return "", false, s.fail("want a member name")
 	}
 	if p := m.predict(*prev); p >= 0 {
-		n := m.known[p]
-		if end := s.i + 1 + len(n); end < len(s.b) && s.b[end] == '"' && string(s.b[s.i+1:end]) == n {
+		n, at := m.known[p], s.i+1
+		if pt := &m.pat[p]; pt.m0 != 0 && at+16 <= len(s.b) {
+			// The name and its closing quote, as two words.
+			if (binary.LittleEndian.Uint64(s.b[at:])^pt.w0)&pt.m0 == 0 &&
+				(binary.LittleEndian.Uint64(s.b[at+8:])^pt.w1)&pt.m1 == 0 {
+				s.i = at + len(n) + 1
+				name = n
+				*prev = p
+			}
+		} else if end := at + len(n); end < len(s.b) && s.b[end] == '"' && string(s.b[at:end]) == n {
 			s.i = end + 1
 			name = n
 			*prev = p

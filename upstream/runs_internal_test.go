@@ -157,6 +157,41 @@ func TestNameMemo(t *testing.T) {
 	}
 }
 
+// TestNamePatterns: memberAt takes a predicted name from the body when its
+// bytes and the closing quote follow, whatever the name's length (the two
+// words up to 15 bytes, the string comparison past them) and whatever is
+// left of the body after it (the words need 16 bytes); a name that differs
+// in one byte, is longer or shorter is read as a string instead (a miss).
+func TestNamePatterns(t *testing.T) {
+	const letters = "abcdefghijklmnopqrstuvwxyz"
+	for n := 1; n <= 20; n++ {
+		name := letters[:n]
+		changed := name[:n-1] + "Z"
+		for _, c := range []struct {
+			got  string
+			miss bool
+		}{{name, false}, {changed, true}, {name + "x", true}, {name[:n-1], n > 1}} {
+			if c.got == "" {
+				continue
+			}
+			for _, pad := range []string{"", "                    "} {
+				var m nameMemo
+				m.learn(prevStart, name)
+				var s invScanner
+				s.b, s.i = []byte(`{"`+c.got+`":1}`+pad), 1
+				first, prev := true, prevStart
+				got, more, err := s.memberAt(&first, &m, &prev)
+				if err != nil || !more || got != c.got || s.b[s.i] != '1' {
+					t.Fatalf("name %q, body %q: got %q %v %v at %d", name, s.b, got, more, err, s.i)
+				}
+				if miss := m.misses == 1; miss != c.miss {
+					t.Errorf("name %q, body %q: miss %v, want %v", name, s.b, miss, c.miss)
+				}
+			}
+		}
+	}
+}
+
 // TestInt64FastPath: the in-place read of a plain positive integer gives
 // what the general path (the literal through strconv.ParseInt) gives, value,
 // error and position, on either side of its borders.
