@@ -644,10 +644,10 @@ start_edge edge-spray "$SPRAY_UP" "$REDIS_PORT" "$EDGE_CACHED_CFG"
 SPRAY_EDGE="http://127.0.0.1:$EDGE_PORT"
 SPRAY_PID=$EDGE_PID
 for _ in $(seq 1 100); do
-  curl -fsS "http://127.0.0.1:$ADMIN_PORT/metrics" 2>/dev/null | grep -q '^edge_auth_index_state{state="fresh"} 1' && break
+  curl -fsS "http://127.0.0.1:$ADMIN_PORT/metrics" 2>/dev/null | grep '^edge_auth_index_state{state="fresh"} 1' >/dev/null && break
   sleep 0.1
 done
-curl -fsS "http://127.0.0.1:$ADMIN_PORT/metrics" | grep -q '^edge_auth_index_state{state="fresh"} 1' || die "key index not fresh"
+curl -fsS "http://127.0.0.1:$ADMIN_PORT/metrics" | grep '^edge_auth_index_state{state="fresh"} 1' >/dev/null || die "key index not fresh"
 "$TOOL" get -url "$SPRAY_EDGE$HOT_PATH" -key "$HOT_KEY" -o /dev/null >/dev/null || die "spray edge: the legitimate key fails"
 dealers_calls() { curl -fsS "http://127.0.0.1:$SPRAY_UP/_control/calls" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
 SPRAY_SAVED=("${CONNS[@]}")

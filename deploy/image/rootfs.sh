@@ -101,7 +101,11 @@ stop() {
   echo "  SIGTERM: exit 0"
 }
 
-expect() { # WHAT CURL-ARGS...: curl must succeed; prints the body
+# expect WHAT CURL-ARGS...: curl must succeed; prints the body. Its checks
+# read the whole body (grep >/dev/null, not grep -q): a grep -q that stops at
+# its first match closes the pipe while curl may still be writing a body
+# larger than the pipe's buffer (/metrics), and curl then fails (exit 23).
+expect() {
   local what="$1"; shift
   curl -fsS --max-time 5 "$@" || { echo "FAILED: $what" >&2; exit 1; }
 }
@@ -130,9 +134,9 @@ echo "== run 1: --demo"
 run_image "$work/demo.out" - --demo --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0
 pub="$(addr_of "$work/demo.out" "listening on")"
 adm="$(addr_of "$work/demo.out" "admin on")"
-expect "/readyz" "http://$adm/readyz" | grep -q '"status":"ready"'
+expect "/readyz" "http://$adm/readyz" | grep '"status":"ready"' >/dev/null
 echo "  /readyz: ready"
-expect "a demo listing" -H 'X-Api-Key: demo-key-alpha' "http://$pub/dealer/REWIND/listing?page_size=1" | grep -q '"items"'
+expect "a demo listing" -H 'X-Api-Key: demo-key-alpha' "http://$pub/dealer/REWIND/listing?page_size=1" | grep '"items"' >/dev/null
 echo "  GET /dealer/REWIND/listing: 200"
 stop "$work/demo.out"
 
@@ -167,14 +171,14 @@ run_image "$work/cfg.out" "$etc" --config "$cmd_cfg" --listen 127.0.0.1:0 --admi
   --redis "127.0.0.1:$rport" --upstream "$up"
 pub="$(addr_of "$work/cfg.out" "listening on")"
 adm="$(addr_of "$work/cfg.out" "admin on")"
-expect "/readyz" "http://$adm/readyz" | grep -q '"redis":"up"'
+expect "/readyz" "http://$adm/readyz" | grep '"redis":"up"' >/dev/null
 echo "  /readyz: redis up"
 code="$(curl -s -o /dev/null -w '%{http_code}' "http://$adm/metrics")"
 [ "$code" = 401 ] || { echo "/metrics without the token: $code, want 401" >&2; exit 1; }
 commit="$(cd "$repo" && git rev-parse HEAD 2>/dev/null || echo unknown)"
-expect "/metrics with the token" -H "Authorization: Bearer $token" "http://$adm/metrics" | grep -q "^edge_build_info{.*commit=\"$commit\""
+expect "/metrics with the token" -H "Authorization: Bearer $token" "http://$adm/metrics" | grep "^edge_build_info{.*commit=\"$commit\"" >/dev/null
 echo "  /metrics: 401 without the token, 200 with the one from the file; edge_build_info commit $commit"
-expect "a listing through redis" -H 'X-Api-Key: demo-key-beta' "http://$pub/dealer/NOS/listing?page_size=1" | grep -q '"items"'
+expect "a listing through redis" -H 'X-Api-Key: demo-key-beta' "http://$pub/dealer/NOS/listing?page_size=1" | grep '"items"' >/dev/null
 echo "  GET /dealer/NOS/listing: 200"
 if grep -q "$token" "$work/cfg.out" "$work/cfg.out.err"; then echo "the admin token was logged" >&2; exit 1; fi
 stop "$work/cfg.out"
