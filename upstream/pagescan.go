@@ -188,8 +188,8 @@ type nameMemo struct {
 	known  []string  // every distinct name learnt, at most maxMemoNames
 	pat    []namePat // pat[i]: known[i] as words, for memberAt's comparison
 	next   []int16   // next[i]: 1 + the index of the name that followed known[i] last time; 0 none
-	first  int16    // 1 + the index of the first name of the last object; 0 none
-	misses int      // names not as predicted (TestNameMemo)
+	first  int16     // 1 + the index of the first name of the last object; 0 none
+	misses int       // names not as predicted (TestNameMemo)
 }
 
 // Values of memberAt's prev besides an index of nameMemo.known.
