@@ -265,3 +265,33 @@ func parallelHits(b *testing.B, get func(context.Context, int64, []byte, Policy,
 		}
 	})
 }
+
+// BenchmarkRefill measures the cache's own work when a fill replaces an
+// entry (a background refresh): making the entry and its Redis value, for
+// a body that changed (compressed anew) and one that did not (the previous
+// entry's compressed bytes kept, adoptGzip). Bodies are listing pages of
+// 20 and 100 vehicles.
+func BenchmarkRefill(b *testing.B) {
+	pol := Policy{TTL: 30 * time.Second, StaleWhileRevalidate: time.Minute}
+	for _, n := range []int{20, 100} {
+		body := listingBody(1, n)
+		same := newEntry(body, time.Now(), pol)
+		encodeEntry(same)
+		other := newEntry(listingBody(2, n), time.Now(), pol)
+		encodeEntry(other)
+		for _, mode := range []struct {
+			name string
+			prev *Entry
+		}{{"changed", other}, {"unchanged", same}} {
+			b.Run(fmt.Sprintf("vehicles=%d/%s", n, mode.name), func(b *testing.B) {
+				b.ReportAllocs()
+				var buf []byte
+				for i := 0; i < b.N; i++ {
+					e := newEntry(body, time.Now(), pol)
+					e.adoptGzip(mode.prev)
+					buf = appendEntry(buf[:0], e)
+				}
+			})
+		}
+	}
+}

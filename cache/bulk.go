@@ -332,7 +332,7 @@ func (t *bulkTier) get(dealer int64, gen uint64, key []byte, plain bool, into *b
 		t.bad(k)
 		return nil
 	}
-	e, err := decodeEntry(v[bulkValHeader:])
+	e, err := decodeEntry(v[bulkValHeader:], false)
 	if err != nil {
 		t.bad(k)
 		return nil

@@ -611,6 +611,11 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		return outcome{}, err
 	}
 	e := newEntry(body, c.now(), pol)
+	// A refresh (or a refill within stale-if-error) that made the body
+	// the entry it replaces holds keeps that entry's compressed bytes.
+	if e.adoptGzip(fallback) {
+		c.st.fillsUnchanged.Add(1)
+	}
 	c.l1put(dealer, key, gen, cur, e)
 	if rkey != "" {
 		c.l2Set(ctx, rkey, e)

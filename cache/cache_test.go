@@ -574,14 +574,14 @@ func TestEntry(t *testing.T) {
 			t.Errorf("MaxAge(+%v) = %d, want %d", a.at, got, a.want)
 		}
 	}
-	d, err := decodeEntry(encodeEntry(e))
+	d, err := decodeEntry(encodeEntry(e), true)
 	if err != nil || string(d.Body()) != "hello" || d.ETag != e.ETag || !d.FreshUntil.Equal(e.FreshUntil) || !d.ErrorUntil.Equal(e.ErrorUntil) {
 		t.Fatalf("round trip: %+v %v", d, err)
 	}
 	bad := encodeEntry(e)
 	bad[len(bad)-1] ^= 1
 	for _, b := range [][]byte{nil, {1, 2, 3}, bad} {
-		if _, err := decodeEntry(b); err == nil {
+		if _, err := decodeEntry(b, true); err == nil {
 			t.Errorf("decodeEntry(%q) accepted", b)
 		}
 	}

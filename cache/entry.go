@@ -3,6 +3,7 @@ package cache
 import (
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"io"
 	"slices"
 	"strconv"
@@ -234,6 +235,34 @@ func newEntry(body []byte, now time.Time, p Policy) *Entry {
 	return e
 }
 
+// adoptGzip gives e, the entry a fill just made, the gzip variant of prev,
+// the entry it replaces, when both hold the same body: a refresh whose
+// upstream answers did not change then costs no compression (for a
+// 20-vehicle listing page about 58 µs at the default level, 255 µs for
+// 100 vehicles), and the Redis write sends the bytes it sent before. The
+// same body is the same xxhash64 and length (the identity the ETag gives
+// it) and, for a compressed variant, the same CRC-32 and length in its
+// gzip trailer. Only a variant whose storage is its own for good (kept)
+// is shared, never one lent from a pool. e must not be published yet.
+func (e *Entry) adoptGzip(prev *Entry) bool {
+	if prev == nil || prev.hash != e.hash || prev.plainLen != e.plainLen || prev.bad.Load() || e.gz.Load() != nil {
+		return false
+	}
+	v := prev.gz.Load()
+	if v == nil || !v.kept {
+		return false
+	}
+	if gz := v.body; gz != nil {
+		body := e.plain.Load().body
+		if len(gz) < 18 || binary.LittleEndian.Uint32(gz[len(gz)-4:]) != uint32(len(body)) ||
+			binary.LittleEndian.Uint32(gz[len(gz)-8:]) != crc32.ChecksumIEEE(body) {
+			return false
+		}
+	}
+	e.gz.Store(v)
+	return true
+}
+
 func etagOf(h uint64) string {
 	const hex = "0123456789abcdef"
 	var b [18]byte
@@ -409,8 +438,11 @@ func readTimes(b []byte) *Entry {
 // decompressed here: its payload becomes the entry's gzip variant, and Body
 // decompresses it when an identity client first asks. Here it is checked
 // only for what costs nothing: the gzip header and the length in its
-// trailer. A plain body is checked against the stored hash.
-func decodeEntry(b []byte) (*Entry, error) {
+// trailer. A plain body is checked against the stored hash. kept says
+// that b is storage of the entry's own for good (a Redis reply), not lent
+// from a pool (a bulk-tier copy): only then may a later entry of the same
+// body share its gzip variant (adoptGzip).
+func decodeEntry(b []byte, kept bool) (*Entry, error) {
 	if len(b) == 0 {
 		return nil, errBadWire
 	}
@@ -440,7 +472,7 @@ func decodeEntry(b []byte) (*Entry, error) {
 			return nil, errBadWire
 		}
 		e.plainLen = int(n)
-		e.gz.Store(&variant{body: payload, etag: "W/" + etagOf(e.hash)})
+		e.gz.Store(&variant{body: payload, etag: "W/" + etagOf(e.hash), kept: kept})
 	default:
 		return nil, errBadWire
 	}

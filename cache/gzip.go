@@ -14,6 +14,10 @@ import (
 type variant struct {
 	body []byte // nil: the body does not compress well enough to be worth it
 	etag string
+	// kept: body is storage of the variant's own for good (made here, or
+	// a reply go-redis made for one command), never lent from a pool, so
+	// another entry of the same body may share it (Entry.adoptGzip).
+	kept bool
 }
 
 func (v *variant) size() int64 {
@@ -82,10 +86,13 @@ func (e *Entry) makeGzip() *variant {
 	}
 	w.Reset(nil)
 	gzipWriters.Put(w)
-	if err != nil || buf.Len() > len(body)-len(body)/8 {
+	if err != nil {
 		return &variant{}
 	}
-	return &variant{body: buf.Bytes(), etag: "W/" + e.ETag}
+	if buf.Len() > len(body)-len(body)/8 {
+		return &variant{kept: true} // the same body never compresses better
+	}
+	return &variant{body: buf.Bytes(), etag: "W/" + e.ETag, kept: true}
 }
 
 // account makes e's codings (plain and gzip, those made so far) count in the byte budget acct and returns

@@ -531,7 +531,7 @@ func (c *Cache) l2Get(ctx context.Context, rkey string, plain bool) *Entry {
 	// writes to an entry's bodies, so it is viewed, not copied
 	// (StringCmd.Bytes would copy a whole compressed page per hit).
 	v := cmd.Val()
-	e, err := decodeEntry(unsafe.Slice(unsafe.StringData(v), len(v)))
+	e, err := decodeEntry(unsafe.Slice(unsafe.StringData(v), len(v)), true)
 	if err != nil || !usable(e, plain) {
 		c.st.l2Errors.Add(1)
 		return nil

@@ -7,6 +7,7 @@ type counters struct {
 	hitsL2, misses, stale, bypass    atomic.Uint64
 	l2Hits, l2Misses, l2Errors       atomic.Uint64
 	fills, fillErrors, staleOnError  atomic.Uint64
+	fillsUnchanged                   atomic.Uint64
 	coalesced, lockWaitHits          atomic.Uint64
 	refreshes, refreshErrors, purges atomic.Uint64
 	redisDownEvents                  atomic.Uint64
@@ -35,6 +36,11 @@ type Stats struct {
 	// those that failed; StaleOnError the stale entries served because of
 	// a failure (of the fill or of the wait for it).
 	Fills, FillErrors, StaleOnError uint64
+	// FillsUnchanged counts fills that made the same body as the entry
+	// they replace (a stale entry being refreshed, or one served within
+	// stale-if-error) and so kept its compressed bytes instead of
+	// compressing again (Entry.adoptGzip).
+	FillsUnchanged uint64
 	// Coalesced counts Get calls that shared another call's flight instead of
 	// running their own; LockWaitHits fills saved by waiting on another
 	// instance's lock.
@@ -67,6 +73,7 @@ func (c *Cache) Stats() Stats {
 		L2Errors:        c.st.l2Errors.Load(),
 		Fills:           c.st.fills.Load(),
 		FillErrors:      c.st.fillErrors.Load(),
+		FillsUnchanged:  c.st.fillsUnchanged.Load(),
 		StaleOnError:    c.st.staleOnError.Load(),
 		Coalesced:       c.st.coalesced.Load(),
 		LockWaitHits:    c.st.lockWaitHits.Load(),

@@ -77,7 +77,7 @@ func TestWireFormat(t *testing.T) {
 				if got := v[0] == wireVersion && v[1]&wireGzip != 0; got != tc.compressed {
 					t.Fatalf("compressed %v, want %v", got, tc.compressed)
 				}
-				d, err := decodeEntry(v)
+				d, err := decodeEntry(v, true)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -138,7 +138,7 @@ func TestWireFormat(t *testing.T) {
 			{"trailing garbage after gzip", append(bytes.Clone(good), 0x1f, 0x8b), false},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				e, err := decodeEntry(tc.v)
+				e, err := decodeEntry(tc.v, true)
 				switch {
 				case err != nil:
 				case !tc.lazy:
@@ -161,7 +161,7 @@ func FuzzDecodeEntry(f *testing.F) {
 		f.Add(encodeEntryV1(e))
 	}
 	f.Fuzz(func(t *testing.T, v []byte) {
-		e, err := decodeEntry(v)
+		e, err := decodeEntry(v, true)
 		if err != nil {
 			return
 		}

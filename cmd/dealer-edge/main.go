@@ -815,7 +815,8 @@ func outcome(err error) string {
 func cacheStats(s cache.Stats) ops.CacheStats {
 	return ops.CacheStats{
 		Hits: s.Hits, Misses: s.Misses, StaleServed: s.Stale, Bypass: s.Bypass, L1Hits: s.L1Hits,
-		StaleOnError: s.StaleOnError, Fills: s.Fills, FillErrors: s.FillErrors, Coalesced: s.Coalesced,
+		StaleOnError: s.StaleOnError, Fills: s.Fills, FillErrors: s.FillErrors, FillsUnchanged: s.FillsUnchanged,
+		Coalesced:   s.Coalesced,
 		L1Evictions: s.Evictions, L1Bytes: s.L1Bytes, L1Entries: s.L1Entries, RedisErrors: s.L2Errors,
 		BulkHits: s.BulkHits, BulkBytes: s.BulkBytes, BulkEntries: s.BulkEntries,
 	}

@@ -1,0 +1,197 @@
+package cache
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// sameStorage reports whether a and b are the same bytes in memory (not
+// only equal ones).
+func sameStorage(a, b []byte) bool {
+	return len(a) == len(b) && len(a) > 0 && unsafe.SliceData(a) == unsafe.SliceData(b)
+}
+
+// TestRefreshKeepsCompressedBody: a refresh that makes the body the stale
+// entry holds keeps that entry's compressed bytes (no compression; the same
+// bytes are written to Redis again with the new entry's times), and one
+// that makes another body compresses it. With L1 (the stale entry found
+// there) and without (found in Redis only, as a fleet's tail is).
+func TestRefreshKeepsCompressedBody(t *testing.T) {
+	pol := Policy{TTL: 10 * time.Second, StaleWhileRevalidate: time.Minute}
+	for _, l1 := range []int64{0, -1} {
+		t.Run(fmt.Sprintf("l1=%d", l1), func(t *testing.T) {
+			clock := newFakeClock()
+			mr, rc := newMiniRedis(t)
+			c := newCache(t, Options{Now: clock.Now, Redis: rc, L1MaxBytes: l1})
+			v1, v2 := string(listingBody(1, 20)), string(listingBody(2, 20))
+			f := newFiller(v1)
+			key := "/dealer/REWIND/listing"
+			get := func(want Result) *Entry {
+				t.Helper()
+				e, res, err := c.GetGzip(context.Background(), 7, []byte(key), pol, f.fill)
+				waitRefreshes(t, c)
+				if err != nil || res != want {
+					t.Fatalf("got %v, %v; want %v", res, err, want)
+				}
+				return e
+			}
+			redisValue := func() *Entry {
+				t.Helper()
+				keys := mr.Keys()
+				var got *Entry
+				for _, k := range keys {
+					if v, err := mr.Get(k); err == nil && len(v) > wireHeader {
+						e, err := decodeEntry([]byte(v), true)
+						if err != nil {
+							t.Fatalf("decode %s: %v", k, err)
+						}
+						got = e
+					}
+				}
+				if got == nil {
+					t.Fatalf("no entry in redis: %v", keys)
+				}
+				return got
+			}
+
+			e1 := get(Miss)
+			gz1, _, ok := e1.Gzip()
+			if !ok {
+				t.Fatal("a listing page did not compress")
+			}
+			stored1 := redisValue()
+
+			clock.Advance(11 * time.Second)
+			get(Stale) // the refresh makes v1 again
+			e2 := get(Hit)
+			if e2 == e1 || !e2.StoredAt.After(e1.StoredAt) {
+				t.Fatalf("the refresh did not store a new entry: %v -> %v", e1.StoredAt, e2.StoredAt)
+			}
+			gz2, _, _ := e2.Gzip()
+			if l1 == 0 && !sameStorage(gz1, gz2) {
+				t.Error("the refreshed entry compressed the unchanged body again")
+			}
+			if string(gz2) != string(gz1) {
+				t.Error("the refreshed entry's compressed body differs")
+			}
+			stored2 := redisValue()
+			if !stored2.FreshUntil.After(stored1.FreshUntil) {
+				t.Errorf("redis keeps the old times: fresh until %v, before %v", stored2.FreshUntil, stored1.FreshUntil)
+			}
+			if b, _ := stored2.gz.Load(), 0; b == nil || string(b.body) != string(gz1) {
+				t.Error("redis does not hold the same compressed bytes")
+			}
+			if got := string(stored2.Body()); got != v1 {
+				t.Errorf("redis entry inflates to %d bytes, want the body", len(got))
+			}
+			if st := c.Stats(); st.FillsUnchanged != 1 || st.Fills != 2 {
+				t.Fatalf("fills %d, unchanged %d; want 2, 1", st.Fills, st.FillsUnchanged)
+			}
+
+			f.set(v2, nil)
+			clock.Advance(11 * time.Second)
+			get(Stale) // the refresh makes v2
+			e3 := get(Hit)
+			if string(e3.Body()) != v2 {
+				t.Fatal("the changed body was not stored")
+			}
+			if gz3, _, _ := e3.Gzip(); string(gz3) == string(gz1) {
+				t.Error("a changed body kept the old compressed bytes")
+			}
+			if got := string(redisValue().Body()); got != v2 {
+				t.Error("redis holds the old body after a change")
+			}
+			if st := c.Stats(); st.FillsUnchanged != 1 || st.Fills != 3 {
+				t.Fatalf("fills %d, unchanged %d; want 3, 1", st.Fills, st.FillsUnchanged)
+			}
+		})
+	}
+}
+
+// TestAdoptGzip: the cases in which a new entry takes the gzip variant of
+// the entry it replaces, and those in which it must not.
+func TestAdoptGzip(t *testing.T) {
+	now := time.Now()
+	pol := Policy{TTL: time.Minute}
+	body := listingBody(3, 10)
+	compressed := func(b []byte) *Entry {
+		e := newEntry(b, now, pol)
+		if _, _, ok := e.Gzip(); !ok {
+			t.Fatal("did not compress")
+		}
+		return e
+	}
+	fromWire := func(kept bool) *Entry {
+		e, err := decodeEntry(encodeEntry(compressed(body)), kept)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	tampered := func() *Entry {
+		e := compressed(body)
+		gz := append([]byte(nil), e.gz.Load().body...)
+		binary.LittleEndian.PutUint32(gz[len(gz)-8:], binary.LittleEndian.Uint32(gz[len(gz)-8:])^1)
+		e.gz.Store(&variant{body: gz, etag: e.gz.Load().etag, kept: true})
+		return e
+	}
+	bad := func() *Entry {
+		e := fromWire(true)
+		e.bad.Store(true)
+		return e
+	}
+	incompressible := func() *Entry {
+		b := make([]byte, 4096)
+		for i := range b {
+			b[i] = byte(i*7919>>3) ^ byte(i)
+		}
+		e := newEntry(b, now, pol)
+		e.Gzip()
+		return e
+	}
+	other := append(append([]byte(nil), body...), ' ')
+	tests := []struct {
+		name string
+		prev *Entry
+		body []byte
+		want bool
+	}{
+		{"no previous entry", nil, body, false},
+		{"same body, compressed here", compressed(body), body, true},
+		{"same body, from a redis reply", fromWire(true), body, true},
+		{"same body, lent storage (bulk tier)", fromWire(false), body, false},
+		{"same body, gzip not made yet", newEntry(body, now, pol), body, false},
+		{"same body, trailer differs", tampered(), body, false},
+		{"same body, payload found corrupt", bad(), body, false},
+		{"other body", compressed(body), other, false},
+		{"incompressible, same body", incompressible(), incompressible().Body(), true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEntry(tc.body, now, pol)
+			if got := e.adoptGzip(tc.prev); got != tc.want {
+				t.Fatalf("adoptGzip = %v, want %v", got, tc.want)
+			}
+			if !tc.want {
+				if e.gz.Load() != nil {
+					t.Fatal("a refused adoption left a variant")
+				}
+				return
+			}
+			gz, etag, ok := e.Gzip()
+			if pgz, petag, pok := tc.prev.Gzip(); !sameStorage(gz, pgz) && (ok || pok) || etag != petag || ok != pok {
+				t.Fatal("the adopted variant is not the previous entry's")
+			}
+			if ok {
+				got, err := gunzip(gz, e.Len())
+				if err != nil || string(got) != string(tc.body) {
+					t.Fatalf("the adopted variant does not inflate to the body: %v", err)
+				}
+			}
+		})
+	}
+}
