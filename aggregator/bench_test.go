@@ -65,6 +65,14 @@ func newBenchServerTraced(tb testing.TB, localLimiter bool, tr *tracing.Tracing)
 // defaults (Redis, stale serving and the tracer are always set).
 func newBenchServerWith(tb testing.TB, localLimiter bool, tr *tracing.Tracing, co cache.Options) *Server {
 	tb.Helper()
+	return newBenchServerVia(tb, localLimiter, tr, co, nil)
+}
+
+// newBenchServerVia is newBenchServerWith whose upstream calls go to the
+// address via returns for the fake's (a proxy in front of it); via nil:
+// the fake itself.
+func newBenchServerVia(tb testing.TB, localLimiter bool, tr *tracing.Tracing, co cache.Options, via func(fakeAddr string) string) *Server {
+	tb.Helper()
 	var tp trace.TracerProvider
 	if tr != nil {
 		tp = tr.TracerProvider()
@@ -75,6 +83,9 @@ func newBenchServerWith(tb testing.TB, localLimiter bool, tr *tracing.Tracing, c
 		tb.Fatal(err)
 	}
 	tb.Cleanup(fk.Close)
+	if via != nil {
+		addr = via(addr)
+	}
 	up, err := upstream.New(upstream.Options{BaseURL: "http://" + addr, TracerProvider: tp})
 	if err != nil {
 		tb.Fatal(err)

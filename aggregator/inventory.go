@@ -64,8 +64,9 @@ func (s *Server) inventoryListing(ctx *fasthttp.RequestCtx, rs *reqState) {
 func (s *Server) fillInventoryListing(ctx context.Context, dealerID int64, service string, p params, dst *[]byte) ([]byte, error) {
 	out := publicshape.InventoryListing{Service: service, Page: p.page, PageSize: p.pageSize}
 	if service == publicshape.ServiceNLT {
+		ctx, done := revalidating(ctx, seedOfferListing)
 		pg, err := s.backend.ListOffers(ctx, dealerID, upstream.OfferQuery{Page: p.page, PageSize: p.pageSize, Q: p.q})
-		if err != nil {
+		if err = done(err); err != nil {
 			return nil, err
 		}
 		out.Total = pg.Total
@@ -83,12 +84,13 @@ func (s *Server) fillInventoryListing(ctx context.Context, dealerID int64, servi
 		}
 		pg := &sc.vehicles
 		var err error
+		ctx, done := revalidating(ctx, seedVehicleListing)
 		if into, ok := s.backend.(vehiclesInto); ok {
 			err = into.ListVehiclesInto(ctx, dealerID, q, pg)
 		} else {
 			*pg, err = s.backend.ListVehicles(ctx, dealerID, q)
 		}
-		if err != nil {
+		if err = done(err); err != nil {
 			return nil, err
 		}
 		out.Total = pg.Total

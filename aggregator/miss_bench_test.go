@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/dealer-edge/dealer-edge/cache"
 )
 
 // BenchmarkMiss measures whole requests that miss the response cache (the
@@ -74,4 +76,53 @@ func benchCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkRefill measures a listing's refill (the route's cache on, the
+// entry past stale-while-revalidate, within stale-if-error: the request
+// waits for the fill, which replaces the entry) when the upstream answer
+// is the one the entry was built from (revalidated: the entry is stored
+// again, nothing is built) and when it is the same data in other bytes
+// (rebuilt: decoded, mapped and encoded; the body being the same, its
+// compressed copy is kept). Both go through a proxy in front of the fake,
+// which copies every answer (and pads it by a space for rebuilt), so the
+// two differ only in the edge's work.
+func BenchmarkRefill(b *testing.B) {
+	for _, page := range []struct{ name, uri string }{
+		{"vehicles_20", "/dealer/REWIND/listing?page=1&page_size=20"},
+		{"vehicles_100", "/dealer/REWIND/listing?page=1&page_size=100"},
+	} {
+		for _, mode := range []string{"revalidated", "rebuilt"} {
+			b.Run(page.name+"/"+mode, func(b *testing.B) {
+				clock := &stepClock{t: time.Now()}
+				proxy := &padProxy{copyAll: true}
+				proxy.pad.Store(mode == "rebuilt")
+				s := newBenchServerVia(b, true, nil, cache.Options{Now: clock.now}, func(addr string) string { return proxy.start(b, addr) })
+				h := s.Handler()
+				var ctx fasthttp.RequestCtx
+				ctx.Request.SetRequestURI(page.uri)
+				ctx.Request.Header.Set("X-Api-Key", "bench-key-000")
+				serve := func() {
+					ctx.Response.Reset()
+					h(&ctx)
+					if sc, xc := ctx.Response.StatusCode(), string(ctx.Response.Header.Peek("X-Cache")); sc != 200 || xc != "MISS" {
+						b.Fatalf("%s: %d X-Cache %q", page.uri, sc, xc)
+					}
+					ctx.ResetUserValues()
+				}
+				serve()
+				b.ReportAllocs()
+				cpu0 := benchCPU()
+				for b.Loop() {
+					clock.add(61 * time.Second) // past TTL + stale-while-revalidate
+					serve()
+				}
+				b.ReportMetric(float64(benchCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+				st := s.cache.(*cache.Cache).Stats()
+				if mode == "revalidated" && st.FillsRevalidated < uint64(b.N) || mode == "rebuilt" && st.FillsUnchanged < uint64(b.N) {
+					b.Fatalf("%s: %+v", mode, st)
+				}
+			})
+		}
+	}
 }

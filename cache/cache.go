@@ -361,7 +361,11 @@ func (c *Cache) bypass(ctx context.Context, pol Policy, fill FillFunc) (*Entry, 
 	if err != nil {
 		return nil, Bypass, err
 	}
-	return newEntry(body, c.now(), pol), Bypass, nil
+	e := newEntry(body, c.now(), pol)
+	// The body may be the caller's pooled storage (a route with its
+	// cache off encodes into one): never shared with another entry.
+	e.plain.Store(&variant{body: body})
+	return e, Bypass, nil
 }
 
 // outcome is what a flight hands to every caller that joined it.
@@ -600,7 +604,27 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 	}
 	c.st.fills.Add(1)
 	fctx, span := c.startSpan(ctx, "cache fill", attrRefresh.Bool(refresh))
+	rv := &Revalidation{}
+	if renewable(fallback) {
+		rv.Prev = fallback.src
+	}
+	fctx = context.WithValue(fctx, revalidationKey{}, rv)
 	body, err := safeFill(func() ([]byte, error) { return fill(fctx) })
+	if errors.Is(err, ErrUnchanged) && rv.Prev != 0 {
+		// The fill found the sources of the entry it replaces: that
+		// entry's body, stored again with new times.
+		if span != nil {
+			span.SetAttributes(attrRevalidated)
+		}
+		endSpan(span, nil)
+		c.st.fillsRevalidated.Add(1)
+		e := fallback.renewed(c.now(), pol)
+		c.l1put(dealer, key, gen, cur, e)
+		if rkey != "" {
+			c.l2Set(ctx, rkey, e)
+		}
+		return outcome{e, Miss}, nil
+	}
 	endSpan(span, err)
 	if err != nil {
 		c.st.fillErrors.Add(1)
@@ -611,6 +635,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		return outcome{}, err
 	}
 	e := newEntry(body, c.now(), pol)
+	e.src = rv.Source
 	// A refresh (or a refill within stale-if-error) that made the body
 	// the entry it replaces holds keeps that entry's compressed bytes.
 	if e.adoptGzip(fallback) {

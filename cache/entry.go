@@ -80,6 +80,7 @@ type Entry struct {
 	ErrorUntil time.Time
 
 	hash     uint64
+	src      uint64                  // digest of what the body was made from (Revalidation.Source); 0: none, in memory only
 	plainLen int                     // length of the plain body
 	plain    atomic.Pointer[variant] // the plain body; nil until Body inflates it
 	gz       atomic.Pointer[variant] // the gzip variant, made on first use (see Gzip)
@@ -127,7 +128,7 @@ func (e *Entry) inflate() []byte {
 	if !ok {
 		return nil
 	}
-	return e.install(&e.plain, &variant{body: body}).body
+	return e.install(&e.plain, &variant{body: body, kept: true}).body
 }
 
 // gunzipChecked inflates the gzip variant into dst's storage (or a new
@@ -225,14 +226,19 @@ func NewEntry(body []byte, now time.Time, p Policy) *Entry { return newEntry(bod
 func newEntry(body []byte, now time.Time, p Policy) *Entry {
 	h := xxhash.Sum64(body)
 	e := &Entry{ETag: etagOf(h), hash: h, StoredAt: now, plainLen: len(body)}
-	e.plain.Store(&variant{body: body})
+	e.plain.Store(&variant{body: body, kept: true})
+	e.setWindows(now, p)
+	return e
+}
+
+// setWindows sets e's windows for an entry stored at now under p.
+func (e *Entry) setWindows(now time.Time, p Policy) {
 	e.FreshUntil = now.Add(p.TTL)
 	e.StaleUntil = e.FreshUntil.Add(p.StaleWhileRevalidate)
 	e.ErrorUntil = e.FreshUntil.Add(p.StaleIfError)
 	if e.ErrorUntil.Before(e.StaleUntil) {
 		e.ErrorUntil = e.StaleUntil
 	}
-	return e
 }
 
 // adoptGzip gives e, the entry a fill just made, the gzip variant of prev,
@@ -451,7 +457,7 @@ func decodeEntry(b []byte, kept bool) (*Entry, error) {
 	case b[0] == wireVersion1 && len(b) >= wireHeader1:
 		e = readTimes(b[1:])
 		body := b[wireHeader1:len(b):len(b)]
-		e.plain.Store(&variant{body: body})
+		e.plain.Store(&variant{body: body, kept: kept})
 		e.plainLen = len(body)
 	case b[0] == wireVersion && len(b) >= wireHeader && b[1]&^wireGzip == 0:
 		e = readTimes(b[2:])
@@ -461,7 +467,7 @@ func decodeEntry(b []byte, kept bool) (*Entry, error) {
 			if int(n) != len(payload) {
 				return nil, errBadWire
 			}
-			e.plain.Store(&variant{body: payload})
+			e.plain.Store(&variant{body: payload, kept: kept})
 			e.plainLen = len(payload)
 			break
 		}

@@ -7,7 +7,7 @@ type counters struct {
 	hitsL2, misses, stale, bypass    atomic.Uint64
 	l2Hits, l2Misses, l2Errors       atomic.Uint64
 	fills, fillErrors, staleOnError  atomic.Uint64
-	fillsUnchanged                   atomic.Uint64
+	fillsUnchanged, fillsRevalidated atomic.Uint64
 	coalesced, lockWaitHits          atomic.Uint64
 	refreshes, refreshErrors, purges atomic.Uint64
 	redisDownEvents                  atomic.Uint64
@@ -41,6 +41,11 @@ type Stats struct {
 	// stale-if-error) and so kept its compressed bytes instead of
 	// compressing again (Entry.adoptGzip).
 	FillsUnchanged uint64
+	// FillsRevalidated counts fills that found the upstream answers of
+	// the entry they replace (ErrUnchanged) and stored that entry's body
+	// again: nothing decoded, encoded or compressed. They count in Fills,
+	// not in FillsUnchanged.
+	FillsRevalidated uint64
 	// Coalesced counts Get calls that shared another call's flight instead of
 	// running their own; LockWaitHits fills saved by waiting on another
 	// instance's lock.
@@ -65,24 +70,25 @@ type Stats struct {
 // Stats returns a snapshot of the counters.
 func (c *Cache) Stats() Stats {
 	s := Stats{
-		Misses:          c.st.misses.Load(),
-		Stale:           c.st.stale.Load(),
-		Bypass:          c.st.bypass.Load(),
-		L2Hits:          c.st.l2Hits.Load(),
-		L2Misses:        c.st.l2Misses.Load(),
-		L2Errors:        c.st.l2Errors.Load(),
-		Fills:           c.st.fills.Load(),
-		FillErrors:      c.st.fillErrors.Load(),
-		FillsUnchanged:  c.st.fillsUnchanged.Load(),
-		StaleOnError:    c.st.staleOnError.Load(),
-		Coalesced:       c.st.coalesced.Load(),
-		LockWaitHits:    c.st.lockWaitHits.Load(),
-		Refreshes:       c.st.refreshes.Load(),
-		RefreshErrors:   c.st.refreshErrors.Load(),
-		Purges:          c.st.purges.Load(),
-		RedisUp:         c.RedisHealthy(),
-		PubSubUp:        c.pubsubUp.Load(),
-		RedisDownEvents: c.st.redisDownEvents.Load(),
+		Misses:           c.st.misses.Load(),
+		Stale:            c.st.stale.Load(),
+		Bypass:           c.st.bypass.Load(),
+		L2Hits:           c.st.l2Hits.Load(),
+		L2Misses:         c.st.l2Misses.Load(),
+		L2Errors:         c.st.l2Errors.Load(),
+		Fills:            c.st.fills.Load(),
+		FillErrors:       c.st.fillErrors.Load(),
+		FillsUnchanged:   c.st.fillsUnchanged.Load(),
+		FillsRevalidated: c.st.fillsRevalidated.Load(),
+		StaleOnError:     c.st.staleOnError.Load(),
+		Coalesced:        c.st.coalesced.Load(),
+		LockWaitHits:     c.st.lockWaitHits.Load(),
+		Refreshes:        c.st.refreshes.Load(),
+		RefreshErrors:    c.st.refreshErrors.Load(),
+		Purges:           c.st.purges.Load(),
+		RedisUp:          c.RedisHealthy(),
+		PubSubUp:         c.pubsubUp.Load(),
+		RedisDownEvents:  c.st.redisDownEvents.Load(),
 	}
 	if c.l1 != nil {
 		s.L1Hits = c.l1.hits()

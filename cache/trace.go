@@ -15,9 +15,12 @@ import (
 // the key (it holds the dealer and the request's query).
 var (
 	attrRefresh = attribute.Key("cache.refresh")
-	attrDBSys   = attribute.String("db.system.name", "redis")
-	attrDBOp    = attribute.Key("db.operation.name")
-	attrKeyKind = attribute.Key("cache.redis_key")
+	// attrRevalidated marks a fill whose upstream answers were those of
+	// the entry it replaced (ErrUnchanged): nothing was built.
+	attrRevalidated = attribute.Bool("cache.revalidated", true)
+	attrDBSys       = attribute.String("db.system.name", "redis")
+	attrDBOp        = attribute.Key("db.operation.name")
+	attrKeyKind     = attribute.Key("cache.redis_key")
 )
 
 // keyKind names what a hot-path command's key is: "entry" (a cached

@@ -3,10 +3,14 @@ package cache
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/alicebob/miniredis/v2"
 )
 
 // sameStorage reports whether a and b are the same bytes in memory (not
@@ -191,6 +195,195 @@ func TestAdoptGzip(t *testing.T) {
 				if err != nil || string(got) != string(tc.body) {
 					t.Fatalf("the adopted variant does not inflate to the body: %v", err)
 				}
+			}
+		})
+	}
+}
+
+// sourceFiller is a fill that revalidates: its body is made from a source
+// numbered src, and it answers ErrUnchanged when the cache's Revalidation
+// names that source.
+type sourceFiller struct {
+	mu      sync.Mutex
+	src     uint64
+	builds  int
+	offered []uint64 // Revalidation.Prev of each call
+	lie     bool     // answer ErrUnchanged whatever Prev is
+}
+
+func (f *sourceFiller) fill(ctx context.Context) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rv := RevalidationFrom(ctx)
+	if rv == nil {
+		return nil, errors.New("no revalidation offered")
+	}
+	f.offered = append(f.offered, rv.Prev)
+	if f.lie || (rv.Prev != 0 && rv.Prev == f.src) {
+		return nil, ErrUnchanged
+	}
+	f.builds++
+	rv.Source = f.src
+	return listingBody(f.src, 20), nil
+}
+
+func (f *sourceFiller) set(src uint64) { f.mu.Lock(); f.src = src; f.mu.Unlock() }
+
+// TestRevalidation: a refresh whose fill finds the sources of the entry it
+// replaces (ErrUnchanged) stores that entry's body again with new times,
+// in L1 and in Redis, without building; a changed source builds; an entry
+// read from Redis carries no source (the digest is kept in memory only),
+// so its refresh builds; within stale-if-error the refill revalidates too;
+// a fill that answers ErrUnchanged when nothing was offered fails.
+func TestRevalidation(t *testing.T) {
+	pol := Policy{TTL: 10 * time.Second, StaleWhileRevalidate: 10 * time.Second, StaleIfError: time.Minute}
+	const key = "/dealer/REWIND/listing"
+	setup := func(t *testing.T, l1 int64) (*Cache, *fakeClock, *miniredis.Miniredis, *sourceFiller) {
+		clock := newFakeClock()
+		mr, rc := newMiniRedis(t)
+		c := newCache(t, Options{Now: clock.Now, Redis: rc, L1MaxBytes: l1})
+		return c, clock, mr, &sourceFiller{src: 1}
+	}
+	get := func(t *testing.T, c *Cache, f *sourceFiller, want Result) *Entry {
+		t.Helper()
+		e, res, err := c.GetGzip(context.Background(), 7, []byte(key), pol, f.fill)
+		waitRefreshes(t, c)
+		if err != nil || res != want {
+			t.Fatalf("got %v, %v; want %v", res, err, want)
+		}
+		return e
+	}
+	redisEntry := func(t *testing.T, mr *miniredis.Miniredis) *Entry {
+		t.Helper()
+		for _, k := range mr.Keys() {
+			if v, err := mr.Get(k); err == nil && len(v) > wireHeader {
+				e, err := decodeEntry([]byte(v), true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return e
+			}
+		}
+		t.Fatal("no entry in redis")
+		return nil
+	}
+
+	t.Run("refresh of an L1 entry", func(t *testing.T) {
+		c, clock, mr, f := setup(t, 0)
+		e1 := get(t, c, f, Miss)
+		gz1, _, _ := e1.Gzip()
+		clock.Advance(11 * time.Second)
+		get(t, c, f, Stale)
+		e2 := get(t, c, f, Hit)
+		if f.builds != 1 || len(f.offered) != 2 || f.offered[1] != 1 {
+			t.Fatalf("builds %d, offered %v; want 1 build, the source offered to the refresh", f.builds, f.offered)
+		}
+		if e2 == e1 || !e2.StoredAt.After(e1.StoredAt) || !e2.FreshUntil.After(e1.FreshUntil) {
+			t.Fatal("the revalidated entry has the old times")
+		}
+		if string(e2.Body()) != string(e1.Body()) || e2.ETag != e1.ETag {
+			t.Fatal("the revalidated entry's body differs")
+		}
+		if gz2, _, _ := e2.Gzip(); !sameStorage(gz1, gz2) {
+			t.Fatal("the revalidated entry does not share the compressed body")
+		}
+		r := redisEntry(t, mr)
+		if !r.FreshUntil.Equal(e2.FreshUntil) || string(r.Body()) != string(e1.Body()) {
+			t.Fatalf("redis holds fresh until %v, want %v", r.FreshUntil, e2.FreshUntil)
+		}
+		if st := c.Stats(); st.Fills != 2 || st.FillsRevalidated != 1 || st.FillErrors != 0 {
+			t.Fatalf("fills %d, revalidated %d, errors %d", st.Fills, st.FillsRevalidated, st.FillErrors)
+		}
+		// The source changes: the next refresh builds, offered source 1.
+		f.set(2)
+		clock.Advance(11 * time.Second)
+		get(t, c, f, Stale)
+		e3 := get(t, c, f, Hit)
+		if f.builds != 2 || string(e3.Body()) != string(listingBody(2, 20)) || f.offered[2] != 1 {
+			t.Fatalf("builds %d, offered %v", f.builds, f.offered)
+		}
+		// And the one after revalidates against source 2.
+		clock.Advance(11 * time.Second)
+		get(t, c, f, Stale)
+		if f.builds != 2 || f.offered[3] != 2 || c.Stats().FillsRevalidated != 2 {
+			t.Fatalf("builds %d, offered %v", f.builds, f.offered)
+		}
+	})
+
+	t.Run("within stale-if-error", func(t *testing.T) {
+		c, clock, _, f := setup(t, 0)
+		e1 := get(t, c, f, Miss)
+		clock.Advance(30 * time.Second) // past stale-while-revalidate
+		e2 := get(t, c, f, Miss)
+		if f.builds != 1 || e2 == e1 || !e2.FreshUntil.After(clock.Now()) {
+			t.Fatalf("builds %d; fresh until %v at %v", f.builds, e2.FreshUntil, clock.Now())
+		}
+	})
+
+	t.Run("entry read from redis", func(t *testing.T) {
+		c, clock, _, f := setup(t, -1) // no L1: the stale entry comes from Redis
+		get(t, c, f, Miss)
+		clock.Advance(11 * time.Second)
+		get(t, c, f, Stale)
+		if f.builds != 2 || f.offered[1] != 0 || c.Stats().FillsRevalidated != 0 {
+			t.Fatalf("builds %d, offered %v", f.builds, f.offered)
+		}
+	})
+
+	t.Run("unchanged with nothing offered", func(t *testing.T) {
+		c, _, _, f := setup(t, 0)
+		f.lie = true
+		if _, _, err := c.Get(context.Background(), 7, []byte(key), pol, f.fill); !errors.Is(err, ErrUnchanged) {
+			t.Fatalf("got %v, want the fill's error", err)
+		}
+		if st := c.Stats(); st.FillErrors != 1 || st.FillsRevalidated != 0 {
+			t.Fatalf("fill errors %d, revalidated %d", st.FillErrors, st.FillsRevalidated)
+		}
+	})
+}
+
+// TestRenewable: what can be stored again, and what the new entry shares.
+func TestRenewable(t *testing.T) {
+	now := time.Now()
+	pol := Policy{TTL: time.Minute}
+	body := listingBody(4, 10)
+	withSrc := func(e *Entry) *Entry { e.src = 9; return e }
+	wire := func(kept bool) *Entry {
+		e, err := decodeEntry(encodeEntry(newEntry(body, now, pol)), kept)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return withSrc(e)
+	}
+	bad := wire(true)
+	bad.bad.Store(true)
+	tests := []struct {
+		name string
+		prev *Entry
+		want bool
+	}{
+		{"nil", nil, false},
+		{"no source", newEntry(body, now, pol), false},
+		{"filled here", withSrc(newEntry(body, now, pol)), true},
+		{"gzip from a redis reply", wire(true), true},
+		{"gzip in lent storage", wire(false), false},
+		{"found corrupt", bad, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := renewable(tc.prev); got != tc.want {
+				t.Fatalf("renewable = %v, want %v", got, tc.want)
+			}
+			if !tc.want {
+				return
+			}
+			later := now.Add(time.Hour)
+			e := tc.prev.renewed(later, pol)
+			if !e.StoredAt.Equal(later) || !e.FreshUntil.Equal(later.Add(time.Minute)) || e.src != tc.prev.src {
+				t.Fatal("renewed entry's times or source are wrong")
+			}
+			if string(e.Body()) != string(body) || e.ETag != tc.prev.ETag {
+				t.Fatal("renewed entry's body differs")
 			}
 		})
 	}

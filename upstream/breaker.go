@@ -61,7 +61,8 @@ func (b BreakerSettings) withDefaults() BreakerSettings {
 // newBreaker builds the breaker of one service.
 //
 // What counts:
-//   - success: a 2xx answer, and also ErrNotFound: a 404 is a healthy
+//   - success: a 2xx answer (ErrUnchanged is one: a 200 whose body the
+//     caller already holds), and also ErrNotFound: a 404 is a healthy
 //     service answering about a missing record.
 //   - excluded (neither success nor failure): the caller gave up, i.e. its
 //     context was cancelled or its own deadline, earlier than the
@@ -78,7 +79,7 @@ func newBreaker(svc string, b BreakerSettings, onChange func(svc, from, to strin
 			return c.ConsecutiveFailures >= b.ConsecutiveFailures
 		},
 		IsSuccessful: func(err error) bool {
-			return err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrCursorExpired)
+			return err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrCursorExpired) || errors.Is(err, ErrUnchanged)
 		},
 		IsExcluded: func(err error) bool {
 			return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)

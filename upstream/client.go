@@ -522,7 +522,7 @@ var (
 // never an error's text (which could carry a URL).
 func endCallSpan(span trace.Span, err error) {
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, ErrUnchanged):
 	case errors.Is(err, ErrCircuitOpen):
 		span.SetAttributes(attrBreakerOpen.Bool(true), attrErrorType.String(attrCircuitOpen))
 		span.SetStatus(codes.Error, "breaker open")
@@ -613,6 +613,10 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 				return unavailable(s.name, "timeout after "+s.timeout.String()+" reading the body")
 			}
 			return unavailable(s.name, fmt.Sprintf("read body: %v", err))
+		}
+		if d := digestFrom(ctx); d != nil && d.observe(buf.B) {
+			_ = buf.Close()
+			return ErrUnchanged
 		}
 		err = decodeBody(buf.B, out)
 		_ = buf.Close()

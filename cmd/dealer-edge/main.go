@@ -800,7 +800,7 @@ func (a *app) shutdown(ctx context.Context) error {
 // outcome classifies an upstream call's result for metrics.
 func outcome(err error) string {
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, upstream.ErrUnchanged):
 		return ops.OutcomeOK
 	case errors.Is(err, upstream.ErrNotFound):
 		return ops.OutcomeNotFound
@@ -816,8 +816,9 @@ func cacheStats(s cache.Stats) ops.CacheStats {
 	return ops.CacheStats{
 		Hits: s.Hits, Misses: s.Misses, StaleServed: s.Stale, Bypass: s.Bypass, L1Hits: s.L1Hits,
 		StaleOnError: s.StaleOnError, Fills: s.Fills, FillErrors: s.FillErrors, FillsUnchanged: s.FillsUnchanged,
-		Coalesced:   s.Coalesced,
-		L1Evictions: s.Evictions, L1Bytes: s.L1Bytes, L1Entries: s.L1Entries, RedisErrors: s.L2Errors,
+		FillsRevalidated: s.FillsRevalidated,
+		Coalesced:        s.Coalesced,
+		L1Evictions:      s.Evictions, L1Bytes: s.L1Bytes, L1Entries: s.L1Entries, RedisErrors: s.L2Errors,
 		BulkHits: s.BulkHits, BulkBytes: s.BulkBytes, BulkEntries: s.BulkEntries,
 	}
 }

@@ -1,0 +1,43 @@
+package aggregator
+
+import (
+	"context"
+	"errors"
+
+	"github.com/dealer-edge/dealer-edge/cache"
+	"github.com/dealer-edge/dealer-edge/upstream"
+)
+
+// revalidating prepares a fill that makes one upstream call and builds its
+// body from that answer alone (with the cache key: the inventory listing)
+// for a cache refresh: when the cache offers a revalidation, ctx carries an
+// upstream digest of the answer, and done, called with the call's error,
+// records the digest as the new entry's source and turns an answer equal
+// to the previous entry's (upstream.ErrUnchanged) into cache.ErrUnchanged:
+// the cache then stores the previous body again and nothing is decoded,
+// mapped, encoded or compressed. The seed is the route: the body depends
+// on nothing else that the key does not hold (no settings, no time).
+// Without a revalidation (the route's cache is off) ctx is unchanged.
+func revalidating(ctx context.Context, seed uint64) (context.Context, func(error) error) {
+	rv := cache.RevalidationFrom(ctx)
+	if rv == nil {
+		return ctx, func(err error) error { return err }
+	}
+	d := &upstream.Digest{Seed: seed, Prev: rv.Prev}
+	return upstream.WithDigest(ctx, d), func(err error) error {
+		if errors.Is(err, upstream.ErrUnchanged) {
+			return cache.ErrUnchanged
+		}
+		if err == nil {
+			rv.Source = d.Sum
+		}
+		return err
+	}
+}
+
+// Seeds of the fills that revalidate (revalidating): one per body builder,
+// so that two builders never share a digest.
+const (
+	seedVehicleListing = 0x7665_6869_636c_6531 // "vehicle1"
+	seedOfferListing   = 0x6f66_6665_7273_3031 // "offers01"
+)

@@ -1,0 +1,156 @@
+package aggregator
+
+import (
+	"bytes"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/dealer-edge/dealer-edge/cache"
+)
+
+// stepClock is a clock a test moves.
+type stepClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *stepClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *stepClock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// padProxy forwards to the fake; while pad is set it appends one space,
+// then two, then one... to the answers' bodies: the same data in other
+// bytes than the answer before. With copyAll it copies every body, padded
+// or not (so that both cost the same).
+type padProxy struct {
+	pad     atomic.Bool
+	n       atomic.Int64
+	copyAll bool
+}
+
+func (p *padProxy) start(t testing.TB, fakeAddr string) string {
+	t.Helper()
+	hc := &fasthttp.HostClient{Addr: fakeAddr}
+	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		req := &ctx.Request
+		req.SetHost(fakeAddr)
+		if err := hc.Do(req, &ctx.Response); err != nil {
+			ctx.Error(err.Error(), fasthttp.StatusBadGateway)
+			return
+		}
+		if pad := p.pad.Load(); pad || p.copyAll {
+			b := bytes.Clone(ctx.Response.Body())
+			if pad {
+				b = append(b, "  "[:1+p.n.Add(1)%2]...)
+			}
+			ctx.Response.SetBody(b)
+		}
+	}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	return ln.Addr().String()
+}
+
+// TestListingRefreshRevalidates: a stale inventory listing whose refresh
+// gets the same upstream answer is stored again without being built
+// (cache.Stats.FillsRevalidated), for vehicles and for offers, and is
+// served with the same body; an answer in other bytes is built again
+// (and, the body being the same, keeps its compressed copy); a route
+// with its cache off never revalidates.
+func TestListingRefreshRevalidates(t *testing.T) {
+	clock := &stepClock{t: time.Now()}
+	var proxy padProxy
+	s := newBenchServerVia(t, true, nil, cache.Options{Now: clock.now}, func(addr string) string { return proxy.start(t, addr) })
+	h := s.Handler()
+	get := func(uri string) ([]byte, string) {
+		t.Helper()
+		ctx := new(fasthttp.RequestCtx)
+		ctx.Request.SetRequestURI(uri)
+		ctx.Request.Header.Set("X-Api-Key", "bench-key-000")
+		h(ctx)
+		if sc := ctx.Response.StatusCode(); sc != 200 {
+			t.Fatalf("%s: status %d: %s", uri, sc, ctx.Response.Body())
+		}
+		return bytes.Clone(ctx.Response.Body()), string(ctx.Response.Header.Peek("X-Cache"))
+	}
+	stats := func() cache.Stats { return s.cache.(*cache.Cache).Stats() }
+	// waitFor waits until the background refreshes have counted what cond
+	// asks for.
+	waitFor := func(what string, cond func(cache.Stats) bool) cache.Stats {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			st := stats()
+			if cond(st) {
+				return st
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %+v", what, st)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	uris := []string{
+		"/dealer/REWIND/listing?page=1&page_size=20",
+		"/dealer/NLT/listing?page=1&page_size=20",
+	}
+	want := map[string][]byte{}
+	for _, u := range uris {
+		body, xc := get(u)
+		if xc != "MISS" {
+			t.Fatalf("%s: %s", u, xc)
+		}
+		want[u] = body
+	}
+	base := stats()
+
+	// Stale: each refresh finds the same answer.
+	clock.add(31 * time.Second)
+	for _, u := range uris {
+		if body, xc := get(u); xc != "STALE" || !bytes.Equal(body, want[u]) {
+			t.Fatalf("%s: %s", u, xc)
+		}
+	}
+	st := waitFor("two refreshes revalidated", func(st cache.Stats) bool {
+		return st.FillsRevalidated-base.FillsRevalidated == 2
+	})
+	if st.Fills-base.Fills != 2 || st.FillErrors != base.FillErrors || st.FillsUnchanged != base.FillsUnchanged {
+		t.Fatalf("fills %d, errors %d, rebuilt unchanged %d; want 2, 0, 0", st.Fills-base.Fills, st.FillErrors-base.FillErrors, st.FillsUnchanged-base.FillsUnchanged)
+	}
+	for _, u := range uris {
+		if body, xc := get(u); xc != "HIT" || !bytes.Equal(body, want[u]) {
+			t.Fatalf("%s after the refresh: %s, same body %v", u, xc, bytes.Equal(body, want[u]))
+		}
+	}
+
+	// Other bytes, the same data: built again, the same body.
+	proxy.pad.Store(true)
+	clock.add(31 * time.Second)
+	for _, u := range uris {
+		get(u)
+	}
+	st2 := waitFor("two refreshes rebuilt", func(st2 cache.Stats) bool {
+		return st2.FillsUnchanged-st.FillsUnchanged == 2
+	})
+	if st2.FillsRevalidated != st.FillsRevalidated || st2.Fills-st.Fills != 2 {
+		t.Fatalf("padded answers: revalidated %d, unchanged bodies %d; want 0, 2",
+			st2.FillsRevalidated-st.FillsRevalidated, st2.FillsUnchanged-st.FillsUnchanged)
+	}
+	for _, u := range uris {
+		if body, xc := get(u); xc != "HIT" || !bytes.Equal(body, want[u]) {
+			t.Fatalf("%s after a rebuild: %s", u, xc)
+		}
+	}
+}
