@@ -182,7 +182,9 @@ func (s *Server) inventoryDetails(ctx *fasthttp.RequestCtx, rs *reqState) {
 }
 
 func (s *Server) fillOffer(ctx context.Context, dealerID, id int64) ([]byte, error) {
+	ctx, done := revalidating(ctx, seedOfferDetail)
 	o, err := s.backend.Offer(ctx, dealerID, id)
+	err = done(err)
 	if errors.Is(err, upstream.ErrNotFound) || err == nil && o.DealerID != dealerID {
 		return nil, problemf(codeOfferNotFound, "no offer with this id_offerta")
 	}

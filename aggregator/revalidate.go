@@ -9,8 +9,8 @@ import (
 )
 
 // revalidating prepares a fill that makes one upstream call and builds its
-// body from that answer alone (with the cache key: the inventory listing)
-// for a cache refresh: when the cache offers a revalidation, ctx carries an
+// body from that answer alone, with the cache key (inventory listings, an
+// NLT offer's detail) for a cache refresh: when the cache offers a revalidation, ctx carries an
 // upstream digest of the answer, and done, called with the call's error,
 // records the digest as the new entry's source and turns an answer equal
 // to the previous entry's (upstream.ErrUnchanged) into cache.ErrUnchanged:
@@ -40,4 +40,5 @@ func revalidating(ctx context.Context, seed uint64) (context.Context, func(error
 const (
 	seedVehicleListing = 0x7665_6869_636c_6531 // "vehicle1"
 	seedOfferListing   = 0x6f66_6665_7273_3031 // "offers01"
+	seedOfferDetail    = 0x6f66_6665_7264_3031 // "offerd01"
 )
