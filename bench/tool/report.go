@@ -50,6 +50,12 @@ type record struct {
 	Note     string `json:"note"`
 	// stampede
 	StampedeResult
+	// refresh: the fills a run of scenario r made (from the edge's
+	// /metrics) for its requests
+	Requests    int64 `json:"requests"`
+	Fills       int64 `json:"fills"`
+	Revalidated int64 `json:"revalidated"`
+	Unchanged   int64 `json:"unchanged"`
 }
 
 type agg struct{ rps, p50, p99, cpu float64 }
@@ -136,9 +142,11 @@ func report(args []string) error {
 	var meta record
 	var notes []string
 	stampedes := map[string]StampedeResult{}
-	var rss []record
+	var rss, refreshes []record
 	for _, r := range recs {
 		switch r.Kind {
+		case "refresh":
+			refreshes = append(refreshes, r)
 		case "meta":
 			meta = r
 		case "note":
@@ -351,6 +359,7 @@ func report(args []string) error {
 		rows = append(rows, r)
 	}
 
+	rows = append(rows, refreshRows(refreshes, get)...)
 	rows = append(rows, scaleRows(scales, get, verdict)...)
 
 	header := row{"scenario", "conns", "edge rps", "edge p50", "edge p99", "vs", "vs rps", "vs p50", "vs p99", "edge/vs", "target", "result"}
@@ -367,6 +376,7 @@ func report(args []string) error {
 		"  upstream = the fake upstream's own listing called directly (c, c100); upstream/1 = one hub section called directly (d).",
 		"c, c100, d, d-views: edge CPU/request = the edge process's user+system CPU time (/proc/PID/stat) over the run divided by its requests (median over runs).",
 		"e: 100 requests released at once over pre-opened connections, upstream latency 200 ms; upstream calls counted from the edge's /metrics.",
+		"r0, r: 3,000 listing URLs in a cycle, TTL 1 h (r0) and 1 s (r); CPU per refresh = (edge CPU/request of r - of r0) / refreshes per request of r (medians over runs).",
 		"s, u: CPU per request = utime+stime from /proc/<pid>/stat over the run divided by wrk's requests (edge + its redis-server; nginx master + worker); median over runs.",
 	}
 	if *smoke {
@@ -467,3 +477,45 @@ func writeMD(w io.Writer, title string, all []row, cells func(row) []string, foo
 
 // numeric tells the right-aligned columns.
 func numeric(i int) bool { return i >= 1 && i <= 9 && i != 5 }
+
+// refreshRows are the rows of scenarios r0 (hits only) and r (the same
+// requests, each URL refreshed about once a second): the edge's CPU per
+// request of both, and of r per refresh. Informational: issue 16 set no
+// target for refreshes.
+func refreshRows(recs []record, get func(scn, target string, c int) (agg, bool)) []row {
+	if len(recs) == 0 {
+		return nil
+	}
+	r0, ok0 := get("r0", "edge", 8)
+	r1, ok1 := get("r", "edge", 8)
+	if !ok0 || !ok1 {
+		return nil
+	}
+	var perReq, revalidated []float64
+	for _, x := range recs {
+		if x.Requests > 0 {
+			perReq = append(perReq, float64(x.Fills)/float64(x.Requests))
+		}
+		if x.Fills > 0 {
+			revalidated = append(revalidated, float64(x.Revalidated)/float64(x.Fills))
+		}
+	}
+	fpr := median(perReq)
+	ms := func(v float64) string { return fmt.Sprintf("%.2f ms", v) }
+	rpsS := func(v float64) string { return fmt.Sprintf("%.0f", v) }
+	base := row{conns: "8", vs: "-", vRPS: "-", vP50: "-", vP99: "-", ratio: "-", result: "-"}
+	a := base
+	a.scenario, a.eRPS, a.eP50, a.eP99 = "r0 3,000 listing URLs, TTL 1 h (hits)", rpsS(r0.rps), ms(r0.p50), ms(r0.p99)
+	a.target = fmt.Sprintf("reference for r: edge CPU/request %.1f us", r0.cpu)
+	b := base
+	b.scenario, b.eRPS, b.eP50, b.eP99 = "r refresh: the same URLs, TTL 1 s, upstream unchanged", rpsS(r1.rps), ms(r1.p50), ms(r1.p99)
+	b.vs, b.vRPS, b.vP50, b.vP99 = "r0", rpsS(r0.rps), ms(r0.p50), ms(r0.p99)
+	if r0.rps > 0 {
+		b.ratio = fmt.Sprintf("%.2fx", r1.rps/r0.rps)
+	}
+	b.target = fmt.Sprintf("edge CPU/request %.1f us; %.3f refreshes/request (%.0f%% revalidated)", r1.cpu, fpr, 100*median(revalidated))
+	if fpr > 0 && r1.cpu > 0 && r0.cpu > 0 {
+		b.target += fmt.Sprintf("; edge CPU per refresh %.0f us", (r1.cpu-r0.cpu)/fpr)
+	}
+	return []row{a, b}
+}
