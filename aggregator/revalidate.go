@@ -10,7 +10,7 @@ import (
 
 // revalidating prepares a fill that makes one upstream call and builds its
 // body from that answer alone, with the cache key (inventory listings, an
-// NLT offer's detail) for a cache refresh: when the cache offers a revalidation, ctx carries an
+// NLT offer's detail, a content type's visible view) for a cache refill: when the cache offers a revalidation, ctx carries an
 // upstream digest of the answer, and done, called with the call's error,
 // records the digest as the new entry's source and turns an answer equal
 // to the previous entry's (upstream.ErrUnchanged) into cache.ErrUnchanged:
@@ -41,4 +41,5 @@ const (
 	seedVehicleListing = 0x7665_6869_636c_6531 // "vehicle1"
 	seedOfferListing   = 0x6f66_6665_7273_3031 // "offers01"
 	seedOfferDetail    = 0x6f66_6665_7264_3031 // "offerd01"
+	seedContentView    = 0x7669_6577_7330_3031 // "views001"
 )

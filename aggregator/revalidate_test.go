@@ -166,3 +166,56 @@ func TestListingRefreshRevalidates(t *testing.T) {
 		}
 	}
 }
+
+// TestViewRefillRevalidates: a content view has no stale windows; when it
+// has expired, the refill of a content listing reads the content service
+// again, and with the same answer the view L1 still holds is stored again
+// without being built (cache.Stats.FillsRevalidated).
+func TestViewRefillRevalidates(t *testing.T) {
+	clock := &stepClock{t: time.Now()}
+	s := newBenchServerWith(t, true, nil, cache.Options{Now: clock.now})
+	h := s.Handler()
+	get := func(uri string) ([]byte, string) {
+		t.Helper()
+		ctx := new(fasthttp.RequestCtx)
+		ctx.Request.SetRequestURI(uri)
+		ctx.Request.Header.Set("X-Api-Key", "bench-key-000")
+		h(ctx)
+		if sc := ctx.Response.StatusCode(); sc != 200 {
+			t.Fatalf("%s: status %d: %s", uri, sc, ctx.Response.Body())
+		}
+		return bytes.Clone(ctx.Response.Body()), string(ctx.Response.Header.Peek("X-Cache"))
+	}
+	stats := func() cache.Stats { return s.cache.(*cache.Cache).Stats() }
+	const uri = "/dealer/content/faq/listing"
+	want, xc := get(uri)
+	if xc != "MISS" {
+		t.Fatalf("first: %s", xc)
+	}
+	base := stats()
+	// Content listings and views live 5 minutes; the listing then has a
+	// minute of stale-while-revalidate, the view none.
+	clock.add(301 * time.Second)
+	if body, xc := get(uri); xc != "STALE" || !bytes.Equal(body, want) {
+		t.Fatalf("stale: %s", xc)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for stats().FillsRevalidated == base.FillsRevalidated {
+		if time.Now().After(deadline) {
+			t.Fatalf("the view was not revalidated: %+v", stats())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	for {
+		if body, xc := get(uri); xc == "HIT" {
+			if !bytes.Equal(body, want) {
+				t.Fatal("the refreshed listing differs")
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the listing was not refreshed")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}

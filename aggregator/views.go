@@ -148,11 +148,15 @@ func (s *Server) visibleView(ctx context.Context, st *liveSettings, dealerID int
 	key := make([]byte, 0, len(viewKeyPrefix)+len(ct))
 	key = append(append(key, viewKeyPrefix...), ct...)
 	e, _, err := s.cache.Get(ctx, dealerID, key, pol, func(c context.Context) ([]byte, error) {
-		vis, err := build(c)
-		if err != nil {
+		// One upstream answer, and a view that depends on it and the key
+		// alone: the refill of an expired view L1 still holds revalidates
+		// when the answer is the same.
+		c, done := revalidating(c, seedContentView)
+		recs, err := s.backend.Content(c, dealerID, ct, upstream.ContentFilter{Summary: true})
+		if err = done(err); err != nil {
 			return nil, err
 		}
-		return mapping.AppendView(nil, mapping.ViewRecords(vis)), nil
+		return mapping.AppendView(nil, mapping.ViewRecords(mapping.Visible(dealerID, ct, recs, mapping.Discovery))), nil
 	})
 	if err != nil {
 		return nil, nil, err

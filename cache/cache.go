@@ -300,7 +300,7 @@ func (c *Cache) get(ctx context.Context, dealerID int64, key []byte, pol Policy,
 	if pol.TTL == 0 {
 		return c.bypass(ctx, pol, fill)
 	}
-	var fallback *Entry
+	var fallback, expired *Entry
 	if c.l1 != nil {
 		if n, s := c.l1.lookup(dealerID, key); n != nil {
 			now := c.now()
@@ -320,11 +320,14 @@ func (c *Cache) get(ctx context.Context, dealerID int64, key []byte, pol Policy,
 			case stateError:
 				fallback = n.entry
 			default:
+				// Never served again, but its fill may find it unchanged
+				// (see l2Probe.expired).
+				expired = n.entry
 				c.l1.remove(n)
 			}
 		}
 	}
-	return c.miss(ctx, dealerID, key, pol, fill, fallback, plain)
+	return c.miss(ctx, dealerID, key, pol, fill, fallback, expired, plain)
 }
 
 // Fresh returns the entry of key for dealerID when L1 holds it fresh under
@@ -383,7 +386,7 @@ func flightKey(dealer int64, key string) string {
 }
 
 // miss runs (or joins) the one flight of the key and waits for it or for ctx.
-func (c *Cache) miss(ctx context.Context, dealer int64, key []byte, pol Policy, fill FillFunc, fallback *Entry, plain bool) (*Entry, Result, error) {
+func (c *Cache) miss(ctx context.Context, dealer int64, key []byte, pol Policy, fill FillFunc, fallback, expired *Entry, plain bool) (*Entry, Result, error) {
 	if c.bulk != nil {
 		if o, ok := c.probeBulk(ctx, dealer, key, pol, fill, &fallback, plain); ok {
 			c.count(o.res)
@@ -391,7 +394,7 @@ func (c *Cache) miss(ctx context.Context, dealer int64, key []byte, pol Policy, 
 		}
 	}
 	skey := string(key)
-	var probe l2Probe
+	probe := l2Probe{expired: expired}
 	if c.rdb != nil {
 		if o, ok := c.probeL2(ctx, dealer, skey, pol, fill, &probe, plain); ok {
 			c.count(o.res)
@@ -468,6 +471,10 @@ type l2Probe struct {
 	done bool
 	gen  uint64
 	e    *Entry
+	// expired is the entry L1 held past all its windows, if any: never
+	// served, but the one the fill is offered to revalidate (and whose
+	// compressed bytes it keeps) when no servable entry is at hand.
+	expired *Entry
 }
 
 // probeL2 looks the key up in L2 before any flight: an L2 hit is one
@@ -604,9 +611,16 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 	}
 	c.st.fills.Add(1)
 	fctx, span := c.startSpan(ctx, "cache fill", attrRefresh.Bool(refresh))
+	// What the fill replaces: the entry it may fall back on, else one L1
+	// held expired. Only after the fill found its sources unchanged is
+	// that entry served again (renewed).
+	prev := fallback
+	if prev == nil {
+		prev = probe.expired
+	}
 	rv := &Revalidation{}
-	if renewable(fallback) {
-		rv.Prev = fallback.src
+	if renewable(prev) {
+		rv.Prev = prev.src
 	}
 	fctx = context.WithValue(fctx, revalidationKey{}, rv)
 	body, err := safeFill(func() ([]byte, error) { return fill(fctx) })
@@ -618,7 +632,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		}
 		endSpan(span, nil)
 		c.st.fillsRevalidated.Add(1)
-		e := fallback.renewed(c.now(), pol)
+		e := prev.renewed(c.now(), pol)
 		c.l1put(dealer, key, gen, cur, e)
 		if rkey != "" {
 			c.l2Set(ctx, rkey, e)
@@ -638,7 +652,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 	e.src = rv.Source
 	// A refresh (or a refill within stale-if-error) that made the body
 	// the entry it replaces holds keeps that entry's compressed bytes.
-	if e.adoptGzip(fallback) {
+	if e.adoptGzip(prev) {
 		c.st.fillsUnchanged.Add(1)
 	}
 	c.l1put(dealer, key, gen, cur, e)

@@ -26,6 +26,13 @@
 // allocate. Entries are immutable once stored: callers may hand Entry.Body
 // to the network without copying and must never modify it.
 //
+// A fill that replaces an entry (a refresh, a refill within stale-if-error,
+// or one of an entry L1 held expired) is told that entry's source digest
+// ([RevalidationFrom]); when its upstream answers are those the entry was
+// built from it returns [ErrUnchanged] and the entry is stored again with
+// new times, nothing built. A fill that makes the same body keeps the
+// replaced entry's compressed bytes. See revalidate.go.
+//
 // A large L1 (over 256 MiB, or as [Options.L1HotBytes] says) is split in a
 // hot tier, the L1 above, and an off-heap bulk tier (fastcache) looked up
 // after it and before Redis, whose entries the garbage collector never

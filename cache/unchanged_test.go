@@ -320,6 +320,28 @@ func TestRevalidation(t *testing.T) {
 		}
 	})
 
+	t.Run("expired entry in L1", func(t *testing.T) {
+		c, clock, _, f := setup(t, 0)
+		short := Policy{TTL: 10 * time.Second} // no stale windows, as a content view
+		if _, res, err := c.Get(context.Background(), 7, []byte(key), short, f.fill); err != nil || res != Miss {
+			t.Fatalf("%v %v", res, err)
+		}
+		clock.Advance(11 * time.Second) // expired: never served, but offered to the refill
+		e, res, err := c.Get(context.Background(), 7, []byte(key), short, f.fill)
+		if err != nil || res != Miss || f.builds != 1 || len(f.offered) != 2 || f.offered[1] != 1 {
+			t.Fatalf("%v %v; builds %d, offered %v", res, err, f.builds, f.offered)
+		}
+		if !e.FreshUntil.After(clock.Now()) || string(e.Body()) != string(listingBody(1, 20)) {
+			t.Fatal("the revalidated entry is not fresh or not the body")
+		}
+		// A changed source: built, never the expired body.
+		f.set(3)
+		clock.Advance(11 * time.Second)
+		if e, _, err := c.Get(context.Background(), 7, []byte(key), short, f.fill); err != nil || string(e.Body()) != string(listingBody(3, 20)) {
+			t.Fatalf("changed source: %v", err)
+		}
+	})
+
 	t.Run("entry read from redis", func(t *testing.T) {
 		c, clock, _, f := setup(t, -1) // no L1: the stale entry comes from Redis
 		get(t, c, f, Miss)
