@@ -64,6 +64,20 @@ func (p *padProxy) start(t testing.TB, fakeAddr string) string {
 	return ln.Addr().String()
 }
 
+// serveOK serves uri with the bench key through h and returns the body
+// and X-Cache, failing the test unless the status is 200.
+func serveOK(t *testing.T, h fasthttp.RequestHandler, uri string) ([]byte, string) {
+	t.Helper()
+	ctx := new(fasthttp.RequestCtx)
+	ctx.Request.SetRequestURI(uri)
+	ctx.Request.Header.Set("X-Api-Key", "bench-key-000")
+	h(ctx)
+	if sc := ctx.Response.StatusCode(); sc != 200 {
+		t.Fatalf("%s: status %d: %s", uri, sc, ctx.Response.Body())
+	}
+	return bytes.Clone(ctx.Response.Body()), string(ctx.Response.Header.Peek("X-Cache"))
+}
+
 // TestListingRefreshRevalidates: a stale inventory listing or offer detail
 // whose refill gets the same upstream answer is stored again without being
 // built (cache.Stats.FillsRevalidated), and is served with the same body; an answer in other bytes is built again
@@ -74,17 +88,7 @@ func TestListingRefreshRevalidates(t *testing.T) {
 	var proxy padProxy
 	s := newBenchServerVia(t, true, nil, cache.Options{Now: clock.now}, func(addr string) string { return proxy.start(t, addr) })
 	h := s.Handler()
-	get := func(uri string) ([]byte, string) {
-		t.Helper()
-		ctx := new(fasthttp.RequestCtx)
-		ctx.Request.SetRequestURI(uri)
-		ctx.Request.Header.Set("X-Api-Key", "bench-key-000")
-		h(ctx)
-		if sc := ctx.Response.StatusCode(); sc != 200 {
-			t.Fatalf("%s: status %d: %s", uri, sc, ctx.Response.Body())
-		}
-		return bytes.Clone(ctx.Response.Body()), string(ctx.Response.Header.Peek("X-Cache"))
-	}
+	get := func(uri string) ([]byte, string) { t.Helper(); return serveOK(t, h, uri) }
 	stats := func() cache.Stats { return s.cache.(*cache.Cache).Stats() }
 	// waitFor waits until the background refreshes have counted what cond
 	// asks for.
@@ -175,17 +179,7 @@ func TestViewRefillRevalidates(t *testing.T) {
 	clock := &stepClock{t: time.Now()}
 	s := newBenchServerWith(t, true, nil, cache.Options{Now: clock.now})
 	h := s.Handler()
-	get := func(uri string) ([]byte, string) {
-		t.Helper()
-		ctx := new(fasthttp.RequestCtx)
-		ctx.Request.SetRequestURI(uri)
-		ctx.Request.Header.Set("X-Api-Key", "bench-key-000")
-		h(ctx)
-		if sc := ctx.Response.StatusCode(); sc != 200 {
-			t.Fatalf("%s: status %d: %s", uri, sc, ctx.Response.Body())
-		}
-		return bytes.Clone(ctx.Response.Body()), string(ctx.Response.Header.Peek("X-Cache"))
-	}
+	get := func(uri string) ([]byte, string) { t.Helper(); return serveOK(t, h, uri) }
 	stats := func() cache.Stats { return s.cache.(*cache.Cache).Stats() }
 	const uri = "/dealer/content/faq/listing"
 	want, xc := get(uri)

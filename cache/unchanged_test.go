@@ -19,6 +19,23 @@ func sameStorage(a, b []byte) bool {
 	return len(a) == len(b) && len(a) > 0 && unsafe.SliceData(a) == unsafe.SliceData(b)
 }
 
+// redisEntry is the one entry miniredis holds (decoded), failing the test
+// when there is none.
+func redisEntry(t *testing.T, mr *miniredis.Miniredis) *Entry {
+	t.Helper()
+	for _, k := range mr.Keys() {
+		if v, err := mr.Get(k); err == nil && len(v) > wireHeader {
+			e, err := decodeEntry([]byte(v), true)
+			if err != nil {
+				t.Fatalf("decode %s: %v", k, err)
+			}
+			return e
+		}
+	}
+	t.Fatalf("no entry in redis: %v", mr.Keys())
+	return nil
+}
+
 // TestRefreshKeepsCompressedBody: a refresh that makes the body the stale
 // entry holds keeps that entry's compressed bytes (no compression; the same
 // bytes are written to Redis again with the new entry's times), and one
@@ -43,24 +60,7 @@ func TestRefreshKeepsCompressedBody(t *testing.T) {
 				}
 				return e
 			}
-			redisValue := func() *Entry {
-				t.Helper()
-				keys := mr.Keys()
-				var got *Entry
-				for _, k := range keys {
-					if v, err := mr.Get(k); err == nil && len(v) > wireHeader {
-						e, err := decodeEntry([]byte(v), true)
-						if err != nil {
-							t.Fatalf("decode %s: %v", k, err)
-						}
-						got = e
-					}
-				}
-				if got == nil {
-					t.Fatalf("no entry in redis: %v", keys)
-				}
-				return got
-			}
+			redisValue := func() *Entry { t.Helper(); return redisEntry(t, mr) }
 
 			e1 := get(Miss)
 			gz1, _, ok := e1.Gzip()
@@ -253,21 +253,6 @@ func TestRevalidation(t *testing.T) {
 		}
 		return e
 	}
-	redisEntry := func(t *testing.T, mr *miniredis.Miniredis) *Entry {
-		t.Helper()
-		for _, k := range mr.Keys() {
-			if v, err := mr.Get(k); err == nil && len(v) > wireHeader {
-				e, err := decodeEntry([]byte(v), true)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return e
-			}
-		}
-		t.Fatal("no entry in redis")
-		return nil
-	}
-
 	t.Run("refresh of an L1 entry", func(t *testing.T) {
 		c, clock, mr, f := setup(t, 0)
 		e1 := get(t, c, f, Miss)
