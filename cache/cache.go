@@ -110,10 +110,17 @@ type Options struct {
 	// RedisTimeout budget, skipping a Redis marked down and the background
 	// probe work the same either way.
 	NoAutoPipeline bool
+	// GzipLevel is the level (1-9) at which entries' bodies are compressed
+	// (for Redis, the bulk tier and gzip clients); 0 means
+	// DefaultGzipLevel. A lower level compresses a fill faster for a
+	// larger value: on listing pages level 1 takes half the time of level
+	// 6 for 11-17% more bytes. Decompression costs the same at any level.
+	GzipLevel int
 }
 
 // Cache is a two-level response cache. It is safe for concurrent use.
 type Cache struct {
+	gzipLevel      int8 // Options.GzipLevel, given to every entry made here
 	rdb            redis.UniversalClient
 	batch          *batcher // nil: one round trip per call
 	prefix         string
@@ -187,6 +194,9 @@ func New(opts Options) (*Cache, error) {
 	if opts.L1MaxBytes == 0 {
 		opts.L1MaxBytes = DefaultL1MaxBytes
 	}
+	if opts.GzipLevel < 0 || opts.GzipLevel > 9 {
+		return nil, fmt.Errorf("cache: GzipLevel must be 0 (the default, %d) or 1-9, got %d", DefaultGzipLevel, opts.GzipLevel)
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -197,6 +207,7 @@ func New(opts Options) (*Cache, error) {
 		opts.ServeStaleOn = func(error) bool { return true }
 	}
 	c := &Cache{
+		gzipLevel:      int8(opts.GzipLevel),
 		rdb:            opts.Redis,
 		prefix:         opts.Prefix,
 		channel:        opts.Prefix + ":purge",
@@ -365,6 +376,7 @@ func (c *Cache) bypass(ctx context.Context, pol Policy, fill FillFunc) (*Entry, 
 		return nil, Bypass, err
 	}
 	e := newEntry(body, c.now(), pol)
+	e.level = c.gzipLevel
 	// The body may be the caller's pooled storage (a route with its
 	// cache off encodes into one): never shared with another entry.
 	e.plain.Store(&variant{body: body})
@@ -649,7 +661,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		return outcome{}, err
 	}
 	e := newEntry(body, c.now(), pol)
-	e.src = rv.Source
+	e.level, e.src = c.gzipLevel, rv.Source
 	// A refresh (or a refill within stale-if-error) that made the body
 	// the entry it replaces holds keeps that entry's compressed bytes.
 	if e.adoptGzip(prev) {

@@ -82,6 +82,7 @@ type Entry struct {
 	hash     uint64
 	src      uint64                  // digest of what the body was made from (Revalidation.Source); 0: none, in memory only
 	plainLen int                     // length of the plain body
+	level    int8                    // gzip level of the variant made here (Options.GzipLevel); 0: the default
 	plain    atomic.Pointer[variant] // the plain body; nil until Body inflates it
 	gz       atomic.Pointer[variant] // the gzip variant, made on first use (see Gzip)
 	bad      atomic.Bool             // the compressed payload did not inflate to the body

@@ -27,12 +27,31 @@ func (v *variant) size() int64 {
 	return int64(len(v.body) + len(v.etag))
 }
 
-// gzipWriters pools compressors: a gzip.Writer holds several hundred KB of
-// state.
-var gzipWriters = sync.Pool{New: func() any {
-	w, _ := gzip.NewWriterLevel(nil, gzip.DefaultCompression)
-	return w
-}}
+// DefaultGzipLevel is the compression level of entries' gzip variants
+// when Options.GzipLevel is 0.
+const DefaultGzipLevel = 6
+
+// gzipWriters pools compressors per level (index 1-9): a gzip.Writer holds
+// several hundred KB of state.
+var gzipWriters [10]sync.Pool
+
+func init() {
+	for l := 1; l <= 9; l++ {
+		gzipWriters[l].New = func() any {
+			w, _ := gzip.NewWriterLevel(nil, l)
+			return w
+		}
+	}
+}
+
+// gzipLevel is the level an entry's gzip variant is made at (lvl is the
+// entry's; 0 or out of range: DefaultGzipLevel).
+func gzipLevel(lvl int8) int {
+	if lvl < 1 || lvl > 9 {
+		return DefaultGzipLevel
+	}
+	return int(lvl)
+}
 
 // Gzip returns Body gzip-compressed and the entity tag of that
 // representation, making them on the first call and keeping them with the
@@ -78,14 +97,15 @@ func (e *Entry) makeGzip() *variant {
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(body)/4 + 64)
-	w := gzipWriters.Get().(*gzip.Writer)
+	pool := &gzipWriters[gzipLevel(e.level)]
+	w := pool.Get().(*gzip.Writer)
 	w.Reset(&buf)
 	_, err := w.Write(body)
 	if err == nil {
 		err = w.Close()
 	}
 	w.Reset(nil)
-	gzipWriters.Put(w)
+	pool.Put(w)
 	if err != nil {
 		return &variant{}
 	}

@@ -395,3 +395,35 @@ func TestRenewable(t *testing.T) {
 		})
 	}
 }
+
+// TestGzipLevel: Options.GzipLevel sets the level entries are compressed
+// at: level 1 makes another, larger member than the default that inflates
+// to the same body; levels outside 0-9 are refused.
+func TestGzipLevel(t *testing.T) {
+	body := listingBody(5, 20)
+	pol := Policy{TTL: time.Minute}
+	gz := map[int][]byte{}
+	for _, level := range []int{0, 1, 6, 9} {
+		c := newCache(t, Options{GzipLevel: level})
+		e, _ := mustGet(t, c, 1, "/k", pol, func(context.Context) ([]byte, error) { return body, nil })
+		b, _, ok := e.Gzip()
+		if !ok {
+			t.Fatalf("level %d: not compressed", level)
+		}
+		if got, err := gunzip(b, len(body)); err != nil || string(got) != string(body) {
+			t.Fatalf("level %d: %v", level, err)
+		}
+		gz[level] = b
+	}
+	if string(gz[0]) != string(gz[6]) {
+		t.Error("level 0 is not the default (6)")
+	}
+	if len(gz[1]) <= len(gz[6]) {
+		t.Errorf("level 1 made %d bytes, level 6 %d: the level was not applied", len(gz[1]), len(gz[6]))
+	}
+	for _, bad := range []int{-1, 10} {
+		if _, err := New(Options{GzipLevel: bad}); err == nil {
+			t.Errorf("GzipLevel %d accepted", bad)
+		}
+	}
+}

@@ -178,6 +178,9 @@ type Config struct {
 		// AutoPipeline sends the entry reads and writes of concurrent
 		// requests to Redis in shared round trips (see cache.Options).
 		AutoPipeline bool `json:"redis_auto_pipeline"`
+		// GzipLevel is the compression level of cached bodies (1-9; 0:
+		// cache.DefaultGzipLevel).
+		GzipLevel int `json:"gzip_level"`
 	} `json:"cache"`
 
 	RateLimit struct {
@@ -518,6 +521,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Cache.L1MaxBytes < 0 {
 		bad("cache.l1_max_bytes", "must not be negative")
+	}
+	if c.Cache.GzipLevel < 0 || c.Cache.GzipLevel > 9 {
+		bad("cache.gzip_level", "must be 0 (the default, 6) or 1-9")
 	}
 	if c.Cache.L1HotBytes > 0 && c.Cache.L1HotBytes > c.Cache.L1MaxBytes {
 		bad("cache.l1_hot_bytes", "must not exceed cache.l1_max_bytes (0: automatic, negative: no bulk tier)")

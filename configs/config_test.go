@@ -114,6 +114,8 @@ func TestValidateNamesTheBadField(t *testing.T) {
 		{"negative lock ttl", `{"cache": {"lock_ttl": "-1s"}}`, "cache.lock_ttl"},
 		{"zero lock ttl", `{"cache": {"lock_ttl": "0s"}}`, "cache.lock_ttl"},
 		{"negative lock wait", `{"cache": {"lock_wait": "-1ms"}}`, "cache.lock_wait"},
+		{"gzip level too high", `{"cache": {"gzip_level": 10}}`, "cache.gzip_level"},
+		{"negative gzip level", `{"cache": {"gzip_level": -1}}`, "cache.gzip_level"},
 		{"sentinel password without master name", `{"redis": {"sentinel_password": "s3cret"}}`, "redis.sentinel_password"},
 		{"sentinel username without master name", `{"redis": {"sentinel_username": "edge", "sentinel_password": "s3cret"}}`, "redis.sentinel_username"},
 		{"sentinel username without password", `{"redis": {"master_name": "mymaster", "sentinel_username": "edge"}}`, "redis.sentinel_username"},

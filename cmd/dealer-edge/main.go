@@ -507,6 +507,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		// The limiter's Redis calls are rare (leases); only the cache's
 		// per-request calls are pipelined (cache.batcher).
 		NoAutoPipeline: !cfg.Cache.AutoPipeline,
+		GzipLevel:      cfg.Cache.GzipLevel,
 		TracerProvider: tp,
 	})
 	if err != nil {
