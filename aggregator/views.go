@@ -152,11 +152,11 @@ func (s *Server) visibleView(ctx context.Context, st *liveSettings, dealerID int
 		// alone: the refill of an expired view L1 still holds revalidates
 		// when the answer is the same.
 		c, done := revalidating(c, seedContentView)
-		recs, err := s.backend.Content(c, dealerID, ct, upstream.ContentFilter{Summary: true})
+		vis, err := build(c) // an unchanged answer: upstream.ErrUnchanged, untouched
 		if err = done(err); err != nil {
 			return nil, err
 		}
-		return mapping.AppendView(nil, mapping.ViewRecords(mapping.Visible(dealerID, ct, recs, mapping.Discovery))), nil
+		return mapping.AppendView(nil, mapping.ViewRecords(vis)), nil
 	})
 	if err != nil {
 		return nil, nil, err
