@@ -213,3 +213,39 @@ func TestViewRefillRevalidates(t *testing.T) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// TestRefreshAcrossBuilds: with no L1, every refill replaces an entry read
+// from Redis, whose source digest came with it: the same build revalidates
+// it; a build that runs other code (another buildSeed: another release, or
+// another instance's mapping) builds the body again, the same body here.
+func TestRefreshAcrossBuilds(t *testing.T) {
+	clock := &stepClock{t: time.Now()}
+	s := newBenchServerWith(t, true, nil, cache.Options{Now: clock.now, L1MaxBytes: -1})
+	h := s.Handler()
+	stats := func() cache.Stats { return s.cache.(*cache.Cache).Stats() }
+	const uri = "/dealer/REWIND/listing?page=1&page_size=20"
+	want, xc := serveOK(t, h, uri)
+	if xc != "MISS" {
+		t.Fatalf("first: %s", xc)
+	}
+	step := func(what string, revalidated, rebuilt uint64) {
+		t.Helper()
+		base := stats()
+		clock.add(61 * time.Second) // past stale-while-revalidate: the refill is the request's
+		if body, xc := serveOK(t, h, uri); xc != "MISS" || !bytes.Equal(body, want) {
+			t.Fatalf("%s: %s, same body %v", what, xc, bytes.Equal(body, want))
+		}
+		st := stats()
+		if st.FillsRevalidated-base.FillsRevalidated != revalidated || st.FillsUnchanged-base.FillsUnchanged != rebuilt {
+			t.Fatalf("%s: revalidated %d, rebuilt with the same body %d; want %d, %d", what,
+				st.FillsRevalidated-base.FillsRevalidated, st.FillsUnchanged-base.FillsUnchanged, revalidated, rebuilt)
+		}
+	}
+	step("same build", 1, 0)
+	old := buildSeed
+	t.Cleanup(func() { buildSeed = old })
+	other := old() + 1
+	buildSeed = func() uint64 { return other }
+	step("another build", 0, 1)
+	step("the other build's own entry", 1, 0)
+}

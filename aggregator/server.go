@@ -180,6 +180,7 @@ func New(opts Options) (*Server, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	buildSeed() // read the executable now rather than on the first refill
 	s := &Server{
 		backend:     opts.Backend,
 		cache:       opts.Cache,

@@ -8,7 +8,7 @@
 #
 # Environment overrides: BENCH_DURATION (wrk -d, default 6s / smoke 3s), BENCH_RUNS (default 3 / smoke 1),
 # BENCH_CONNS (default "64 256" / smoke "64"), BENCH_KEEP=1 keeps the temp dir (nginx prefix, configs),
-# BENCH_ONLY=scale runs the scale mix (s, u) alone, BENCH_ONLY=miss only the miss and refresh rows (c, c100, d, d-views, r0, r),
+# BENCH_ONLY=scale runs the scale mix (s, u) alone, BENCH_ONLY=miss only the miss and refresh rows (c, c100, d, d-views, r0, r, r0-l2, r-l2),
 # BENCH_ONLY=spray only the key spray (k), BENCH_ONLY=hit only the hit path (a, a', t, a-gz, b, f),
 # BENCH_PREBUILT=DIR uses DIR/dealer-edge and DIR/fake-upstream instead of building them.
 #
@@ -480,40 +480,47 @@ fi
 # stale and refreshed behind: about one refresh per URL per second) and a long stale-while-revalidate. The fake's
 # answers never change, so r's refreshes find them unchanged (the revalidated path of the cache section). Edge CPU
 # per refresh = (CPU/request of r - of r0) / refreshes per request of r; the fill counters come from the edge's
-# /metrics around each run.
-refresh_cfg() { printf '{"log":{"access_log":false},"cache":{"routes":{"inventory_listing":{"ttl":"%s","stale_while_revalidate":"1h","stale_if_error":"1h"}}}}\n' "$1"; }
-refresh_cfg 1s >"$WORK/edge-refresh.json"
-refresh_cfg 1h >"$WORK/edge-refresh0.json"
-# A Redis each: the two edges' entries have the same keys, and r must not find r0's hour-long ones.
-start_redis redis-refresh
-start_edge edge-refresh "$UP5" "$REDIS_PORT" "$WORK/edge-refresh.json"
-EDGE_R="http://127.0.0.1:$EDGE_PORT" EDGE_R_PID=$EDGE_PID EDGE_R_ADMIN=$ADMIN_PORT
-start_redis redis-refresh0
-start_edge edge-refresh0 "$UP5" "$REDIS_PORT" "$WORK/edge-refresh0.json"
-EDGE_R0="http://127.0.0.1:$EDGE_PORT" EDGE_R0_PID=$EDGE_PID
-export BENCH_REFRESH_KEY="$HOT_KEY" BENCH_REFRESH_PAGES=30
+# /metrics around each run. Rows r0-l2 and r-l2 are the same with a 64 KiB L1, as at fleet scale: every hit and
+# every stale entry is read from Redis (the source digest travels with the value).
+refresh_cfg() { printf '{"log":{"access_log":false},"cache":{"l1_max_bytes":%d,"routes":{"inventory_listing":{"ttl":"%s","stale_while_revalidate":"1h","stale_if_error":"1h"}}}}\n' "$2" "$1"; }
 fill_counts() { # ADMIN_PORT -> "fills revalidated unchanged"
   "$TOOL" get -url "http://127.0.0.1:$1/metrics" -o "$WORK/refresh-metrics.txt" >/dev/null 2>&1 || { echo "0 0 0"; return; }
   awk '$1=="edge_cache_fills_total" {f=$2} $1=="edge_cache_fills_revalidated_total" {r=$2} $1=="edge_cache_fills_unchanged_total" {u=$2}
     END {printf "%d %d %d\n", f, r, u}' "$WORK/refresh-metrics.txt"
 }
-log "scenarios r0 / r (refreshes): 3,000 listing URLs in a cycle, TTL 1 h / 1 s; edge CPU per request and per refresh"
-for url in "$EDGE_R0" "$EDGE_R"; do # fill both (3,000 misses each), then a second pass
-  timeout 60 taskset -c "$CPU_GEN" wrk -t1 -c8 -d4s -s "$BENCH_DIR/wrk/refresh.lua" "$url" >"$LOGS/wrk-refresh-warm.txt" 2>&1 ||
-    die "refresh warm-up against $url failed"
-done
-for r in $(seq 1 "$RUNS"); do
-  CPU_PID=$EDGE_R0_PID
-  wrk_run r0 edge 8 "$r" "$EDGE_R0" "$BENCH_DIR/wrk/refresh.lua"
-  CPU_PID=$EDGE_R_PID
-  read -r f0 v0 u0 < <(fill_counts "$EDGE_R_ADMIN")
-  wrk_run r edge 8 "$r" "$EDGE_R" "$BENCH_DIR/wrk/refresh.lua"
-  read -r f1 v1 u1 < <(fill_counts "$EDGE_R_ADMIN")
-  n=$(sed -n 's/^WRKJSON .*"requests":\([0-9]*\).*/\1/p' "$LOGS/wrk-r-edge-c8-r$r.txt" | head -n 1)
-  printf '{"kind":"refresh","conns":8,"run":%d,"requests":%d,"fills":%d,"revalidated":%d,"unchanged":%d}\n' \
-    "$r" "${n:-0}" $((f1 - f0)) $((v1 - v0)) $((u1 - u0)) >>"$RUNS_JSONL"
-  log "  r run $r: $((f1 - f0)) refreshes ($((v1 - v0)) revalidated, $((u1 - u0)) rebuilt with the same body) for ${n:-0} requests"
-done
+export BENCH_REFRESH_KEY="$HOT_KEY" BENCH_REFRESH_PAGES=30
+# refresh_rows SUFFIX L1_BYTES: rows r0SUFFIX and rSUFFIX.
+refresh_rows() {
+  local sfx="$1" l1="$2" r n f0 v0 u0 f1 v1 u1
+  refresh_cfg 1s "$l1" >"$WORK/edge-refresh$sfx.json"
+  refresh_cfg 1h "$l1" >"$WORK/edge-refresh0$sfx.json"
+  # A Redis each: the two edges' entries have the same keys, and r must not find r0's hour-long ones.
+  start_redis "redis-refresh$sfx"
+  start_edge "edge-refresh$sfx" "$UP5" "$REDIS_PORT" "$WORK/edge-refresh$sfx.json"
+  local er="http://127.0.0.1:$EDGE_PORT" er_pid=$EDGE_PID er_admin=$ADMIN_PORT
+  start_redis "redis-refresh0$sfx"
+  start_edge "edge-refresh0$sfx" "$UP5" "$REDIS_PORT" "$WORK/edge-refresh0$sfx.json"
+  local er0="http://127.0.0.1:$EDGE_PORT" er0_pid=$EDGE_PID
+  log "scenarios r0$sfx / r$sfx (refreshes): 3,000 listing URLs in a cycle, TTL 1 h / 1 s, L1 $l1 bytes; edge CPU per request and per refresh"
+  for url in "$er0" "$er"; do # fill both (3,000 misses each), then a second pass
+    timeout 60 taskset -c "$CPU_GEN" wrk -t1 -c8 -d4s -s "$BENCH_DIR/wrk/refresh.lua" "$url" >"$LOGS/wrk-refresh-warm.txt" 2>&1 ||
+      die "refresh warm-up against $url failed"
+  done
+  for r in $(seq 1 "$RUNS"); do
+    CPU_PID=$er0_pid
+    wrk_run "r0$sfx" edge 8 "$r" "$er0" "$BENCH_DIR/wrk/refresh.lua"
+    CPU_PID=$er_pid
+    read -r f0 v0 u0 < <(fill_counts "$er_admin")
+    wrk_run "r$sfx" edge 8 "$r" "$er" "$BENCH_DIR/wrk/refresh.lua"
+    read -r f1 v1 u1 < <(fill_counts "$er_admin")
+    n=$(sed -n 's/^WRKJSON .*"requests":\([0-9]*\).*/\1/p' "$LOGS/wrk-r$sfx-edge-c8-r$r.txt" | head -n 1)
+    printf '{"kind":"refresh","scenario":"r%s","conns":8,"run":%d,"requests":%d,"fills":%d,"revalidated":%d,"unchanged":%d}\n' \
+      "$sfx" "$r" "${n:-0}" $((f1 - f0)) $((v1 - v0)) $((u1 - u0)) >>"$RUNS_JSONL"
+    log "  r$sfx run $r: $((f1 - f0)) refreshes ($((v1 - v0)) revalidated, $((u1 - u0)) rebuilt with the same body) for ${n:-0} requests"
+  done
+}
+refresh_rows "" 67108864
+refresh_rows -l2 65536
 CPU_PID=""
 
 fi # BENCH_ONLY=hit

@@ -80,7 +80,7 @@ type Entry struct {
 	ErrorUntil time.Time
 
 	hash     uint64
-	src      uint64                  // digest of what the body was made from (Revalidation.Source); 0: none, in memory only
+	src      uint64                  // digest of what the body was made from (Revalidation.Source); 0: none. Kept in Redis with a compressed payload
 	plainLen int                     // length of the plain body
 	level    int8                    // gzip level of the variant made here (Options.GzipLevel); 0: the default
 	plain    atomic.Pointer[variant] // the plain body; nil until Body inflates it
@@ -365,6 +365,17 @@ func (r Result) String() string {
 // (flag wireGzip) when compression saves at least an eighth, else the plain
 // body. Version 1 (read only, written before compressed values): a version
 // byte, the four times, the hash, the plain body.
+//
+// The source digest of an entry (Revalidation.Source) travels inside a
+// compressed payload, where every reader of version 2 already accepts it:
+// the gzip member gets an extra field (RFC 1952 2.3.1, FLG.FEXTRA) of one
+// subfield "DE" holding the digest and then a copy of the member's own
+// 10-byte header, so that the member from that copy on is the variant
+// without the field (srcMember). A reader that knows the field takes the
+// digest and serves the member from the copy (nothing is copied or
+// rewritten); a reader that does not (a release before it) skips the field
+// as gzip asks and serves the whole member, which decodes to the same body.
+// A plain payload carries no digest.
 const (
 	wireVersion1 = 1
 	wireHeader1  = 1 + 4*8 + 8
@@ -372,6 +383,14 @@ const (
 	wireVersion = 2
 	wireHeader  = 2 + 4*8 + 8 + 4
 	wireGzip    = 1 << 0
+
+	// srcXLen is the extra field's length: the subfield's ID and
+	// length, the digest, the header copy.
+	srcXLen = 4 + 8 + 10
+	// srcMember is where the header copy starts in a member with the
+	// digest field: the header, XLEN, the subfield's ID, length and digest.
+	srcMember  = 10 + 2 + 4 + 8
+	gzipFExtra = 1 << 2
 
 	// maxWireBody bounds the plain length a compressed value may claim, so
 	// a corrupt header cannot make decoding allocate without limit.
@@ -396,14 +415,52 @@ func appendEntry(dst []byte, e *Entry) []byte {
 	} else {
 		payload = e.Body()
 	}
+	withSrc := flags == wireGzip && e.src != 0 && len(payload) >= 18 && payload[3] == 0
 	n := len(dst)
-	dst = slices.Grow(dst, wireHeader+len(payload))
+	extra := 0
+	if withSrc {
+		extra = srcMember
+	}
+	dst = slices.Grow(dst, wireHeader+extra+len(payload))
 	dst = dst[:n+wireHeader]
 	b := dst[n:]
 	b[0], b[1] = wireVersion, flags
 	putTimes(b[2:], e)
 	binary.BigEndian.PutUint32(b[2+4*8+8:], uint32(e.plainLen))
+	if withSrc {
+		dst = appendSrcField(dst, payload[:10], e.src)
+	}
 	return append(dst, payload...)
+}
+
+// appendSrcField appends a gzip header hdr (of a member without optional
+// fields) with FLG.FEXTRA set, and the extra field holding src and hdr
+// itself (see the wire format): the member's header copy, deflate stream
+// and trailer follow it.
+func appendSrcField(dst, hdr []byte, src uint64) []byte {
+	dst = append(dst, hdr[:3]...)
+	dst = append(dst, hdr[3]|gzipFExtra)
+	dst = append(dst, hdr[4:10]...)
+	dst = binary.LittleEndian.AppendUint16(dst, srcXLen)
+	dst = append(dst, 'D', 'E')
+	dst = binary.LittleEndian.AppendUint16(dst, srcXLen-4)
+	return binary.LittleEndian.AppendUint64(dst, src)
+}
+
+// srcField returns the source digest a compressed payload carries and the
+// member without the field, or (0, payload) when it carries none.
+func srcField(payload []byte) (uint64, []byte) {
+	if len(payload) < srcMember+18 || payload[3] != gzipFExtra ||
+		binary.LittleEndian.Uint16(payload[10:]) != srcXLen ||
+		payload[12] != 'D' || payload[13] != 'E' ||
+		binary.LittleEndian.Uint16(payload[14:]) != srcXLen-4 {
+		return 0, payload
+	}
+	m := payload[srcMember:]
+	if m[0] != 0x1f || m[1] != 0x8b || m[2] != 8 || m[3] != 0 {
+		return 0, payload
+	}
+	return binary.LittleEndian.Uint64(payload[16:]), m
 }
 
 // appendPlainEntry is appendEntry with the plain body as the payload,
@@ -479,6 +536,7 @@ func decodeEntry(b []byte, kept bool) (*Entry, error) {
 			return nil, errBadWire
 		}
 		e.plainLen = int(n)
+		e.src, payload = srcField(payload)
 		e.gz.Store(&variant{body: payload, etag: "W/" + etagOf(e.hash), kept: kept})
 	default:
 		return nil, errBadWire

@@ -43,8 +43,9 @@ func RevalidationFrom(ctx context.Context) *Revalidation {
 // fill that found its sources unchanged: it has a source digest, its
 // payload is sound, and it holds a coding of its body in storage of its
 // own for good (never lent from a pool), which the new entry shares. The
-// source digest is kept in memory only (an entry read from Redis has
-// none), so it is L1's entries that revalidate.
+// source digest travels with a compressed Redis value (see the wire
+// format), so an entry another instance filled revalidates too; a bulk-tier
+// copy (lent storage) does not.
 func renewable(prev *Entry) bool {
 	if prev == nil || prev.src == 0 || prev.bad.Load() {
 		return false

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -232,8 +233,8 @@ func (f *sourceFiller) set(src uint64) { f.mu.Lock(); f.src = src; f.mu.Unlock()
 // TestRevalidation: a refresh whose fill finds the sources of the entry it
 // replaces (ErrUnchanged) stores that entry's body again with new times,
 // in L1 and in Redis, without building; a changed source builds; an entry
-// read from Redis carries no source (the digest is kept in memory only),
-// so its refresh builds; within stale-if-error the refill revalidates too;
+// read from Redis carries its source (another instance's too), so its
+// refresh revalidates; within stale-if-error the refill revalidates too;
 // a fill that answers ErrUnchanged when nothing was offered fails.
 func TestRevalidation(t *testing.T) {
 	pol := Policy{TTL: 10 * time.Second, StaleWhileRevalidate: 10 * time.Second, StaleIfError: time.Minute}
@@ -328,12 +329,40 @@ func TestRevalidation(t *testing.T) {
 	})
 
 	t.Run("entry read from redis", func(t *testing.T) {
-		c, clock, _, f := setup(t, -1) // no L1: the stale entry comes from Redis
+		c, clock, mr, f := setup(t, -1) // no L1: the stale entry comes from Redis
 		get(t, c, f, Miss)
 		clock.Advance(11 * time.Second)
 		get(t, c, f, Stale)
-		if f.builds != 2 || f.offered[1] != 0 || c.Stats().FillsRevalidated != 0 {
+		if f.builds != 1 || f.offered[1] != 1 || c.Stats().FillsRevalidated != 1 {
 			t.Fatalf("builds %d, offered %v", f.builds, f.offered)
+		}
+		e := get(t, c, f, Hit)
+		if r := redisEntry(t, mr); !e.FreshUntil.After(clock.Now()) || r.src != 1 || !r.FreshUntil.Equal(e.FreshUntil) {
+			t.Fatalf("redis holds source %d fresh until %v", r.src, r.FreshUntil)
+		}
+		// What a gzip client is sent is the member without the digest.
+		if gz, _, ok := e.Gzip(); !ok || gz[3] != 0 || !bytes.Equal(gunzipStd(t, gz), listingBody(1, 20)) {
+			t.Fatal("the gzip variant is not the plain member of the body")
+		}
+	})
+
+	t.Run("another instance's entry", func(t *testing.T) {
+		clock := newFakeClock()
+		_, rc := newMiniRedis(t)
+		a := newCache(t, Options{Now: clock.Now, Redis: rc})
+		b := newCache(t, Options{Now: clock.Now, Redis: rc})
+		fa, fb := &sourceFiller{src: 4}, &sourceFiller{src: 4}
+		get(t, a, fa, Miss)
+		clock.Advance(11 * time.Second)
+		get(t, b, fb, Stale) // b's first sight of the key: stale in Redis
+		if fb.builds != 0 || len(fb.offered) != 1 || fb.offered[0] != 4 || b.Stats().FillsRevalidated != 1 {
+			t.Fatalf("builds %d, offered %v", fb.builds, fb.offered)
+		}
+		fb.set(5) // changed upstream: the next refresh builds
+		clock.Advance(11 * time.Second)
+		get(t, b, fb, Stale)
+		if e := get(t, b, fb, Hit); fb.builds != 1 || string(e.Body()) != string(listingBody(5, 20)) {
+			t.Fatalf("builds %d", fb.builds)
 		}
 	})
 

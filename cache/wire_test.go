@@ -151,6 +151,92 @@ func TestWireFormat(t *testing.T) {
 	})
 }
 
+// TestWireSourceDigest: an entry's source digest travels with its
+// compressed Redis value and comes back with the same gzip variant the
+// writer held (the member without the digest's field, so clients never see
+// it); the value stays one that a reader without the field (the release
+// before it) accepts and decodes to the same body; a plain payload, or a
+// member whose extra field is not the digest's, carries none.
+func TestWireSourceDigest(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	pol := Policy{TTL: time.Minute}
+	listing := listingBody(3, 20)
+	e := newEntry(listing, now, pol)
+	e.src = 0x0123_4567_89ab_cdef
+	gz, _, _ := e.Gzip()
+	v := encodeEntry(e)
+	if len(v) != wireHeader+srcMember+len(gz) {
+		t.Fatalf("value %d bytes, want %d", len(v), wireHeader+srcMember+len(gz))
+	}
+
+	t.Run("round trip", func(t *testing.T) {
+		d, err := decodeEntry(bytes.Clone(v), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, ok := d.Gzip()
+		if d.src != e.src || !ok || !bytes.Equal(got, gz) || got[3] != 0 {
+			t.Fatalf("src %x (want %x), variant equal %v, FLG %d", d.src, e.src, bytes.Equal(got, gz), got[3])
+		}
+		if !bytes.Equal(d.Body(), listing) {
+			t.Fatal("body differs")
+		}
+		// Written again (a revalidated entry read from Redis), the value
+		// is byte for byte the same.
+		if again := encodeEntry(d); !bytes.Equal(again, v) {
+			t.Fatal("the value read and written again differs")
+		}
+	})
+
+	t.Run("a reader without the field", func(t *testing.T) {
+		// What version 2's readers check: the flags, the gzip magic and
+		// the trailer's length; and the member, field and all, decodes
+		// to the body with Go's gzip and with the cache's own inflate.
+		payload := v[wireHeader:]
+		if v[0] != wireVersion || v[1] != wireGzip || payload[0] != 0x1f || payload[1] != 0x8b || payload[2] != 8 ||
+			binary.LittleEndian.Uint32(payload[len(payload)-4:]) != binary.BigEndian.Uint32(v[2+4*8+8:]) {
+			t.Fatal("not a version 2 value")
+		}
+		if !bytes.Equal(gunzipStd(t, payload), listing) {
+			t.Fatal("Go's gzip does not decode the member to the body")
+		}
+		if got, err := gunzip(payload, len(listing)); err != nil || !bytes.Equal(got, listing) {
+			t.Fatalf("inflate: %v", err)
+		}
+	})
+
+	t.Run("no digest", func(t *testing.T) {
+		plain := newEntry([]byte(`{"ok":true}`), now, pol)
+		plain.src = 5
+		foreign := bytes.Clone(v)
+		foreign[wireHeader+12] = 'X' // another subfield ID
+		noSrc := newEntry(listing, now, pol)
+		for _, tc := range []struct {
+			name string
+			v    []byte
+			gz   int // length of the gzip variant read; 0 for none
+		}{
+			{"plain payload", encodeEntry(plain), 0},
+			{"another extra field", foreign, len(v) - wireHeader},
+			{"entry without a source", encodeEntry(noSrc), len(gz)},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				d, err := decodeEntry(tc.v, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _, _ := d.Gzip()
+				if d.src != 0 || (tc.gz != 0 && len(got) != tc.gz) {
+					t.Fatalf("src %x, variant %d bytes (want %d)", d.src, len(got), tc.gz)
+				}
+				if tc.gz != 0 && !bytes.Equal(d.Body(), listing) {
+					t.Fatal("body differs")
+				}
+			})
+		}
+	})
+}
+
 // FuzzDecodeEntry: decoding never panics, and what it accepts has a body
 // that matches its hash and ETag.
 func FuzzDecodeEntry(f *testing.F) {
@@ -159,6 +245,8 @@ func FuzzDecodeEntry(f *testing.F) {
 		e := newEntry(body, now, Policy{TTL: time.Minute})
 		f.Add(encodeEntry(e))
 		f.Add(encodeEntryV1(e))
+		e.src = 42
+		f.Add(encodeEntry(e))
 	}
 	f.Fuzz(func(t *testing.T, v []byte) {
 		e, err := decodeEntry(v, true)
