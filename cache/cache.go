@@ -553,6 +553,7 @@ func (c *Cache) probeL2(ctx context.Context, dealer int64, key string, pol Polic
 }
 
 func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, fill FillFunc, fallback *Entry, refresh bool, probe l2Probe, plain bool) (outcome, error) {
+	var held *heldLock // the fill lock, while this call holds it
 	gen, cur := c.generation(ctx, dealer)
 	now := c.now()
 	if c.l1 != nil {
@@ -609,7 +610,14 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 			case err != nil:
 				// Redis trouble: fill without the lock.
 			case got:
-				defer c.unlock(lkey, token)
+				held = &heldLock{key: lkey, token: token}
+				// Released with the entry's store (l2Store), or here
+				// when the fill stores nothing.
+				defer func() {
+					if held != nil {
+						c.unlock(held.key, held.token)
+					}
+				}()
 			case refresh:
 				return outcome{}, errRefreshElsewhere
 			default:
@@ -647,7 +655,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		e := prev.renewed(c.now(), pol)
 		c.l1put(dealer, key, gen, cur, e)
 		if rkey != "" {
-			c.l2Set(ctx, rkey, e)
+			c.l2Store(ctx, rkey, e, &held)
 		}
 		return outcome{e, Miss}, nil
 	}
@@ -669,7 +677,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 	}
 	c.l1put(dealer, key, gen, cur, e)
 	if rkey != "" {
-		c.l2Set(ctx, rkey, e)
+		c.l2Store(ctx, rkey, e, &held)
 	}
 	return outcome{e, Miss}, nil
 }

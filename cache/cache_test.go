@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/dealer-edge/dealer-edge/cache/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 var errUpstream = errors.New("upstream: service unavailable")
@@ -658,4 +660,153 @@ func TestPurgeDeferred(t *testing.T) {
 		n, _ := b.l1.lookup(1, []byte("/k"))
 		return n == nil
 	})
+}
+
+// TestFillLockReleasedWithStore: a fill that took the cross-instance lock
+// stores its entry and releases the lock in one script (setUnlockScript),
+// on a real redis-server and on miniredis: the entry is there and the lock
+// is gone after the fill; a Redis that lost its scripts (SCRIPT FLUSH, a
+// restart) is sent the script itself, not counted as an error; a lock that
+// expired and was taken by another instance is left to it; a fill that
+// stores nothing (an error) releases the lock alone.
+func TestFillLockReleasedWithStore(t *testing.T) {
+	backends := []struct {
+		name string
+		rc   func(t *testing.T) *redis.Client
+	}{
+		{"redis-server", func(t *testing.T) *redis.Client { return redistest.Start(t).Client() }},
+		{"miniredis", func(t *testing.T) *redis.Client { _, rc := newMiniRedis(t); return rc }},
+	}
+	pol := Policy{TTL: time.Minute}
+	ctx := context.Background()
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			rc := be.rc(t)
+			var sent cmdLog
+			rc.AddHook(&sent)
+			c := newCache(t, Options{Redis: rc, LockWait: time.Second, LockTTL: 5 * time.Second})
+			gen, _ := c.generation(ctx, 3)
+			var stolen string // a token another instance put on the lock during the fill
+			fill := func(key string) FillFunc {
+				return func(context.Context) ([]byte, error) {
+					lk := c.lockKey(3, gen, key)
+					if tok, err := rc.Get(ctx, lk).Result(); err != nil || tok == "" {
+						t.Errorf("the lock is not held during the fill: %v", err)
+					}
+					if stolen != "" {
+						rc.Set(ctx, lk, stolen, time.Minute)
+					}
+					if key == "/err" {
+						return nil, errors.New("upstream down")
+					}
+					return []byte(`{"k":"` + key + `"}`), nil
+				}
+			}
+			check := func(key string, wantLock string, wantEntry bool) {
+				t.Helper()
+				tok, err := rc.Get(ctx, c.lockKey(3, gen, key)).Result()
+				if (wantLock == "" && !errors.Is(err, redis.Nil)) || (wantLock != "" && tok != wantLock) {
+					t.Fatalf("%s: lock %q (%v), want %q", key, tok, err, wantLock)
+				}
+				if n := rc.Exists(ctx, c.entryKey(3, gen, key)).Val(); (n == 1) != wantEntry {
+					t.Fatalf("%s: entry stored %v, want %v", key, n == 1, wantEntry)
+				}
+			}
+			get := func(key string) error {
+				_, _, err := c.Get(ctx, 3, []byte(key), pol, fill(key))
+				return err
+			}
+			if err := get("/a"); err != nil {
+				t.Fatal(err)
+			}
+			check("/a", "", true)
+			if err := rc.ScriptFlush(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := get("/b"); err != nil {
+				t.Fatal(err)
+			}
+			check("/b", "", true)
+			if err := get("/err"); err == nil {
+				t.Fatal("the failed fill succeeded")
+			}
+			check("/err", "", false)
+			stolen = "another-instance"
+			if err := get("/c"); err != nil {
+				t.Fatal(err)
+			}
+			check("/c", stolen, true)
+			if st := c.Stats(); st.L2Errors != 0 {
+				t.Fatalf("%d redis errors counted", st.L2Errors)
+			}
+			// The entries went with the lock's release: no SET of an
+			// entry, no release of its own after a stored fill.
+			if n := sent.count("set", c.entryKey(3, gen, "")); n != 0 {
+				t.Fatalf("%d entries stored by SET", n)
+			}
+			// One EVALSHA a fill; EVAL after NOSCRIPT: the first store
+			// (/a), the store after the flush (/b), the first release alone (/err).
+			if n, m := sent.count("evalsha", ""), sent.count("eval", ""); n != 4 || m != 3 {
+				t.Fatalf("%d EVALSHA and %d EVAL sent, want 4 and 3: %v", n, m, sent.names())
+			}
+		})
+	}
+}
+
+// cmdLog is a go-redis hook that records the commands a client sends,
+// pipelined ones included.
+type cmdLog struct {
+	mu   sync.Mutex
+	cmds [][]any
+}
+
+func (l *cmdLog) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (l *cmdLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		l.add(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (l *cmdLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			l.add(c)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+func (l *cmdLog) add(cmd redis.Cmder) {
+	l.mu.Lock()
+	l.cmds = append(l.cmds, cmd.Args())
+	l.mu.Unlock()
+}
+
+// count is the number of commands name sent whose first key (or, for a
+// script, any key) starts with prefix.
+func (l *cmdLog) count(name, prefix string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, a := range l.cmds {
+		if fmt.Sprint(a[0]) != name {
+			continue
+		}
+		if prefix == "" || (len(a) > 1 && strings.HasPrefix(fmt.Sprint(a[1]), prefix)) {
+			n++
+		}
+	}
+	return n
+}
+
+func (l *cmdLog) names() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var s []string
+	for _, a := range l.cmds {
+		s = append(s, fmt.Sprint(a[0]))
+	}
+	return s
 }

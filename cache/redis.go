@@ -160,8 +160,8 @@ func (c *Cache) redisCmd(ctx context.Context, cmd redis.Cmder) (err error) {
 // redisResult counts a failed call and marks Redis down when the failure
 // says it is unreachable.
 func (c *Cache) redisResult(parent context.Context, err error, health bool) error {
-	if err == nil || errors.Is(err, redis.Nil) {
-		return err
+	if err == nil || errors.Is(err, redis.Nil) || redis.HasErrorPrefix(err, "NOSCRIPT") {
+		return err // NOSCRIPT: runScript sends the script itself
 	}
 	if parent.Err() != nil {
 		// The caller gave up; that says nothing about Redis.
@@ -549,6 +549,27 @@ func (c *Cache) l2Set(ctx context.Context, rkey string, e *Entry) {
 	_ = c.redisCmd(ctx, redis.NewStatusCmd(ctx, "set", rkey, buf, "px", ttl.Milliseconds()))
 }
 
+// heldLock is a cross-instance fill lock this instance took (lock).
+type heldLock struct{ key, token string }
+
+// l2Store stores e as l2Set does; when *held is a fill lock it also
+// releases it, in the same round trip (setUnlockScript), and clears *held.
+func (c *Cache) l2Store(ctx context.Context, rkey string, e *Entry, held **heldLock) {
+	h := *held
+	if h == nil {
+		c.l2Set(ctx, rkey, e)
+		return
+	}
+	ttl := e.ErrorUntil.Sub(c.now())
+	if ttl < time.Millisecond {
+		return // the deferred unlock releases the lock
+	}
+	*held = nil
+	// Not the caller's cancellation: a lock left behind makes the other
+	// instances wait for it to expire.
+	_ = c.runScript(context.WithoutCancel(ctx), setUnlockScript, setUnlockSrc, []string{rkey, h.key}, encodeEntry(e), ttl.Milliseconds(), h.token)
+}
+
 // lock tries to take the cross-instance fill lock of a key.
 func (c *Cache) lock(ctx context.Context, lkey string) (string, bool, error) {
 	token := strconv.FormatUint(rand.Uint64(), 36)
@@ -563,13 +584,44 @@ func (c *Cache) lock(ctx context.Context, lkey string) (string, bool, error) {
 	return token, true, nil
 }
 
-var unlockScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`)
+// The scripts of the fill lock. Their keys (an entry's and its lock's)
+// share the dealer's hash tag, so they run on a Cluster too.
+const (
+	unlockSrc    = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`
+	setUnlockSrc = `redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2]) if redis.call("GET", KEYS[2]) == ARGV[3] then redis.call("DEL", KEYS[2]) end return 1`
+)
+
+var (
+	unlockScript = redis.NewScript(unlockSrc)
+	// setUnlockScript stores an entry (KEYS[1], the value ARGV[1] for
+	// ARGV[2] ms) and releases the fill lock (KEYS[2]) if its token is
+	// still ARGV[3]: the end of a locked fill in one round trip.
+	setUnlockScript = redis.NewScript(setUnlockSrc)
+)
 
 // unlock releases the lock if this instance still holds it.
 func (c *Cache) unlock(lkey, token string) {
-	_ = c.redisDo(c.ctx, func(ctx context.Context) error {
-		return unlockScript.Run(ctx, c.rdb, []string{lkey}, token).Err()
-	})
+	_ = c.runScript(c.ctx, unlockScript, unlockSrc, []string{lkey}, token)
+}
+
+// runScript runs a script as one command of the hot path (redisCmd: with
+// the other requests' commands, under the budget): EVALSHA, then EVAL
+// with src when Redis does not know the script (NOSCRIPT: restarted or
+// flushed since it last ran it).
+func (c *Cache) runScript(ctx context.Context, s *redis.Script, src string, keys []string, args ...any) error {
+	cmdArgs := func(first, script string) []any {
+		a := make([]any, 0, 3+len(keys)+len(args))
+		a = append(a, first, script, len(keys))
+		for _, k := range keys {
+			a = append(a, k)
+		}
+		return append(a, args...)
+	}
+	err := c.redisCmd(ctx, redis.NewCmd(ctx, cmdArgs("evalsha", s.Hash())...))
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		err = c.redisCmd(ctx, redis.NewCmd(ctx, cmdArgs("eval", src)...))
+	}
+	return err
 }
 
 // waitL2 polls L2 for a fresh entry while another instance holds the fill
