@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dealer-edge/dealer-edge/internal/bufpool"
+	"github.com/dealer-edge/dealer-edge/internal/workers"
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/sony/gobreaker/v2"
@@ -121,6 +122,11 @@ type Client struct {
 	onCall func(string, time.Duration, error)
 	tracer trace.Tracer // nil: no spans
 	closed atomic.Bool
+
+	// exchanges runs the exchanges of calls whose context can be
+	// cancelled (see roundTrip) on goroutines that keep the stacks they
+	// grew in fasthttp, instead of a new goroutine each (package workers).
+	exchanges *workers.Pool
 }
 
 // New validates opts and returns a Client. Errors name the offending field.
@@ -170,9 +176,10 @@ func New(opts Options) (*Client, error) {
 		}
 	}
 	c := &Client{
-		host:   u.Host,
-		prefix: strings.TrimSuffix(u.EscapedPath(), "/"),
-		onCall: opts.OnCall,
+		exchanges: workers.New(10 * time.Second),
+		host:      u.Host,
+		prefix:    strings.TrimSuffix(u.EscapedPath(), "/"),
+		onCall:    opts.OnCall,
 	}
 	if opts.TracerProvider != nil {
 		c.tracer = opts.TracerProvider.Tracer("github.com/dealer-edge/dealer-edge/upstream")
@@ -572,7 +579,7 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 		// cancelled caller returns at once. The exchange itself still
 		// ends by its deadline; whoever finishes last releases req/resp.
 		ch := make(chan error, 1)
-		go func() { ch <- s.hc.DoDeadline(req, resp, deadline) }()
+		c.exchanges.Go(func() { ch <- s.hc.DoDeadline(req, resp, deadline) })
 		select {
 		case err = <-ch:
 		case <-done:
