@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dealer-edge/dealer-edge/internal/workers"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -45,6 +46,11 @@ type batcher struct {
 	spare    []*batchCall // the previous batch's slice, for the next swap
 	inFlight int          // commands in the round trip under way
 	running  bool         // a flusher goroutine runs
+
+	// flushers runs flush on a goroutine that keeps the stack it grew in
+	// go-redis (package workers): at low concurrency a flusher starts and
+	// stops about once a round trip.
+	flushers *workers.Pool
 }
 
 // batchCall is one queued command. done receives one value when cmd has its
@@ -62,7 +68,7 @@ var calls = sync.Pool{New: func() any {
 }}
 
 func newBatcher(rdb redis.UniversalClient, max int, budget time.Duration) *batcher {
-	return &batcher{rdb: rdb, max: max, budget: budget}
+	return &batcher{rdb: rdb, max: max, budget: budget, flushers: workers.New(refresherIdle)}
 }
 
 // do queues cmd and waits for its result, for ctx, or for the budget,
@@ -83,7 +89,7 @@ func (b *batcher) do(ctx context.Context, cmd redis.Cmder, budget time.Duration)
 	b.running = true
 	b.mu.Unlock()
 	if start {
-		go b.flush()
+		b.flushers.Go(b.flush)
 	}
 	// Since Go 1.23 a stopped timer's channel holds no stale tick, so a
 	// pooled call's timer is reset without draining.
