@@ -27,6 +27,9 @@ var (
 // response), "lock" (the cross-instance fill lock) or "other".
 func keyKind(cmd redis.Cmder) string {
 	args := cmd.Args()
+	if n := cmd.Name(); n == "evalsha" || n == "eval" {
+		args = args[2:] // a script's first key comes after the script and the key count
+	}
 	if len(args) < 2 {
 		return "other"
 	}

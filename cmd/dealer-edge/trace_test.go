@@ -293,6 +293,7 @@ func TestTracingSpanTrees(t *testing.T) {
 			{"GET inventory", "cache fill"},
 			{"redis GET", root.Name},
 			{"redis SET", root.Name},
+			{"redis EVALSHA", root.Name},
 		} {
 			s := tr.named(c.span)
 			if len(s) == 0 || !tr.under(s[0], c.under) {
@@ -301,12 +302,14 @@ func TestTracingSpanTrees(t *testing.T) {
 		}
 		var kinds []string
 		for _, s := range tr.spans {
-			if strings.HasPrefix(s.Name, "redis ") {
+			// The first script a fresh redis-server is sent is not known
+			// to it yet: EVALSHA's NOSCRIPT is followed by EVAL.
+			if strings.HasPrefix(s.Name, "redis ") && s.Name != "redis EVAL" {
 				kinds = append(kinds, s.Name+" "+attr(s, "cache.redis_key"))
 			}
 		}
 		slices.Sort(kinds)
-		if want := []string{"redis GET entry", "redis SET entry", "redis SET lock", "redis SETNX+GET generation"}; !slices.Equal(kinds, want) {
+		if want := []string{"redis EVALSHA entry", "redis GET entry", "redis SET lock", "redis SETNX+GET generation"}; !slices.Equal(kinds, want) {
 			t.Errorf("cache Redis calls %v, want %v", kinds, want)
 		}
 		if n := len(tr.named("GET dealers")); n != 2 {
