@@ -68,7 +68,7 @@ var calls = sync.Pool{New: func() any {
 }}
 
 func newBatcher(rdb redis.UniversalClient, max int, budget time.Duration) *batcher {
-	return &batcher{rdb: rdb, max: max, budget: budget, flushers: workers.New(refresherIdle)}
+	return &batcher{rdb: rdb, max: max, budget: budget, flushers: workers.New(workerIdle)}
 }
 
 // do queues cmd and waits for its result, for ctx, or for the budget,

@@ -209,7 +209,7 @@ func New(opts Options) (*Cache, error) {
 		opts.ServeStaleOn = func(error) bool { return true }
 	}
 	c := &Cache{
-		refreshers:     workers.New(refresherIdle),
+		refreshers:     workers.New(workerIdle),
 		gzipLevel:      int8(opts.GzipLevel),
 		rdb:            opts.Redis,
 		prefix:         opts.Prefix,
@@ -614,7 +614,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 				// Redis trouble: fill without the lock.
 			case got:
 				held = &heldLock{key: lkey, token: token}
-				// Released with the entry's store (l2Store), or here
+				// Released with the entry's store (l2Set), or here
 				// when the fill stores nothing.
 				defer func() {
 					if held != nil {
@@ -658,7 +658,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		e := prev.renewed(c.now(), pol)
 		c.l1put(dealer, key, gen, cur, e)
 		if rkey != "" {
-			c.l2Store(ctx, rkey, e, &held)
+			c.l2Set(ctx, rkey, e, &held)
 		}
 		return outcome{e, Miss}, nil
 	}
@@ -680,7 +680,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 	}
 	c.l1put(dealer, key, gen, cur, e)
 	if rkey != "" {
-		c.l2Store(ctx, rkey, e, &held)
+		c.l2Set(ctx, rkey, e, &held)
 	}
 	return outcome{e, Miss}, nil
 }
@@ -731,12 +731,13 @@ func (c *Cache) refresh(ctx context.Context, dealer int64, key string, pol Polic
 	})
 }
 
-// refresherIdle is how long a refresh worker waits for the next refresh
-// before it exits. A refresh goes deep (the fill through the aggregator and
-// the upstream client, then the cache's Redis calls): on a new goroutine
-// its stack grew by copying every time, 6% of the edge's CPU when most
-// requests were refreshes (a CPU profile, runtime.newstack).
-const refresherIdle = 10 * time.Second
+// workerIdle is how long a pooled worker of the cache (a refresh's, the
+// batcher's flusher) waits for its next job before it exits. A refresh goes
+// deep (the fill through the aggregator and the upstream client, then the
+// cache's Redis calls): on a new goroutine its stack grew by copying every
+// time, 6% of the edge's CPU when most requests were refreshes (a CPU
+// profile, runtime.newstack).
+const workerIdle = 10 * time.Second
 
 // PurgeDealer makes every cached entry of dealerID unreachable in every
 // instance: it bumps the dealer's generation in Redis, drops the dealer's L1

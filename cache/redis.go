@@ -539,35 +539,28 @@ func (c *Cache) l2Get(ctx context.Context, rkey string, plain bool) *Entry {
 	return e
 }
 
-// l2Set stores e until its ErrorUntil.
-func (c *Cache) l2Set(ctx context.Context, rkey string, e *Entry) {
+// heldLock is a cross-instance fill lock this instance took (lock).
+type heldLock struct{ key, token string }
+
+// l2Set stores e until its ErrorUntil. When *held is a fill lock it also
+// releases it, in the same round trip (setUnlockScript), and clears *held;
+// an entry too close to its end to store leaves the lock to the caller's
+// deferred unlock.
+func (c *Cache) l2Set(ctx context.Context, rkey string, e *Entry, held **heldLock) {
 	ttl := e.ErrorUntil.Sub(c.now())
 	if ttl < time.Millisecond {
 		return
 	}
 	buf := encodeEntry(e)
-	_ = c.redisCmd(ctx, redis.NewStatusCmd(ctx, "set", rkey, buf, "px", ttl.Milliseconds()))
-}
-
-// heldLock is a cross-instance fill lock this instance took (lock).
-type heldLock struct{ key, token string }
-
-// l2Store stores e as l2Set does; when *held is a fill lock it also
-// releases it, in the same round trip (setUnlockScript), and clears *held.
-func (c *Cache) l2Store(ctx context.Context, rkey string, e *Entry, held **heldLock) {
 	h := *held
 	if h == nil {
-		c.l2Set(ctx, rkey, e)
+		_ = c.redisCmd(ctx, redis.NewStatusCmd(ctx, "set", rkey, buf, "px", ttl.Milliseconds()))
 		return
-	}
-	ttl := e.ErrorUntil.Sub(c.now())
-	if ttl < time.Millisecond {
-		return // the deferred unlock releases the lock
 	}
 	*held = nil
 	// Not the caller's cancellation: a lock left behind makes the other
 	// instances wait for it to expire.
-	_ = c.runScript(context.WithoutCancel(ctx), setUnlockScript, setUnlockSrc, []string{rkey, h.key}, encodeEntry(e), ttl.Milliseconds(), h.token)
+	_ = c.runScript(context.WithoutCancel(ctx), setUnlockScript, setUnlockSrc, []string{rkey, h.key}, buf, ttl.Milliseconds(), h.token)
 }
 
 // lock tries to take the cross-instance fill lock of a key.
