@@ -449,11 +449,26 @@ UP_SECTION="http://127.0.0.1:$UP5/content/v1/dealers/$DEALER/faq"
 "$TOOL" get -url "$UP_DIRECT" >/dev/null || die "fake-upstream does not answer $UP_DIRECT"
 "$TOOL" get -url "$UP_SECTION" >/dev/null || die "fake-upstream does not answer $UP_SECTION"
 
+# fanout_run RUN: row d's floor at one connection (target "fanout"): the six section calls of a cold hub sent at
+# once by a bare fasthttp client (benchtool fanout) on the edge's core, one hub at a time, nothing decoded.
+fanout_run() {
+  local raw="$LOGS/fanout-d-c1-r$1.txt" json
+  timeout $((DUR_S + 60)) taskset -c "$CPU_SRV" "$TOOL" fanout -base "http://127.0.0.1:$UP5" -dealer "$DEALER" -d "$DURATION" \
+    >"$raw" 2>&1 || { cat "$raw" >&2; die "fanout failed"; }
+  json=$(sed -n 's/^WRKJSON //p' "$raw" | head -n 1)
+  [ -n "$json" ] || { cat "$raw" >&2; die "no WRKJSON line from fanout ($raw)"; }
+  printf '{"kind":"wrk","scenario":"d","target":"fanout","conns":1,"run":%d,"cpu_us_per_req":0,"wrk":%s}\n' "$1" "$json" >>"$RUNS_JSONL"
+  log "  d fanout c=1 run $1: $(printf '%s' "$json" | sed -n 's/.*"p50_us":\([0-9]*\).*"p99_us":\([0-9]*\).*/p50 \1 us, p99 \2 us/p')"
+}
+
 miss_rows() { # the miss rows c, c100, d, d-views at the connection counts in PAIR_CONNS (or CONNS)
   CPU_PID=$EDGE_N_PID
   pair c "$EDGE_N$HOT_PATH" upstream "$UP_DIRECT" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
   pair c100 "$EDGE_N$LIST100_PATH" upstream "$UP_DIRECT100" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
   pair d "$EDGE_N$HUB_PATH" upstream "$UP_SECTION" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
+  if [ "${PAIR_CONNS[*]}" = 1 ] || [ "$MODE" = smoke ]; then
+    for r in $(seq 1 "$RUNS"); do fanout_run "$r"; done
+  fi
   CPU_PID=$EDGE_V_PID
   pair dv "$EDGE_V$HUB_PATH" "" "" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
   CPU_PID=""

@@ -10,11 +10,15 @@
 //	                                                      from the edge's /metrics (before/after)
 //	tool report   -in runs.jsonl -md FILE [-smoke]        the results table (stdout + markdown)
 //	tool scaleprep|scalewarm|scaleseq|scalesnap|scalerec   the scale mix (s, u): see scale.go
+//	tool fanout   -base URL -dealer ID [-d 6s]             row d's floor: the six section calls of a cold hub
+//	                                                      at once, one hub at a time, by a bare fasthttp client
 //	tool otlpsink -listen ADDR                            an OTLP/HTTP traces endpoint that counts and drops what
 //	                                                      it is sent (POST /v1/traces; GET /stats: JSON counts)
 //
 // It talks to 127.0.0.1 only (the addresses run.sh passes) and every
-// operation is bounded by a timeout. Only the standard library is used.
+// operation is bounded by a timeout. Only the standard library is used,
+// and fasthttp's client in fanout (the edge's own client: the floor it
+// measures is the edge's).
 package main
 
 import (
@@ -54,6 +58,8 @@ func main() {
 		err = stampede(os.Args[2:])
 	case "report":
 		err = report(os.Args[2:])
+	case "fanout":
+		err = fanout(os.Args[2:])
 	case "scaleprep":
 		err = scalePrep(os.Args[2:])
 	case "scalewarm":

@@ -275,6 +275,20 @@ func report(args []string) error {
 			}
 			rows = append(rows, r)
 		}
+		if s.id == "d" {
+			// The floor of d at one connection: the six section calls at
+			// once from a bare fasthttp client on the edge's core, nothing
+			// decoded (benchtool fanout).
+			if f, ok := get("d", "fanout", 1); ok {
+				r := row{scenario: "d' the six section calls only, bare fasthttp client", conns: "1", eRPS: rpsS(f.rps), eP50: ms(f.p50), eP99: ms(f.p99),
+					vs: "-", vRPS: "-", vP50: "-", vP99: "-", ratio: "-", result: "-", target: "reference: d's floor (the fake and loopback moving the six answers, no edge)"}
+				if e, eok := get("d", "edge", 1); eok {
+					r.vs, r.vRPS, r.vP50, r.vP99 = "d, 1 connection", rpsS(e.rps), ms(e.p50), ms(e.p99)
+					r.target = fmt.Sprintf("reference: d's floor (the fake and loopback moving the six answers, no edge); d's p50 is %+.2f ms above it", e.p50-f.p50)
+				}
+				rows = append(rows, r)
+			}
+		}
 		if s.id != "a" {
 			continue
 		}
@@ -373,7 +387,7 @@ func report(args []string) error {
 	footer := []string{
 		"rps = requests/s, p50/p99 = latency percentiles from wrk; each cell is the median over runs of edge and baseline measured back to back in the same invocation.",
 		"vs = the baseline: nginx (caching reverse proxy with limit_req in front of the same edge) for a, b, e;",
-		"  upstream = the fake upstream's own listing called directly (c, c100); upstream/1 = one hub section called directly (d).",
+		"  upstream = the fake upstream's own listing called directly (c, c100); upstream/1 = one hub section called directly (d); d' = the six sections of a cold hub called at once by a bare fasthttp client, one hub at a time (benchtool fanout).",
 		"c, c100, d, d-views: edge CPU/request = the edge process's user+system CPU time (/proc/PID/stat) over the run divided by its requests (median over runs).",
 		"e: 100 requests released at once over pre-opened connections, upstream latency 200 ms; upstream calls counted from the edge's /metrics.",
 		"r0, r: 3,000 listing URLs in a cycle, TTL 1 h (r0) and 1 s (r); CPU per refresh = (edge CPU/request of r - of r0) / refreshes per request of r (medians over runs).",
