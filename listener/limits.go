@@ -1,6 +1,7 @@
 package listener
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net"
@@ -38,11 +39,18 @@ type LimitOptions struct {
 	// this long from now, so idle connections are closed sooner.
 	BusyIdleTimeout time.Duration
 	// OnReject, when set, is called with "per_ip" for every connection
-	// refused by MaxConnsPerIP.
+	// refused by MaxConnsPerIP, and with "concurrency" for every one
+	// answered OverloadResponse.
 	OnReject func(reason string)
 	// RejectResponse, when set, is written to a refused connection before
 	// it is closed (a plain HTTP answer; leave it nil under TLS).
 	RejectResponse []byte
+	// OverloadResponse, when set, replaces the answer a server writes to a
+	// connection before reading anything from it, when that answer is a
+	// 503 (fasthttp's fast answer to a connection beyond its Concurrency:
+	// a text/plain body), and OnReject is called with "concurrency". A
+	// plain HTTP answer; leave it nil under TLS.
+	OverloadResponse []byte
 	// ParkAfter, when positive, parks a keep-alive connection that has
 	// waited that long for its next request while more than ParkAbove
 	// connections are open: it leaves the server (which closes nothing)
@@ -66,6 +74,8 @@ type LimitListener struct {
 	open  atomic.Int64
 	mu    sync.Mutex
 	perIP map[netip.Addr]int
+	// answering counts the connections waiting in answer.
+	answering atomic.Int64
 	// conns are the open connections, for the sweep that shortens the
 	// deadlines of idle ones when pressure begins (only kept when
 	// BusyConns is set).
@@ -201,6 +211,9 @@ type limitConn struct {
 	registered bool
 	key        netip.Addr
 	rejected   bool
+	// overloaded: the server answered before reading (OverloadResponse
+	// was sent instead); its further writes are dropped.
+	overloaded atomic.Bool
 	closeOnce  sync.Once
 	deadline   atomic.Int64 // the read deadline the server asked for, Unix ns; 0: none
 	// The parking state. parkArmed and idleUntil are used by the goroutine
@@ -236,14 +249,11 @@ func (c *limitConn) Read(b []byte) (int, error) {
 			if key, ok := clientKey(c.Conn.RemoteAddr()); ok {
 				if !c.l.register(key) {
 					c.rejected = true
-					// Counted before the answer leaves: a client that
-					// reads its 429 and then the metrics finds it counted.
+					// Counted before the answer leaves (Close sends it): a
+					// client that reads its 429 and then the metrics finds
+					// it counted.
 					if c.l.o.OnReject != nil {
 						c.l.o.OnReject("per_ip")
-					}
-					if r := c.l.o.RejectResponse; r != nil {
-						_ = c.Conn.SetWriteDeadline(time.Now().Add(time.Second))
-						_, _ = c.Conn.Write(r)
 					}
 				} else {
 					c.key, c.registered = key, true
@@ -359,6 +369,16 @@ func (c *limitConn) noteReadError(err error) {
 }
 
 func (c *limitConn) Write(b []byte) (int, error) {
+	if c.overloaded.Load() || (c.rejected && c.l.o.RejectResponse != nil) {
+		return len(b), nil // the server's own answer: Close sends ours
+	}
+	if r := c.l.o.OverloadResponse; r != nil && !c.wrote.Load() && !c.readSince.Load() && bytes.HasPrefix(b, status503) {
+		c.overloaded.Store(true)
+		if c.l.o.OnReject != nil {
+			c.l.o.OnReject("concurrency")
+		}
+		return len(b), nil // Close sends r
+	}
 	n, err := c.Conn.Write(b)
 	if n > 0 {
 		c.wrote.Store(true)
@@ -437,5 +457,110 @@ func (c *limitConn) Close() error {
 			c.l.unregister(c.key)
 		}
 	})
+	if c.overloaded.Load() {
+		return c.l.answer(c.Conn, c.l.o.OverloadResponse)
+	}
+	if c.rejected && c.l.o.RejectResponse != nil {
+		return c.l.answer(c.Conn, c.l.o.RejectResponse)
+	}
 	return c.Conn.Close()
+}
+
+// status503 starts a server's 503 answer (fasthttp writes the status line
+// of its fast answers on its own).
+var status503 = []byte("HTTP/1.1 503 ")
+
+// Answering a connection over a limit.
+const (
+	// answerWait is how long answer waits for the request.
+	answerWait = 100 * time.Millisecond
+	// maxAnswering bounds the connections waiting in answer at once (each
+	// holds a descriptor and a goroutine): 32, so that a flood of silent
+	// connections cannot take the descriptors the edge keeps for its
+	// upstream, Redis and admin connections.
+	maxAnswering = 32
+	// drainBytes bounds what answer reads and discards.
+	drainBytes = 64 << 10
+)
+
+// answer sends resp to a connection refused for a limit (over the server's
+// concurrency, or over the per-address cap) and closes it, which the
+// server would do at once, before reading anything. Two things go wrong
+// then. An answer that reaches a client before it has written its request
+// is unsolicited: Go's HTTP client, for one, drops the connection with an
+// error instead of reading it ("readLoopPeekFailLocked"). And closing a
+// socket that holds unread bytes (the request) makes the kernel reset the
+// connection instead of ending it; a client that meets the reset reports
+// "connection reset" instead of the answer. Both hit exactly when an answer
+// matters: the edge is full. So answer waits up to answerWait for the
+// request (on a goroutine of its own, at most maxAnswering at once; past
+// that it answers at once), then writes resp, ends the sending side (FIN),
+// discards what the socket holds and closes: nginx's lingering close,
+// bounded in time and count so that a refused connection never holds its
+// descriptor for long. Without a TCP connection below (a test's pipe) it
+// writes resp and closes.
+func (l *LimitListener) answer(c net.Conn, resp []byte) error {
+	tc := tcpConn(c)
+	if tc == nil {
+		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = c.Write(resp)
+		return c.Close()
+	}
+	if l.answering.Add(1) > maxAnswering {
+		l.answering.Add(-1)
+		answerNow(c, tc, resp)
+		return nil
+	}
+	go func() {
+		defer l.answering.Add(-1)
+		_ = tc.SetReadDeadline(time.Now().Add(answerWait))
+		var buf [512]byte
+		_, _ = tc.Read(buf[:]) // the request's first bytes, or the deadline
+		answerNow(c, tc, resp)
+	}()
+	return nil
+}
+
+// answerNow writes resp to tc, ends its sending side, discards what its
+// socket holds now and closes c.
+func answerNow(c net.Conn, tc *net.TCPConn, resp []byte) {
+	_ = tc.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = tc.Write(resp)
+	_ = tc.CloseWrite()
+	drainNow(tc)
+	_ = c.Close()
+}
+
+// tcpConn returns the TCP connection under c: c itself, or the one under a
+// PROXY protocol connection; nil for anything else.
+func tcpConn(c net.Conn) *net.TCPConn {
+	switch v := c.(type) {
+	case *net.TCPConn:
+		return v
+	case interface{ TCPConn() (*net.TCPConn, bool) }:
+		if tc, ok := v.TCPConn(); ok {
+			return tc
+		}
+	}
+	return nil
+}
+
+// drainNow reads and discards what tc's socket holds now (up to
+// drainBytes), without waiting for more.
+func drainNow(tc *net.TCPConn) {
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		return
+	}
+	var buf [2048]byte
+	_ = raw.Read(func(fd uintptr) bool {
+		for n := 0; n < drainBytes; {
+			k, err := syscall.Read(int(fd), buf[:])
+			if k <= 0 || err != nil {
+				break
+			}
+			n += k
+		}
+		return true // never wait in the poller
+	})
 }

@@ -237,3 +237,83 @@ func TestBusyIdleTimeout(t *testing.T) {
 		t.Fatalf("closed after %s, want about the busy idle timeout", el)
 	}
 }
+
+// TestOverloadAnswer: a connection beyond the server's Concurrency gets
+// OverloadResponse instead of fasthttp's text/plain 503, counted as
+// "concurrency"; the answer waits for the request (a client that writes
+// it 50 ms after connecting reads the answer as the reply to it, not as
+// an unsolicited one before it), and the connection then ends with FIN,
+// not a reset, even though the server never read the request: the client
+// reads the whole answer and then EOF. Without the answer waiting, a
+// client reading only after it wrote could find the connection reset.
+func TestOverloadAnswer(t *testing.T) {
+	resp := []byte("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\nContent-Type: application/problem+json\r\nContent-Length: 2\r\n\r\n{}")
+	for _, tc := range []struct {
+		name  string
+		delay time.Duration // before the client writes its request
+	}{
+		{"request at once", 0},
+		{"request after 50 ms", 50 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var rejected atomic.Int32
+			tcp, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := New(tcp, Options{Limits: LimitOptions{OverloadResponse: resp, OnReject: func(r string) {
+				if r == "concurrency" {
+					rejected.Add(1)
+				}
+			}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			release := make(chan struct{})
+			srv := &fasthttp.Server{
+				Handler:     func(ctx *fasthttp.RequestCtx) { <-release },
+				Concurrency: 1,
+				Logger:      quiet{},
+			}
+			done := make(chan struct{})
+			go func() { _ = srv.Serve(s); close(done) }()
+			defer func() { close(release); _ = srv.Shutdown(); <-done }()
+			busy, err := net.Dial("tcp", tcp.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer busy.Close()
+			_, _ = busy.Write([]byte("GET / HTTP/1.1\r\nHost: edge\r\n\r\n"))
+			time.Sleep(50 * time.Millisecond) // the one worker is now busy
+
+			c, err := net.Dial("tcp", tcp.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+			time.Sleep(tc.delay)
+			if tc.delay > 0 {
+				// Nothing may have arrived before the request.
+				_ = c.SetReadDeadline(time.Now().Add(time.Millisecond))
+				if n, _ := c.Read(make([]byte, 1)); n != 0 {
+					t.Fatal("answered before the request was sent")
+				}
+				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+			}
+			if _, err := c.Write([]byte("GET / HTTP/1.1\r\nHost: edge\r\n\r\n")); err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(c) // the whole answer, then EOF (FIN), not ECONNRESET
+			if err != nil {
+				t.Fatalf("read %q, then %v", got, err)
+			}
+			if string(got) != string(resp) {
+				t.Fatalf("answer %q, want %q", got, resp)
+			}
+			if rejected.Load() != 1 {
+				t.Fatalf("%d counted as concurrency, want 1", rejected.Load())
+			}
+		})
+	}
+}

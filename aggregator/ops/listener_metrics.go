@@ -63,10 +63,24 @@ func (m *Metrics) AcceptError(listener, kind string) {
 	m.set.GetOrCreateCounter(`edge_listener_accept_errors_total{listener="` + listener + `",error="` + kind + `"}`).Inc()
 }
 
+// Reasons of ConnRejected.
+const (
+	RejectPerIP       = "per_ip"      // over server.max_conns_per_ip (429)
+	RejectConcurrency = "concurrency" // beyond server.concurrency (503)
+)
+
 // ConnRejected counts a public connection refused by a listener limit
-// ("per_ip").
+// (RejectPerIP, RejectConcurrency).
 func (m *Metrics) ConnRejected(reason string) {
 	m.set.GetOrCreateCounter(`edge_listener_rejected_connections_total{reason="` + reason + `"}`).Inc()
+}
+
+// DeclareConnRejections exports the rejection counters at 0 before any
+// rejection, so that a dashboard or an alert on them finds the series.
+func (m *Metrics) DeclareConnRejections() {
+	for _, r := range []string{RejectPerIP, RejectConcurrency} {
+		m.set.GetOrCreateCounter(`edge_listener_rejected_connections_total{reason="` + r + `"}`)
+	}
 }
 
 // CertLoaded records the expiry of the TLS certificate in force.

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/dealer-edge/dealer-edge/configs"
 	"github.com/dealer-edge/dealer-edge/listener"
+	"github.com/dealer-edge/dealer-edge/publicshape"
 )
 
 // maxConcurrency is fasthttp's own default and the most the edge derives.
@@ -87,6 +90,7 @@ func (a *app) listenPublic(cfg *configs.Config, conc int) error {
 			OnReject:        func(reason string) { a.metrics.ConnRejected(reason) },
 		},
 	}
+	a.metrics.DeclareConnRejections()
 	if cfg.Server.ProxyProtocol {
 		o.Proxy = &listener.ProxyOptions{From: cfg.Server.ProxyProtocolFrom, HeaderTimeout: cfg.Server.ReadTimeout.D()}
 	}
@@ -101,6 +105,7 @@ func (a *app) listenPublic(cfg *configs.Config, conc int) error {
 		o.TLS = listener.ServerConfig(cert)
 	} else {
 		o.Limits.RejectResponse = tooManyConns
+		o.Limits.OverloadResponse = overloaded(cfg.Server.ProblemBaseURL)
 	}
 	st, err := listener.New(tcp, o)
 	if err != nil {
@@ -115,6 +120,24 @@ func (a *app) listenPublic(cfg *configs.Config, conc int) error {
 // tooManyConns answers a plain-HTTP connection over server.max_conns_per_ip.
 var tooManyConns = []byte("HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Type: application/problem+json\r\nContent-Length: 120\r\n\r\n" +
 	`{"type":"about:blank","title":"Too Many Requests","status":429,"detail":"too many connections from this client address"}`)
+
+// overloaded answers a plain-HTTP connection beyond server.concurrency
+// (instead of fasthttp's text/plain 503): the contract's problem body for
+// service_unavailable, with Retry-After. The request was not read, so it
+// has no request id.
+func overloaded(problemBase string) []byte {
+	const code = "service_unavailable"
+	status, title, _ := publicshape.ProblemFor(code)
+	body, _ := json.Marshal(struct {
+		Type   string `json:"type"`
+		Title  string `json:"title"`
+		Status int    `json:"status"`
+		Code   string `json:"code"`
+		Detail string `json:"detail"`
+	}{publicshape.ProblemTypeURI(problemBase, code), title, status, code, "the edge is serving as many connections as it can; retry shortly"})
+	return []byte("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\nCache-Control: no-store\r\n" +
+		"Content-Type: application/problem+json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
+}
 
 // reloadCertificate re-reads the TLS files: part of every reload (SIGHUP,
 // POST /admin/reload, a change of the config file or of the TLS files,

@@ -206,10 +206,11 @@ func Build() Dashboard {
 		q(`sum(increase(edge_log_event_lines_dropped_total{`+sel+`}`+rate+`))`, "event")))
 
 	b.row("Listeners and process")
-	b.add(8, 8, timeseries("Open connections and concurrency", "Open public connections per instance against server.concurrency in force; parked: idle keep-alive connections held without a goroutine (server.park_idle_after).", "short",
+	b.add(8, 8, timeseries("Open connections and concurrency", "Open public connections per instance against server.concurrency in force; parked: idle keep-alive connections held without a goroutine (server.park_idle_after); refused: connections answered 503 beyond server.concurrency or 429 over server.max_conns_per_ip, per reason, in the window.", "short",
 		q(`sum by (instance) (edge_listener_open_connections{`+sel+`})`, "open {{instance}}"),
 		q(`sum by (instance) (edge_listener_parked_connections{`+sel+`})`, "parked {{instance}}"),
-		q(`max by (instance) (edge_listener_concurrency{`+sel+`})`, "concurrency {{instance}}")))
+		q(`max by (instance) (edge_listener_concurrency{`+sel+`})`, "concurrency {{instance}}"),
+		q(`sum by (reason) (increase(edge_listener_rejected_connections_total{`+sel+`}`+rate+`))`, "refused {{reason}}")))
 	b.add(8, 8, stateTimeline("Accepting connections", "0 while a listener's accept fails (file descriptors, memory): /readyz is then not ready.",
 		map[string][2]string{"0": {"failing", "red"}, "1": {"accepting", "green"}},
 		[]Step{{Color: "red"}, {Color: "green", Value: f(1)}},
