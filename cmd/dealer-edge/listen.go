@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/dealer-edge/dealer-edge/configs"
 	"github.com/dealer-edge/dealer-edge/listener"
 	"github.com/dealer-edge/dealer-edge/publicshape"
@@ -104,7 +106,7 @@ func (a *app) listenPublic(cfg *configs.Config, conc int) error {
 		a.metrics.CertLoaded(cert.NotAfter())
 		o.TLS = listener.ServerConfig(cert)
 	} else {
-		o.Limits.RejectResponse = tooManyConns
+		o.Limits.RejectResponse = tooManyConns(cfg.Server.ProblemBaseURL)
 		o.Limits.OverloadResponse = overloaded(cfg.Server.ProblemBaseURL)
 	}
 	st, err := listener.New(tcp, o)
@@ -117,16 +119,12 @@ func (a *app) listenPublic(cfg *configs.Config, conc int) error {
 	return nil
 }
 
-// tooManyConns answers a plain-HTTP connection over server.max_conns_per_ip.
-var tooManyConns = []byte("HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Type: application/problem+json\r\nContent-Length: 120\r\n\r\n" +
-	`{"type":"about:blank","title":"Too Many Requests","status":429,"detail":"too many connections from this client address"}`)
-
-// overloaded answers a plain-HTTP connection beyond server.concurrency
-// (instead of fasthttp's text/plain 503): the contract's problem body for
-// service_unavailable, with Retry-After. The request was not read, so it
-// has no request id.
-func overloaded(problemBase string) []byte {
-	const code = "service_unavailable"
+// refusal is the whole HTTP answer to a plain-HTTP connection refused by
+// a listener limit: the contract's problem body for code (its status and
+// title), with Retry-After: 1 (the contract promises it with every 429;
+// a 503 here means the same, retry shortly) and no request id (the request
+// was not read). Built once at start.
+func refusal(problemBase, code, detail string) []byte {
 	status, title, _ := publicshape.ProblemFor(code)
 	body, _ := json.Marshal(struct {
 		Type   string `json:"type"`
@@ -134,9 +132,20 @@ func overloaded(problemBase string) []byte {
 		Status int    `json:"status"`
 		Code   string `json:"code"`
 		Detail string `json:"detail"`
-	}{publicshape.ProblemTypeURI(problemBase, code), title, status, code, "the edge is serving as many connections as it can; retry shortly"})
-	return []byte("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\nCache-Control: no-store\r\n" +
-		"Content-Type: application/problem+json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
+	}{publicshape.ProblemTypeURI(problemBase, code), title, status, code, detail})
+	return []byte("HTTP/1.1 " + strconv.Itoa(status) + " " + fasthttp.StatusMessage(status) + "\r\nConnection: close\r\nRetry-After: 1\r\n" +
+		"Cache-Control: no-store\r\nContent-Type: application/problem+json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
+}
+
+// tooManyConns answers a connection over server.max_conns_per_ip.
+func tooManyConns(problemBase string) []byte {
+	return refusal(problemBase, "rate_limited", "too many connections from this client address")
+}
+
+// overloaded answers a connection beyond server.concurrency (instead of
+// fasthttp's text/plain 503).
+func overloaded(problemBase string) []byte {
+	return refusal(problemBase, "service_unavailable", "the edge is serving as many connections as it can; retry shortly")
 }
 
 // reloadCertificate re-reads the TLS files: part of every reload (SIGHUP,
