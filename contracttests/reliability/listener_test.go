@@ -36,23 +36,14 @@ func probe(url string, headers ...string) int {
 
 // probeWithin is probe with the given timeout.
 func probeWithin(timeout time.Duration, url string, headers ...string) int {
-	c := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
-	req, _ := http.NewRequest("GET", url, nil)
-	for _, h := range headers {
-		k, v, _ := strings.Cut(h, ":")
-		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	st, _, _ := probeFull(timeout, url, headers...)
+	return st
 }
 
-// probeFull is probe returning the headers and body too.
-func probeFull(url string, headers ...string) (int, http.Header, string) {
-	c := &http.Client{Timeout: 700 * time.Millisecond, Transport: &http.Transport{DisableKeepAlives: true}}
+// probeFull is probeWithin returning the headers and body too (the error
+// instead of the body when there is no answer).
+func probeFull(timeout time.Duration, url string, headers ...string) (int, http.Header, string) {
+	c := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
 	req, _ := http.NewRequest("GET", url, nil)
 	for _, h := range headers {
 		k, v, _ := strings.Cut(h, ":")
@@ -170,7 +161,7 @@ func TestFloodAtDerivedConcurrency(t *testing.T) {
 	// in the client's buffer: status 0 in about one run in four under
 	// load).
 	for i := range 5 {
-		st, hdr, body := probeFull(s.edge.Base+listing, keyAlpha)
+		st, hdr, body := probeFull(700*time.Millisecond, s.edge.Base+listing, keyAlpha)
 		if st != 503 {
 			t.Errorf("request %d during the flood: %d (%s), want the server's fast 503", i, st, body)
 			continue
