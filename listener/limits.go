@@ -214,6 +214,7 @@ type limitConn struct {
 	// overloaded: the server answered before reading (OverloadResponse
 	// was sent instead); its further writes are dropped.
 	overloaded atomic.Bool
+	answered   atomic.Bool // Close sent the refusal (once)
 	closeOnce  sync.Once
 	deadline   atomic.Int64 // the read deadline the server asked for, Unix ns; 0: none
 	// The parking state. parkArmed and idleUntil are used by the goroutine
@@ -369,7 +370,7 @@ func (c *limitConn) noteReadError(err error) {
 }
 
 func (c *limitConn) Write(b []byte) (int, error) {
-	if c.overloaded.Load() || (c.rejected && c.l.o.RejectResponse != nil) {
+	if c.refusal() != nil {
 		return len(b), nil // the server's own answer: Close sends ours
 	}
 	if r := c.l.o.OverloadResponse; r != nil && !c.wrote.Load() && !c.readSince.Load() && bytes.HasPrefix(b, status503) {
@@ -457,13 +458,22 @@ func (c *limitConn) Close() error {
 			c.l.unregister(c.key)
 		}
 	})
-	if c.overloaded.Load() {
-		return c.l.answer(c.Conn, c.l.o.OverloadResponse)
-	}
-	if c.rejected && c.l.o.RejectResponse != nil {
-		return c.l.answer(c.Conn, c.l.o.RejectResponse)
+	if resp := c.refusal(); resp != nil && c.answered.CompareAndSwap(false, true) {
+		return c.l.answer(c.Conn, resp)
 	}
 	return c.Conn.Close()
+}
+
+// refusal is the answer owed to a connection refused for a limit, nil for
+// any other.
+func (c *limitConn) refusal() []byte {
+	switch {
+	case c.overloaded.Load():
+		return c.l.o.OverloadResponse
+	case c.rejected:
+		return c.l.o.RejectResponse
+	}
+	return nil
 }
 
 // status503 starts a server's 503 answer (fasthttp writes the status line
