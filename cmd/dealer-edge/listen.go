@@ -126,13 +126,9 @@ func (a *app) listenPublic(cfg *configs.Config, conc int) error {
 // was not read). Built once at start.
 func refusal(problemBase, code, detail string) []byte {
 	status, title, _ := publicshape.ProblemFor(code)
-	body, _ := json.Marshal(struct {
-		Type   string `json:"type"`
-		Title  string `json:"title"`
-		Status int    `json:"status"`
-		Code   string `json:"code"`
-		Detail string `json:"detail"`
-	}{publicshape.ProblemTypeURI(problemBase, code), title, status, code, detail})
+	body, _ := json.Marshal(publicshape.Problem{
+		Type: publicshape.ProblemTypeURI(problemBase, code), Title: title, Status: status, Code: code, Detail: detail,
+	})
 	return []byte("HTTP/1.1 " + strconv.Itoa(status) + " " + fasthttp.StatusMessage(status) + "\r\nConnection: close\r\nRetry-After: 1\r\n" +
 		"Cache-Control: no-store\r\nContent-Type: application/problem+json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
 }
