@@ -141,7 +141,9 @@ func (p *contentPageSink) decodeBody(body []byte) error {
 	null := true
 	err := scanObject(s, p, shapeTop, func(s *invScanner, _ *contentPageSink, name string) (err error) {
 		if name == "items" {
+			s.mapStops()
 			keys, spans, null, err = s.contentKeys()
+			s.dropStops()
 			return err
 		}
 		return s.skip()

@@ -5,3 +5,7 @@ package upstream
 // stopBlocks is stoprun_amd64.go's block step; without it stopRun goes a
 // word at a time from j.
 func stopBlocks(b []byte, j int) int { return j }
+
+// stopMaskWords is stoprun_amd64.go's bitmap step; without it no stop map
+// is built.
+func stopMaskWords(b []byte, out []uint64) int { return 0 }

@@ -1,0 +1,120 @@
+package upstream
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// checkStopMap: for every start j, the map's answer is stopRun's, on b as
+// it is and on every shorter prefix (the map's last, partial word).
+func checkStopMap(t *testing.T, b []byte) {
+	t.Helper()
+	for _, n := range []int{len(b), len(b) - 1, len(b) - 63, len(b) - 64, len(b) - 65} {
+		if n < 0 {
+			continue
+		}
+		s := &invScanner{}
+		s.b = b[:n]
+		if !s.mapStops() {
+			if n >= minStopMapBytes && hasAVX2 {
+				t.Fatalf("no map for %d bytes", n)
+			}
+			continue
+		}
+		for j := 0; j <= n+70; j++ {
+			if got, want := s.stopFrom(j), stopRun(s.b, min(j, n)); got != want && !(j > n && got == n) {
+				t.Fatalf("len %d: stopFrom(%d) = %d, stopRun = %d", n, j, got, want)
+			}
+		}
+		s.dropStops()
+		if s.stops != nil {
+			t.Fatal("map still in use after dropStops")
+		}
+	}
+}
+
+// TestStopMap: the map stops where stopRun does, on bytes of every kind
+// (quotes, backslashes, control characters, DEL, bytes beyond ASCII) at
+// every density, with and without a final partial chunk.
+func TestStopMap(t *testing.T) {
+	alphabet := []byte{'a', ' ', '"', '\\', 0x00, 0x1f, 0x20, 0x7f, 0x80, 0xc3, 0xa8, 0xff, '\n', 'z'}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, size := range []int{minStopMapBytes, minStopMapBytes + 1, minStopMapBytes + 63, 5000, 70001} {
+		for _, density := range []int{1, 10, 200, 5000} {
+			b := make([]byte, size)
+			for i := range b {
+				if rng.IntN(density) == 0 {
+					b[i] = alphabet[rng.IntN(len(alphabet))]
+				} else {
+					b[i] = byte('a' + rng.IntN(26))
+				}
+			}
+			checkStopMap(t, b)
+		}
+	}
+}
+
+// FuzzStopMap: stopFrom equals stopRun for any body and start.
+func FuzzStopMap(f *testing.F) {
+	f.Add([]byte(`"abc\"def\\"`), uint16(3))
+	f.Fuzz(func(t *testing.T, seed []byte, pad uint16) {
+		b := make([]byte, 0, minStopMapBytes+int(pad))
+		for len(b) < minStopMapBytes+int(pad)%300 {
+			b = append(b, seed...)
+			b = append(b, 'x')
+		}
+		checkStopMap(t, b)
+	})
+}
+
+// checkUTCSeconds: where utcSeconds takes a string it gives what
+// time.Parse gives, and it takes every canonical timestamp time.Parse
+// accepts.
+func checkUTCSeconds(t *testing.T, v string) {
+	t.Helper()
+	b := []byte(`"` + v + `"`)
+	got, ok := utcSeconds(b, 0)
+	want, err := time.Parse(time.RFC3339Nano, v)
+	if ok && (err != nil || got != want) {
+		t.Fatalf("%q: utcSeconds %v, time.Parse %v %v", v, got, want, err)
+	}
+	if !ok && err == nil && len(v) == 20 && want.Location() == time.UTC && v[19] == 'Z' && want.Format("2006-01-02T15:04:05Z") == v {
+		t.Fatalf("%q: refused a canonical timestamp", v)
+	}
+}
+
+// TestUTCSeconds: the canonical form is read as time.Parse reads it;
+// every other form and every field out of range is left to time.Parse.
+func TestUTCSeconds(t *testing.T) {
+	for _, v := range []string{
+		"2026-01-31T01:55:03Z", "2024-02-29T23:59:59Z", "2023-02-29T00:00:00Z", "2100-02-29T00:00:00Z",
+		"2000-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "2026-12-31T24:00:00Z", "2026-12-31T23:60:00Z",
+		"2026-12-31T23:59:60Z", "2026-00-10T00:00:00Z", "2026-13-10T00:00:00Z", "2026-01-00T00:00:00Z",
+		"0000-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "2026-01-31T01:55:03+01:00", "2026-01-31T01:55:03.5Z",
+		"2026-01-31t01:55:03Z", "2026-01-31T01:55:03z", "2026-1-31T01:55:03Z", "+026-01-31T01:55:03Z",
+		"2026-01-31T01:55:0aZ", "2026-01-31 01:55:03Z",
+	} {
+		checkUTCSeconds(t, v)
+	}
+	if _, ok := utcSeconds([]byte(`"2026-01-31T01:55:03Z`), 0); ok {
+		t.Fatal("took a timestamp without its closing quote")
+	}
+	for y := 1999; y <= 2101; y++ {
+		for m := 1; m <= 12; m++ {
+			for d := 27; d <= 32; d++ {
+				checkUTCSeconds(t, fmt.Sprintf("%04d-%02d-%02dT12:34:56Z", y, m, d))
+			}
+		}
+	}
+}
+
+// FuzzUTCSeconds: utcSeconds never disagrees with time.Parse.
+func FuzzUTCSeconds(f *testing.F) {
+	f.Add("2026-01-31T01:55:03Z")
+	f.Add("2024-02-29T23:59:59Z")
+	f.Fuzz(func(t *testing.T, v string) {
+		checkUTCSeconds(t, v)
+	})
+}
