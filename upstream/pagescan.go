@@ -188,11 +188,12 @@ const (
 // bytes are an equal name. The strings are copies (never views of a body),
 // each distinct name copied once, and outlive a pooled scanner's use.
 type nameMemo struct {
-	known  []string  // every distinct name learnt, at most maxMemoNames
-	pat    []namePat // pat[i]: known[i] as words, for memberAt's comparison
-	next   []int16   // next[i]: 1 + the index of the name that followed known[i] last time; 0 none
-	first  int16     // 1 + the index of the first name of the last object; 0 none
-	misses int       // names not as predicted (TestNameMemo)
+	known  []string    // every distinct name learnt, at most maxMemoNames
+	pat    []namePat   // pat[i]: known[i] as words, for memberAt's comparison
+	cpat   []memberPat // cpat[i]: known[i] as a member of compact JSON, for memberAt's first test
+	next   []int16     // next[i]: 1 + the index of the name that followed known[i] last time; 0 none
+	first  int16       // 1 + the index of the first name of the last object; 0 none
+	misses int         // names not as predicted (TestNameMemo)
 }
 
 // Values of memberAt's prev besides an index of nameMemo.known.
@@ -230,6 +231,7 @@ func (m *nameMemo) learn(prev int, name string) int {
 		idx = len(m.known)
 		m.known = append(m.known, strings.Clone(name))
 		m.pat = append(m.pat, newNamePat(name))
+		m.cpat = append(m.cpat, newMemberPat(name))
 		m.next = append(m.next, 0)
 	}
 	switch {
@@ -264,6 +266,35 @@ func newNamePat(name string) namePat {
 	}
 }
 
+// memberPat is a member after the first of an object in compact JSON,
+// the comma, the quoted name and the colon (`,"name":`, at most 24 bytes:
+// names of up to 20), as three little-endian words with masks of the
+// bytes that count; n is its length, 0 for a longer name.
+type memberPat struct {
+	w0, w1, w2, m0, m1, m2 uint64
+	n                      int
+}
+
+func newMemberPat(name string) memberPat {
+	const size = 24
+	if len(name)+4 > size {
+		return memberPat{}
+	}
+	var b, m [size]byte
+	k := copy(b[:], `,"`)
+	k += copy(b[k:], name)
+	k += copy(b[k:], `":`)
+	for i := range k {
+		m[i] = 0xFF
+	}
+	le := binary.LittleEndian
+	return memberPat{
+		w0: le.Uint64(b[:8]), w1: le.Uint64(b[8:16]), w2: le.Uint64(b[16:]),
+		m0: le.Uint64(m[:8]), m1: le.Uint64(m[8:16]), m2: le.Uint64(m[16:]),
+		n: k,
+	}
+}
+
 // memberAt moves to the next member of the object being read: it returns
 // its name with the colon read (the scanner is then at the value), or
 // more false after the closing brace; first is true before the first
@@ -273,6 +304,20 @@ func newNamePat(name string) namePat {
 // string and learnt: the two accept and refuse the same input (a
 // predicted name is a plain string, the colon is checked the same way).
 func (s *invScanner) memberAt(first *bool, m *nameMemo, prev *int) (name string, more bool, err error) {
+	// The common case first: a member after the first, in compact JSON,
+	// named as predicted. The general path below reads the same bytes to
+	// the same place (the comma, the name as predicted, the colon).
+	if p := m.predict(*prev); p >= 0 && !*first {
+		if at, cp := s.i, &m.cpat[p]; cp.n != 0 && at+24 <= len(s.b) {
+			le := binary.LittleEndian
+			if (le.Uint64(s.b[at:])^cp.w0)&cp.m0 == 0 && (le.Uint64(s.b[at+8:])^cp.w1)&cp.m1 == 0 &&
+				(le.Uint64(s.b[at+16:])^cp.w2)&cp.m2 == 0 {
+				s.i = at + cp.n
+				*prev = p
+				return m.known[p], true, nil
+			}
+		}
+	}
 	c := s.peek()
 	if c == '}' {
 		s.i++
