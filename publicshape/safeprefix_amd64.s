@@ -2,18 +2,8 @@
 
 #include "textflag.h"
 
-DATA spQuote<>+0(SB)/1, $0x22
-GLOBL spQuote<>(SB), RODATA|NOPTR, $1
-DATA spBackslash<>+0(SB)/1, $0x5c
-GLOBL spBackslash<>(SB), RODATA|NOPTR, $1
-DATA spLess<>+0(SB)/1, $0x3c
-GLOBL spLess<>(SB), RODATA|NOPTR, $1
-DATA spGreater<>+0(SB)/1, $0x3e
-GLOBL spGreater<>(SB), RODATA|NOPTR, $1
-DATA spAmp<>+0(SB)/1, $0x26
-GLOBL spAmp<>(SB), RODATA|NOPTR, $1
-DATA spControl<>+0(SB)/1, $0x1f
-GLOBL spControl<>(SB), RODATA|NOPTR, $1
+// BCAST puts the byte c in every byte of y (x: y's low half; it uses R8).
+#define BCAST(c, x, y) MOVL c, R8; VMOVD R8, x; VPBROADCASTB x, y
 
 // func safeBlocksAVX2(s string) int
 //
@@ -26,12 +16,12 @@ TEXT ·safeBlocksAVX2(SB), NOSPLIT, $0-24
 	MOVQ s_len+8(FP), BX
 	ANDQ $-32, BX
 	XORQ AX, AX
-	VPBROADCASTB spQuote<>(SB), Y0
-	VPBROADCASTB spBackslash<>(SB), Y1
-	VPBROADCASTB spLess<>(SB), Y2
-	VPBROADCASTB spGreater<>(SB), Y3
-	VPBROADCASTB spAmp<>(SB), Y4
-	VPBROADCASTB spControl<>(SB), Y5
+	BCAST($0x22, X0, Y0) // '"'
+	BCAST($0x5c, X1, Y1) // '\\'
+	BCAST($0x3c, X2, Y2) // '<'
+	BCAST($0x3e, X3, Y3) // '>'
+	BCAST($0x26, X4, Y4) // '&'
+	BCAST($0x1f, X5, Y5) // the last control character
 
 loop:
 	CMPQ AX, BX

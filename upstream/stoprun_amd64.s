@@ -2,12 +2,23 @@
 
 #include "textflag.h"
 
-DATA stopQuote<>+0(SB)/1, $0x22
-GLOBL stopQuote<>(SB), RODATA|NOPTR, $1
-DATA stopBackslash<>+0(SB)/1, $0x5c
-GLOBL stopBackslash<>(SB), RODATA|NOPTR, $1
-DATA stopControl<>+0(SB)/1, $0x1f
-GLOBL stopControl<>(SB), RODATA|NOPTR, $1
+// STOPCONSTS puts '"' in every byte of Y0, '\\' of Y1 and 0x1f of Y2
+// (it uses R8).
+#define STOPCONSTS \
+	MOVL $0x22, R8; VMOVD R8, X0; VPBROADCASTB X0, Y0; \
+	MOVL $0x5c, R8; VMOVD R8, X1; VPBROADCASTB X1, Y1; \
+	MOVL $0x1f, R8; VMOVD R8, X2; VPBROADCASTB X2, Y2
+
+// STOPBYTES sets every byte of out that is a quote, a backslash or a
+// control character (below 0x20) in x to 0xff and the others to 0, with
+// the constants of STOPCONSTS; t1 and t2 are clobbered.
+#define STOPBYTES(x, out, t1, t2) \
+	VPCMPEQB x, Y0, out; \
+	VPCMPEQB x, Y1, t1; \
+	VPMINUB  x, Y2, t2; \
+	VPCMPEQB x, t2, t2; \
+	VPOR     out, t1, out; \
+	VPOR     out, t2, out
 
 // func stopIndexAVX2(b []byte) int
 //
@@ -19,20 +30,13 @@ TEXT ·stopIndexAVX2(SB), NOSPLIT, $0-32
 	MOVQ b_len+8(FP), BX
 	ANDQ $-32, BX
 	XORQ AX, AX
-	VPBROADCASTB stopQuote<>(SB), Y0     // '"' in every byte
-	VPBROADCASTB stopBackslash<>(SB), Y1 // '\\'
-	VPBROADCASTB stopControl<>(SB), Y2   // 0x1f
+	STOPCONSTS
 
 loop:
 	CMPQ AX, BX
 	JAE  done
 	VMOVDQU  (SI)(AX*1), Y3
-	VPCMPEQB Y3, Y0, Y4 // quotes
-	VPCMPEQB Y3, Y1, Y5 // backslashes
-	VPMINUB  Y3, Y2, Y6
-	VPCMPEQB Y3, Y6, Y6 // min(x, 0x1f) == x: a control character
-	VPOR     Y4, Y5, Y4
-	VPOR     Y4, Y6, Y4
+	STOPBYTES(Y3, Y4, Y5, Y6)
 	VPMOVMSKB Y4, DX
 	TESTL    DX, DX
 	JNZ      found
@@ -62,28 +66,16 @@ TEXT ·stopMaskAVX2(SB), NOSPLIT, $0-56
 	CMPQ CX, BX
 	CMOVQLT CX, BX
 	XORQ AX, AX
-	VPBROADCASTB stopQuote<>(SB), Y0     // '"' in every byte
-	VPBROADCASTB stopBackslash<>(SB), Y1 // '\\'
-	VPBROADCASTB stopControl<>(SB), Y2   // 0x1f
+	STOPCONSTS
 
 mloop:
 	CMPQ AX, BX
 	JAE  mdone
 	VMOVDQU   (SI), Y3
 	VMOVDQU   32(SI), Y7
-	VPCMPEQB  Y3, Y0, Y4
-	VPCMPEQB  Y3, Y1, Y5
-	VPMINUB   Y3, Y2, Y6
-	VPCMPEQB  Y3, Y6, Y6
-	VPOR      Y4, Y5, Y4
-	VPOR      Y4, Y6, Y4
+	STOPBYTES(Y3, Y4, Y5, Y6)
 	VPMOVMSKB Y4, DX
-	VPCMPEQB  Y7, Y0, Y8
-	VPCMPEQB  Y7, Y1, Y9
-	VPMINUB   Y7, Y2, Y10
-	VPCMPEQB  Y7, Y10, Y10
-	VPOR      Y8, Y9, Y8
-	VPOR      Y8, Y10, Y8
+	STOPBYTES(Y7, Y8, Y9, Y10)
 	VPMOVMSKB Y8, R9
 	SHLQ      $32, R9
 	ORQ       R9, DX
