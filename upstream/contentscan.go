@@ -167,6 +167,9 @@ func (p *contentPageSink) decodeBody(body []byte) error {
 	if cap(keys) <= maxPooledRecords {
 		s.records = keys[:0]
 	}
+	if spans != nil && cap(spans) <= maxPooledRecords {
+		s.spans = spans[:0]
+	}
 	s.b = nil
 	s.arena.Reset()
 	if cap(s.scratch) > 64<<10 {
@@ -185,7 +188,8 @@ func (s *invScanner) contentKeys() (keys []ContentRecord, spans []contentSpan, n
 	if null, err = s.beginArray(); err != nil || null {
 		return keys, nil, null, err
 	}
-	spans = make([]contentSpan, 0, 64)
+	spans = s.spans[:0] // back in decodeBody
+	s.spans = nil
 	for first := true; ; {
 		more, err := s.element(&first)
 		if err != nil || !more {

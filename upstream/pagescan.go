@@ -48,6 +48,7 @@ type invScanner struct {
 	arena   strings.Builder // kept strings, appended; earlier ones never change
 	scratch []byte          // unquoting buffer of escaped strings
 	records []ContentRecord // a content list's records as they are read (contentItems)
+	spans   []contentSpan   // where each record of a content page is (contentKeys)
 	floats  []float64       // the block floatPtr takes numbers from; never pooled
 	names   [numShapes]nameMemo
 	// stops is the stop map of b while one is in use (stopmap.go), else
