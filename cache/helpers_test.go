@@ -124,10 +124,15 @@ func newClient(t testing.TB, addr string) *redis.Client {
 		Addr:                  addr,
 		ContextTimeoutEnabled: true,
 		DialTimeout:           100 * time.Millisecond,
-		ReadTimeout:           200 * time.Millisecond,
-		WriteTimeout:          200 * time.Millisecond,
-		MaxRetries:            1,
-		DialerRetries:         1,
+		// The socket timeouts are newCache's generous budget: at 200 ms a
+		// reply delayed by a loaded CI box (the race detector beside other
+		// packages' tests) failed the call, marked Redis down and dropped
+		// what a test had stored. Tests of the budget set a shorter one,
+		// which the context deadline applies.
+		ReadTimeout:   time.Second,
+		WriteTimeout:  time.Second,
+		MaxRetries:    1,
+		DialerRetries: 1,
 	})
 	t.Cleanup(func() { _ = rc.Close() })
 	return rc
