@@ -308,7 +308,8 @@ func (s *invScanner) memberAt(first *bool, m *nameMemo, prev *int) (name string,
 	// The common case first: a member after the first, in compact JSON,
 	// named as predicted. The general path below reads the same bytes to
 	// the same place (the comma, the name as predicted, the colon).
-	if p := m.predict(*prev); p >= 0 && !*first {
+	p := m.predict(*prev) // the name expected here, or -1
+	if p >= 0 && !*first {
 		if at, cp := s.i, &m.cpat[p]; cp.n != 0 && at+24 <= len(s.b) {
 			le := binary.LittleEndian
 			if (le.Uint64(s.b[at:])^cp.w0)&cp.m0 == 0 && (le.Uint64(s.b[at+8:])^cp.w1)&cp.m1 == 0 &&
@@ -337,7 +338,7 @@ func (s *invScanner) memberAt(first *bool, m *nameMemo, prev *int) (name string,
 	if c != '"' {
 		return "", false, s.fail("want a member name")
 	}
-	if p := m.predict(*prev); p >= 0 {
+	if p >= 0 {
 		n, at := m.known[p], s.i+1
 		if pt := &m.pat[p]; pt.m0 != 0 && at+16 <= len(s.b) {
 			// The name and its closing quote, as two words.
@@ -1228,7 +1229,7 @@ func quotationField(s *invScanner, q *Quotation, name string) (err error) {
 // time.Parse then decides, errors included (FuzzUTCSeconds).
 func utcSeconds(b []byte, i int) (time.Time, bool) {
 	const n = len(`"2006-01-02T15:04:05Z"`)
-	if i < 0 || len(b)-i < n {
+	if len(b)-i < n {
 		return time.Time{}, false
 	}
 	t := b[i : i+n]
