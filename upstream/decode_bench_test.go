@@ -153,6 +153,38 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
+// BenchmarkDecodePooled decodes a vehicle listing page into one page
+// reused across operations, as the edge's listing fill does (a pooled
+// listingScratch): the scanner's own cost, without the page's allocation
+// and its garbage collection that BenchmarkDecode includes.
+func BenchmarkDecodePooled(b *testing.B) {
+	fk := fake.NewServer(fake.Options{})
+	h := fk.Handler()
+	for _, c := range []struct{ name, uri string }{
+		{"vehicles_20", "/inventory/v1/dealers/101/vehicles?service=REWIND&page=1&page_size=20&view=summary"},
+		{"vehicles_100", "/inventory/v1/dealers/101/vehicles?service=REWIND&page=1&page_size=100&view=summary"},
+	} {
+		var ctx fasthttp.RequestCtx
+		ctx.Request.SetRequestURI(c.uri)
+		h(&ctx)
+		if sc := ctx.Response.StatusCode(); sc != 200 {
+			b.Fatalf("GET %s: %d", c.uri, sc)
+		}
+		body := append([]byte(nil), ctx.Response.Body()...)
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			var pg upstream.VehiclePage
+			for b.Loop() {
+				pg.Items = pg.Items[:0]
+				if err := upstream.DecodeBody(body, &pg); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // cpuClock measures the process's CPU time (user and system, every
 // thread: the garbage collector's work included) over a benchmark loop,
 // reported as cpu-ns/op: less sensitive than ns/op to other processes

@@ -572,6 +572,15 @@ func (s *invScanner) stringBody(arena bool) (string, error) {
 		s.i = j + 1
 		return s.kept(bytesString(s.b[start+1:j]), arena), nil
 	}
+	if j < len(s.b) && s.b[j] >= 0x80 {
+		// Text beyond ASCII (accented words) without escapes: when the
+		// bytes up to the closing quote are valid UTF-8 they are the
+		// string as they are, which is what unquoteFast would copy out.
+		if k := stopRun(s.b, j); k < len(s.b) && s.b[k] == '"' && utf8.Valid(s.b[j:k]) {
+			s.i = k + 1
+			return s.kept(bytesString(s.b[start+1:k]), arena), nil
+		}
+	}
 	if s.unquoteFast(start, j) {
 		if arena {
 			return s.keep(bytesString(s.scratch)), nil
@@ -864,6 +873,29 @@ func (s *invScanner) number() (lit string, ok bool, err error) {
 	}
 }
 
+// smallUint reads, in place, a number of 1 to 15 digits without sign,
+// fraction or exponent, and not starting with 0 (a price in whole euros):
+// its value is exact as a float64, which is what strconv.ParseFloat gives
+// for it. Anything else leaves the scanner where it was, for the general
+// path.
+func (s *invScanner) smallUint() (uint64, bool) {
+	s.peek()
+	i := s.i
+	if i >= len(s.b) || s.b[i] < '1' || s.b[i] > '9' {
+		return 0, false
+	}
+	var v uint64
+	j := i
+	for ; j < len(s.b) && j-i < 15 && '0' <= s.b[j] && s.b[j] <= '9'; j++ {
+		v = v*10 + uint64(s.b[j]-'0')
+	}
+	if j < len(s.b) && (s.b[j] == '.' || s.b[j] == 'e' || s.b[j] == 'E' || '0' <= s.b[j] && s.b[j] <= '9') {
+		return 0, false
+	}
+	s.i = j
+	return v, true
+}
+
 func (s *invScanner) int64() (int64, error) {
 	// The common case, a positive integer of at most 18 digits with no
 	// fraction or exponent (ids), read in place; anything else, and any
@@ -904,13 +936,17 @@ func (s *invScanner) float() (float64, error) {
 
 // floatPtr reads a number or null (nil).
 func (s *invScanner) floatPtr() (*float64, error) {
-	lit, ok, err := s.number()
-	if !ok {
-		return nil, err
-	}
-	f, err := strconv.ParseFloat(lit, 64)
-	if err != nil {
-		return nil, err
+	var f float64
+	if v, ok := s.smallUint(); ok {
+		f = float64(v) // exact: below 2^53
+	} else {
+		lit, ok, err := s.number()
+		if !ok {
+			return nil, err
+		}
+		if f, err = strconv.ParseFloat(lit, 64); err != nil {
+			return nil, err
+		}
 	}
 	// From a block of the decoding's own (a price per vehicle: one
 	// allocation per 32 instead of one each). The block is never reused:
@@ -1003,8 +1039,10 @@ func (s *invScanner) skip() error {
 			if c != '"' {
 				return s.fail("want a member name")
 			}
-			if _, err := s.consumeString(); err != nil {
-				return err
+			if !s.skipStringFast() {
+				if _, err := s.consumeString(); err != nil {
+					return err
+				}
 			}
 			if s.peek() != ':' {
 				return s.fail("want ':' after a member name")
@@ -1258,7 +1296,27 @@ func utcSeconds(b []byte, i int) (time.Time, bool) {
 	if day > 28 && day > daysIn(month, year) {
 		return time.Time{}, false
 	}
-	return time.Date(year, time.Month(month), day, hour, minute, sec, 0, time.UTC), true
+	return time.Unix(unixDays(year, month, day)*86400+int64(hour*3600+minute*60+sec), 0).UTC(), true
+}
+
+// unixDays is the number of days from 1970-01-01 to the date (proleptic
+// Gregorian, month 1-12, day 1-31), the civil-to-days algorithm of Howard
+// Hinnant's date library: what time.Date computes, without its
+// normalisation of out-of-range fields (utcSeconds has none).
+func unixDays(year, month, day int) int64 {
+	y := int64(year)
+	if month <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 && y%400 != 0 {
+		era--
+	}
+	yoe := y - era*400        // [0, 399]
+	mp := int64(month+9) % 12 // March is 0
+	doy := (153*mp+2)/5 + int64(day) - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
 }
 
 // daysIn is the number of days of month in year (proleptic Gregorian).

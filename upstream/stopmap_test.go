@@ -118,3 +118,18 @@ func FuzzUTCSeconds(f *testing.F) {
 		checkUTCSeconds(t, v)
 	})
 }
+
+// TestUnixDays: unixDays is the day count time.Date gives, for every day
+// of the years utcSeconds can read (0000-9999).
+func TestUnixDays(t *testing.T) {
+	for y := 0; y <= 9999; y++ {
+		for m := 1; m <= 12; m++ {
+			for d := 1; d <= daysIn(m, y); d++ {
+				want := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC).Unix() / 86400 // midnight: a whole number of days
+				if got := unixDays(y, m, d); got != want {
+					t.Fatalf("%04d-%02d-%02d: unixDays %d, time.Date %d", y, m, d, got, want)
+				}
+			}
+		}
+	}
+}
