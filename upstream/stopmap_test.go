@@ -3,6 +3,7 @@ package upstream
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -74,6 +75,11 @@ func FuzzStopMap(f *testing.F) {
 // accepts.
 func checkUTCSeconds(t *testing.T, v string) {
 	t.Helper()
+	if strings.ContainsAny(v, `"\`) {
+		// Not one JSON string token: utcSeconds reads the token at
+		// the start and leaves what follows to the scanner.
+		return
+	}
 	b := []byte(`"` + v + `"`)
 	got, ok := utcSeconds(b, 0)
 	want, err := time.Parse(time.RFC3339Nano, v)
