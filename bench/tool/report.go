@@ -400,6 +400,9 @@ func report(args []string) error {
 		footer = append(footer, meta.Note)
 	}
 	footer = append(footer, notes...)
+	if l := inHits(get, conns); l != "" {
+		footer = append(footer, l)
+	}
 
 	// Plain table on stdout.
 	width := make([]int, 12)
@@ -487,6 +490,32 @@ func writeMD(w io.Writer, title string, all []row, cells func(row) []string, foo
 	for _, p := range problems {
 		fmt.Fprintf(w, "- **FAILED**: %s\n", p)
 	}
+}
+
+// inHits states the miss rows' edge CPU per request in units of an L1
+// hit's of the same run (row r0), which divides out most of a shared
+// machine's phase (the targets stay in microseconds); "" without r0.
+func inHits(get func(scn, target string, c int) (agg, bool), conns []int) string {
+	r0, ok := get("r0", "edge", 8)
+	if !ok || r0.cpu <= 0 {
+		return ""
+	}
+	var parts []string
+	for _, scn := range []struct{ id, name string }{{"c", "c"}, {"c100", "c100"}, {"d", "d"}, {"dv", "d-views"}} {
+		var cells []string
+		for _, c := range conns {
+			if a, ok := get(scn.id, "edge", c); ok && a.cpu > 0 {
+				cells = append(cells, fmt.Sprintf("%.1fx at %d", a.cpu/r0.cpu, c))
+			}
+		}
+		if len(cells) > 0 {
+			parts = append(parts, scn.name+" "+strings.Join(cells, ", "))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("miss rows' edge CPU/request in L1 hits of this run (row r0: %.1f us; a machine's slow phase moves both): %s.", r0.cpu, strings.Join(parts, "; "))
 }
 
 // numeric tells the right-aligned columns.
