@@ -873,12 +873,12 @@ func (s *invScanner) number() (lit string, ok bool, err error) {
 	}
 }
 
-// smallUint reads, in place, a number of 1 to 15 digits without sign,
-// fraction or exponent, and not starting with 0 (a price in whole euros):
-// its value is exact as a float64, which is what strconv.ParseFloat gives
-// for it. Anything else leaves the scanner where it was, for the general
-// path.
-func (s *invScanner) smallUint() (uint64, bool) {
+// smallUint reads, in place, a number of 1 to maxDigits digits without
+// sign, fraction or exponent and not starting with 0: the common case of
+// ids (int64, up to 18 digits) and of prices in whole euros (floatPtr, up
+// to 15, exact as a float64, which is what strconv.ParseFloat gives).
+// Anything else leaves the scanner where it was, for the general path.
+func (s *invScanner) smallUint(maxDigits int) (uint64, bool) {
 	s.peek()
 	i := s.i
 	if i >= len(s.b) || s.b[i] < '1' || s.b[i] > '9' {
@@ -886,7 +886,7 @@ func (s *invScanner) smallUint() (uint64, bool) {
 	}
 	var v uint64
 	j := i
-	for ; j < len(s.b) && j-i < 15 && '0' <= s.b[j] && s.b[j] <= '9'; j++ {
+	for ; j < len(s.b) && j-i < maxDigits && '0' <= s.b[j] && s.b[j] <= '9'; j++ {
 		v = v*10 + uint64(s.b[j]-'0')
 	}
 	if j < len(s.b) && (s.b[j] == '.' || s.b[j] == 'e' || s.b[j] == 'E' || '0' <= s.b[j] && s.b[j] <= '9') {
@@ -897,19 +897,10 @@ func (s *invScanner) smallUint() (uint64, bool) {
 }
 
 func (s *invScanner) int64() (int64, error) {
-	// The common case, a positive integer of at most 18 digits with no
-	// fraction or exponent (ids), read in place; anything else, and any
-	// error, is read by the general path below.
-	if s.peek(); s.i < len(s.b) && '1' <= s.b[s.i] && s.b[s.i] <= '9' {
-		var v int64
-		j := s.i
-		for ; j < len(s.b) && j-s.i < 18 && '0' <= s.b[j] && s.b[j] <= '9'; j++ {
-			v = v*10 + int64(s.b[j]-'0')
-		}
-		if j == len(s.b) || !(s.b[j] == '.' || s.b[j] == 'e' || s.b[j] == 'E' || '0' <= s.b[j] && s.b[j] <= '9') {
-			s.i = j
-			return v, nil
-		}
+	// The common case (ids) read in place; anything else, and any error,
+	// is read by the general path below.
+	if v, ok := s.smallUint(18); ok {
+		return int64(v), nil
 	}
 	lit, ok, err := s.number()
 	if !ok {
@@ -937,7 +928,7 @@ func (s *invScanner) float() (float64, error) {
 // floatPtr reads a number or null (nil).
 func (s *invScanner) floatPtr() (*float64, error) {
 	var f float64
-	if v, ok := s.smallUint(); ok {
+	if v, ok := s.smallUint(15); ok {
 		f = float64(v) // exact: below 2^53
 	} else {
 		lit, ok, err := s.number()
