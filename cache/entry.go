@@ -197,6 +197,7 @@ func (e *Entry) inflatePooled() (l *bufpool.Buf, ok bool) {
 		return nil, e.Body() != nil
 	}
 	l = lentBodies.Get()
+	l.Grow(e.plainLen)
 	body, ok := e.gunzipChecked(l.B)
 	if !ok {
 		_ = l.Close()

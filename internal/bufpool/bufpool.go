@@ -32,6 +32,31 @@ func (p *Pool) Get() *Buf {
 	return b
 }
 
+// minGrow is the least storage Grow makes.
+const minGrow = 4 << 10
+
+// Grow makes sure B has room for n bytes, keeping nothing of what B holds.
+// New storage is rounded up to a power of two (at least 4 KiB, at most the
+// pool's bound; exactly n when n is over it), so that a pool serving bodies of
+// varied sizes soon holds buffers that fit most of them: storage of exactly
+// n bytes would be too small for the next larger body, and each such miss
+// a new allocation (and its zeroing).
+func (b *Buf) Grow(n int) {
+	if cap(b.B) >= n {
+		return
+	}
+	c := minGrow
+	for c < n {
+		c <<= 1
+	}
+	if max := b.pool.max; n > max {
+		c = n // the collector takes it back on Close: no more than asked
+	} else if c > max {
+		c = max
+	}
+	b.B = make([]byte, 0, c)
+}
+
 // Buf is storage lent by a Pool. B may be replaced by a grown slice; the
 // Buf keeps whatever B holds when it is closed.
 type Buf struct {

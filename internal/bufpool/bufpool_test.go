@@ -83,3 +83,27 @@ func TestThenClosesBoth(t *testing.T) {
 	}
 	_ = c.Close()
 }
+
+func TestGrowRoundsUpUnderTheBound(t *testing.T) {
+	p := New(256 << 10)
+	for _, tc := range []struct {
+		have, n, wantCap int
+	}{
+		{0, 0, 0},
+		{0, 1, 4 << 10},
+		{0, 4 << 10, 4 << 10},
+		{0, 4<<10 + 1, 8 << 10},
+		{0, 40_000, 64 << 10},
+		{0, 200 << 10, 256 << 10}, // 256 KiB: the bound, not 256 KiB rounded past it
+		{0, 256 << 10, 256 << 10},
+		{0, 256<<10 + 1, 256<<10 + 1}, // over the bound: exactly n, the collector takes it back
+		{16 << 10, 10_000, 16 << 10},  // room already: kept
+	} {
+		b := p.Get()
+		b.B = make([]byte, 0, tc.have)
+		b.Grow(tc.n)
+		if cap(b.B) != tc.wantCap || len(b.B) != 0 {
+			t.Errorf("Grow(%d) from cap %d: len %d cap %d, want len 0 cap %d", tc.n, tc.have, len(b.B), cap(b.B), tc.wantCap)
+		}
+	}
+}
