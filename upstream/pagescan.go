@@ -995,17 +995,23 @@ func (s *invScanner) strings(dst *[]string) error {
 	})
 }
 
+// skipStr validates and moves past the string at i (a value or a member
+// name of a skipped container) without keeping it. Whatever the copy-free
+// skip takes consumeString takes too, and ends at the same quote (no
+// control character, escapes it reads).
+func (s *invScanner) skipStr() error {
+	if s.skipStringFast() {
+		return nil
+	}
+	_, err := s.consumeString()
+	return err
+}
+
 // skip validates and moves past one value of any kind.
 func (s *invScanner) skip() error {
 	switch c := s.peek(); c {
 	case '"':
-		// Whatever the copy-free skip takes consumeString takes too, and
-		// ends at the same quote (no control character, escapes it reads).
-		if s.skipStringFast() {
-			return nil
-		}
-		_, err := s.consumeString()
-		return err
+		return s.skipStr()
 	case '{':
 		if err := s.open(); err != nil {
 			return err
@@ -1030,10 +1036,8 @@ func (s *invScanner) skip() error {
 			if c != '"' {
 				return s.fail("want a member name")
 			}
-			if !s.skipStringFast() {
-				if _, err := s.consumeString(); err != nil {
-					return err
-				}
+			if err := s.skipStr(); err != nil {
+				return err
 			}
 			if s.peek() != ':' {
 				return s.fail("want ':' after a member name")
