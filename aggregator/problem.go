@@ -53,14 +53,25 @@ func validation(fields []publicshape.FieldError) *apiError {
 
 // fail writes err as an application/problem+json response. It is the one
 // place where errors become HTTP statuses: public errors keep their code,
-// upstream unavailability is 503, anything else is a 500 whose cause is
-// logged and never shown.
+// upstream unavailability is 503, a 404 of an internal service is
+// dealer_not_found, anything else is a 500 whose cause is logged and never
+// shown.
+//
+// The detail routes turn their own not-found answers into their codes
+// (vehicle_not_found, ...) before they get here, so a 404 that reaches fail
+// comes from a dealer-scoped call (a listing, the content corpus, search):
+// the services know no such dealer (upstream/doc.go). That happens when a
+// dealer is deleted while the edge still holds its key and profile (up to
+// auth.ttl, or until the key index drops the key): contract 5.6 makes it a
+// 404 dealer_not_found, not an unexpected error.
 func (s *Server) fail(ctx *fasthttp.RequestCtx, rs *reqState, err error) {
 	var ae *apiError
 	switch {
 	case errors.As(err, &ae):
 	case errors.Is(err, upstream.ErrUnavailable):
 		ae = problemf(codeUnavailable, "a backend service is temporarily unavailable; retry later")
+	case errors.Is(err, upstream.ErrNotFound):
+		ae = problemf(codeDealerNotFound, "the dealer of this API key no longer exists")
 	default:
 		var pe *cache.PanicError
 		if errors.As(err, &pe) {
