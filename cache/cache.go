@@ -500,7 +500,7 @@ type l2Probe struct {
 // it records in p what it found, so that the flight does not ask again.
 func (c *Cache) probeL2(ctx context.Context, dealer int64, key string, pol Policy, fill FillFunc, p *l2Probe, plain bool) (outcome, bool) {
 	gen, cur := c.generation(ctx, dealer)
-	if !cur.verified.Load() || !c.redisUp.Load() {
+	if !cur.l2Usable() || !c.redisUp.Load() {
 		return outcome{}, false
 	}
 	// An identity client's fresh or stale hit is inflated into storage
@@ -577,8 +577,10 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 	}
 	var rkey string
 	// Without a generation confirmed by Redis, L2 is not used: its keys
-	// would be guesses, and could find entries a purge has retired.
-	if c.rdb != nil && cur.verified.Load() {
+	// would be guesses, and could find entries a purge has retired (or,
+	// after a purge Redis has not taken, be the number Redis gives the next
+	// purge of another instance).
+	if c.rdb != nil && cur.l2Usable() {
 		rkey = c.entryKey(dealer, gen, key)
 		var e *Entry
 		if probe.done && probe.gen == gen {
@@ -763,9 +765,13 @@ func (c *Cache) PurgeDealer(ctx context.Context, dealerID int64) error {
 }
 
 // bumpLocal moves the dealer's generation on in this instance only and drops
-// its L1 entries.
+// its L1 entries. With Redis configured the new generation is a guess
+// (genState.guess) until the purge reaches Redis: L2 is not used under it.
 func (c *Cache) bumpLocal(dealer int64, st *genState) {
-	st.gen.Add(1)
+	g := st.gen.Add(1)
+	if c.rdb != nil {
+		st.guess.Store(g)
+	}
 	if c.l1 != nil {
 		c.l1.dropDealer(dealer)
 	}

@@ -22,7 +22,22 @@ import (
 type genState struct {
 	gen      atomic.Uint64
 	verified atomic.Bool // read from Redis at least once
+	// remote is the newest generation Redis has given: read, published or
+	// returned by a purge's INCR.
+	remote atomic.Uint64
+	// guess is, while a purge made here has not reached Redis (refused with
+	// an error reply, or Redis down: ErrPurgeDeferred), the generation this
+	// instance moved on to alone; 0 otherwise. Redis may later hand that
+	// very number to another instance's purge, so L2 is not used under it
+	// (what this instance wrote there would become current again for every
+	// instance after that purge), and each newer generation Redis gives
+	// drops the dealer's L1 even when it is not above the guess.
+	guess atomic.Uint64
 }
+
+// l2Usable reports whether L2 may be read and written under the dealer's
+// generation: one Redis confirmed, not a guess of this instance.
+func (st *genState) l2Usable() bool { return st.verified.Load() && st.guess.Load() == 0 }
 
 // generations maps dealers to their generation state; it only grows (one
 // small struct per dealer ever seen).
@@ -376,15 +391,35 @@ func (c *Cache) handlePurgeMessage(payload string) {
 	}
 }
 
-// applyGen adopts gen for dealer if it is newer than the cached one and then
-// drops the dealer's L1 entries. Generations only move forward (they start
-// at a millisecond timestamp and are incremented), so a stale read racing a
-// purge message cannot move an instance back to a purged generation.
+// applyGen adopts gen, a generation Redis gave, for dealer if it is newer
+// than the cached one and then drops the dealer's L1 entries. Generations
+// only move forward (they start at a millisecond timestamp and are
+// incremented), so a stale read racing a purge message cannot move an
+// instance back to a purged generation. While the dealer's generation is a
+// guess of this instance (genState.guess), a generation newer than any
+// Redis gave before that is not above the guess may be another instance's
+// purge that Redis numbered as this one guessed: the instance then guesses
+// again, one further (bumpLocal), which drops L1 and leaves what the bulk
+// tier holds under the old number unreachable.
 func (c *Cache) applyGen(dealer int64, st *genState, gen uint64) {
 	st.verified.Store(true)
+	newer := false
+	for {
+		r := st.remote.Load()
+		if gen <= r {
+			break
+		}
+		if st.remote.CompareAndSwap(r, gen) {
+			newer = true
+			break
+		}
+	}
 	for {
 		old := st.gen.Load()
 		if gen <= old {
+			if newer && st.guess.Load() != 0 {
+				c.bumpLocal(dealer, st)
+			}
 			return
 		}
 		if st.gen.CompareAndSwap(old, gen) {
@@ -474,8 +509,12 @@ func (c *Cache) resync(ctx context.Context) {
 func (c *Cache) dealerIDs() []int64 { return c.gens.dealers() }
 
 // purgeRemote bumps the generation in Redis, adopts it and publishes it.
+// When the dealer's generation is a guess of this instance (a purge Redis
+// has not taken yet), Redis is moved past the guess (INCRBY), so that the
+// instance goes on under a number Redis gave and no other purge will get.
 func (c *Cache) purgeRemote(ctx context.Context, dealer int64, st *genState) error {
 	key := c.genKey(dealer)
+	guess := st.guess.Load()
 	var incr *redis.IntCmd
 	err := c.redisDo(ctx, func(ctx context.Context) error {
 		_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -489,12 +528,34 @@ func (c *Cache) purgeRemote(ctx context.Context, dealer int64, st *genState) err
 		return err
 	}
 	gen := uint64(incr.Val())
+	if guess != 0 && gen <= guess {
+		err := c.redisDo(ctx, func(ctx context.Context) error {
+			incr = c.rdb.IncrBy(ctx, key, int64(guess-gen)+1)
+			return incr.Err()
+		})
+		if err != nil {
+			return err
+		}
+		gen = uint64(incr.Val())
+	}
 	c.applyGen(dealer, st, gen)
+	// A guess made meanwhile (a purge that failed, or another instance's
+	// purge numbered as guessed) is not covered by this INCR: the purge
+	// stays pending, to move Redis past it next time.
+	covered := st.guess.CompareAndSwap(guess, 0)
 	payload := strconv.FormatInt(dealer, 10) + ":" + strconv.FormatUint(gen, 10)
-	return c.redisDo(ctx, func(ctx context.Context) error {
+	err = c.redisDo(ctx, func(ctx context.Context) error {
 		return c.rdb.Publish(ctx, c.channel, payload).Err()
 	})
+	if err == nil && !covered {
+		err = errGuessMoved
+	}
+	return err
 }
+
+// errGuessMoved is purgeRemote's answer when the dealer's guessed
+// generation moved on while the purge was in flight.
+var errGuessMoved = errors.New("cache: the dealer's local generation moved on during the purge")
 
 // flushPending sends the purges made while Redis was unreachable.
 func (c *Cache) flushPending(ctx context.Context) {
