@@ -36,7 +36,8 @@ type LimitOptions struct {
 	BusyConns int
 	// BusyIdleTimeout, when the edge is under pressure, caps every read
 	// deadline the server sets (the keep-alive idle timeout among them) to
-	// this long from now, so idle connections are closed sooner.
+	// this long from now, so idle connections are closed sooner (those
+	// already idle when the pressure begins too, parked ones included).
 	BusyIdleTimeout time.Duration
 	// OnReject, when set, is called with "per_ip" for every connection
 	// refused by MaxConnsPerIP, and with "concurrency" for every one
@@ -145,8 +146,18 @@ func (l *LimitListener) Accept() (net.Conn, error) {
 			l.lastSweep = time.Now()
 			limit := l.lastSweep.Add(l.o.BusyIdleTimeout)
 			for oc := range l.conns {
-				if d := oc.deadline.Load(); d != 0 && d > limit.UnixNano() {
+				// By the deadline in force (idleUntil), not the one the
+				// server asked for: a sweep that followed the asked one
+				// moved an idle connection's cut deadline out again at
+				// every sweep, so under a steady stream of new
+				// connections it waited out the long idle timeout after
+				// all. A parked connection is closed by its idleUntil,
+				// not by its socket's read deadline (and one armed for
+				// parking must not be parked past the cap): it is lowered
+				// in both cases.
+				if u := oc.idleUntil.Load(); u != 0 && u > limit.UnixNano() {
 					_ = oc.Conn.SetReadDeadline(limit)
+					oc.lowerIdleUntil(limit.UnixNano())
 				}
 			}
 		}
@@ -216,17 +227,18 @@ type limitConn struct {
 	overloaded atomic.Bool
 	answered   atomic.Bool // Close sent the refusal (once)
 	closeOnce  sync.Once
-	deadline   atomic.Int64 // the read deadline the server asked for, Unix ns; 0: none
-	// The parking state. parkArmed and idleUntil are used by the goroutine
-	// that owns the connection (the serving one, or the parker's while
-	// parked) only; the three flags below are atomics because a server
-	// shutdown closes idle connections from another goroutine, and a TLS
-	// connection's Close writes its close_notify alert through Write.
-	wrote       atomic.Bool // an answer was written: the connection is keep-alive
-	readSince   atomic.Bool // bytes were read since the last write
-	parkPending atomic.Bool // the parking deadline passed with nothing read: Close parks
-	parkArmed   bool        // the read deadline in force is the parking one
-	idleUntil   int64       // the idle deadline in force (after the busy cap), Unix ns
+	// The parking state. parkArmed is used by the goroutine that owns the
+	// connection (the serving one, or the parker's while parked) only; the
+	// three flags below are atomics because a server shutdown closes idle
+	// connections from another goroutine, and a TLS connection's Close
+	// writes its close_notify alert through Write. idleUntil is set by the
+	// owner and read by the parker's sweep, and the accept loop's sweep
+	// lowers it to the busy cap when pressure begins (lowerIdleUntil).
+	wrote       atomic.Bool  // an answer was written: the connection is keep-alive
+	readSince   atomic.Bool  // bytes were read since the last write
+	parkPending atomic.Bool  // the parking deadline passed with nothing read: Close parks
+	parkArmed   bool         // the read deadline in force is the parking one
+	idleUntil   atomic.Int64 // the idle deadline in force (after the busy cap), Unix ns; 0: none
 	// stash holds what a one-byte read took from the socket beyond that
 	// byte (see Read); stashBuf is its pooled buffer, nil when empty. Only
 	// the goroutine that reads touches them.
@@ -363,9 +375,22 @@ func (c *limitConn) readStashed(b []byte) (int, error) {
 // in the stash, which a read empties before it reads the socket). The
 // server closes the connection on this error; Close parks it.
 func (c *limitConn) noteReadError(err error) {
-	if err != nil && c.parkArmed && !c.readSince.Load() && errors.Is(err, os.ErrDeadlineExceeded) &&
-		(c.idleUntil == 0 || time.Now().UnixNano() < c.idleUntil) {
-		c.parkPending.Store(true)
+	if err != nil && c.parkArmed && !c.readSince.Load() && errors.Is(err, os.ErrDeadlineExceeded) {
+		if u := c.idleUntil.Load(); u == 0 || time.Now().UnixNano() < u {
+			c.parkPending.Store(true)
+		}
+	}
+}
+
+// lowerIdleUntil brings the idle deadline in force down to limit (Unix
+// ns) when it is later; no deadline (0) stays none, as the busy cap
+// leaves it. Safe from any goroutine.
+func (c *limitConn) lowerIdleUntil(limit int64) {
+	for {
+		u := c.idleUntil.Load()
+		if u == 0 || u <= limit || c.idleUntil.CompareAndSwap(u, limit) {
+			return
+		}
 	}
 }
 
@@ -394,9 +419,9 @@ func (c *limitConn) SetReadDeadline(t time.Time) error {
 	t = c.cap(t)
 	c.parkArmed = false
 	if !t.IsZero() {
-		c.idleUntil = t.UnixNano()
+		c.idleUntil.Store(t.UnixNano())
 	} else {
-		c.idleUntil = 0
+		c.idleUntil.Store(0)
 	}
 	if p := c.l.parker; p != nil && c.wrote.Load() && !c.readSince.Load() && c.l.open.Load() > int64(c.l.o.ParkAbove) {
 		if pt := time.Now().Add(c.l.o.ParkAfter); t.IsZero() || pt.Before(t) {
@@ -413,7 +438,13 @@ func (c *limitConn) SetDeadline(t time.Time) error {
 	if err := c.Conn.SetWriteDeadline(t); err != nil {
 		return err
 	}
-	return c.Conn.SetReadDeadline(c.cap(t))
+	t = c.cap(t)
+	if !t.IsZero() {
+		c.idleUntil.Store(t.UnixNano())
+	} else {
+		c.idleUntil.Store(0)
+	}
+	return c.Conn.SetReadDeadline(t)
 }
 
 // unpark makes a parked connection new to the server again: its next
@@ -428,11 +459,6 @@ func (c *limitConn) unpark() {
 }
 
 func (c *limitConn) cap(t time.Time) time.Time {
-	if t.IsZero() {
-		c.deadline.Store(0)
-	} else {
-		c.deadline.Store(t.UnixNano())
-	}
 	if d := c.l.o.BusyIdleTimeout; d > 0 && c.l.Busy() {
 		if limit := time.Now().Add(d); !t.IsZero() && t.After(limit) {
 			return limit

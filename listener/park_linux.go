@@ -229,7 +229,7 @@ func (p *parker) sweep(now time.Time) {
 	var expired []*limitConn
 	p.mu.Lock()
 	for fd, c := range p.conns {
-		if d := c.idleUntil; d != 0 && d <= now.UnixNano() {
+		if d := c.idleUntil.Load(); d != 0 && d <= now.UnixNano() {
 			delete(p.conns, fd)
 			p.count.Add(-1)
 			_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, int(fd), nil)

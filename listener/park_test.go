@@ -4,6 +4,7 @@ package listener
 
 import (
 	"crypto/tls"
+	"io"
 	"net"
 	"regexp"
 	"runtime"
@@ -139,6 +140,115 @@ func TestParkedConnectionsClose(t *testing.T) {
 	}
 	if s.Limits.Parked() != 0 {
 		t.Errorf("%d parked after close", s.Limits.Parked())
+	}
+}
+
+// TestBusyIdleTimeoutReachesParkedConnections: when pressure begins
+// (BusyConns reached) the busy idle timeout applies to idle keep-alive
+// connections that are parked, or armed to park, too. A parked connection
+// is closed by its own idle deadline, not by its socket's read deadline
+// that the Accept sweep shortens; until 2026-11-27 that deadline stayed the
+// long one in force when it was parked, so under pressure the idle
+// connections stayed open for the server's whole idle timeout (6 s here)
+// instead of about BusyIdleTimeout (200 ms). One still waiting for its
+// parking deadline was parked at the busy cap instead of closed, with the
+// same long deadline.
+func TestBusyIdleTimeoutReachesParkedConnections(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		parkAfter time.Duration
+		parked    bool // parked before the pressure begins
+	}{
+		{"parked", 30 * time.Millisecond, true},
+		{"waiting to park", 2 * time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, s, _ := serveStack(t, Options{Limits: LimitOptions{
+				BusyConns: 3, BusyIdleTimeout: 200 * time.Millisecond,
+				ParkAfter: tc.parkAfter, ParkAbove: 0,
+			}}, 6*time.Second)
+			dial := func() net.Conn {
+				c, err := net.Dial("tcp", addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+				if st, _, err := ask(c, nil); err != nil || st != 200 {
+					t.Fatalf("%d %v", st, err)
+				}
+				return c
+			}
+			a := dial()
+			if tc.parked {
+				waitFor(t, "parking", func() bool { return s.Limits.Parked() == 1 })
+			}
+			// The pressure begins with the third connection's Accept (the
+			// two new ones go idle under it, and close soon too).
+			dial()
+			dial()
+			if !s.Limits.Busy() {
+				t.Fatalf("not busy with %d open", s.Limits.Open())
+			}
+			start := time.Now()
+			_ = a.SetReadDeadline(time.Now().Add(4 * time.Second))
+			if _, err := a.Read(make([]byte, 1)); err != io.EOF && (err == nil || !strings.Contains(err.Error(), "reset")) {
+				t.Fatalf("idle connection under pressure: %v after %v, want closed by the edge after about the busy idle timeout (200ms)", err, time.Since(start))
+			}
+			if el := time.Since(start); el > 2*time.Second {
+				t.Fatalf("closed after %v, want about the busy idle timeout (200ms)", el)
+			}
+			waitFor(t, "the count to drop", func() bool { return s.Limits.Parked() == 0 && s.Limits.Open() == 0 })
+		})
+	}
+}
+
+// TestBusyIdleTimeoutUnderSteadyArrivals: under pressure that lasts, with
+// new connections arriving all the time (each Accept may sweep the idle
+// ones), an idle keep-alive connection that is not parked closes after
+// about the busy idle timeout (400 ms) from when the pressure began.
+// Until 2026-11-27 each sweep cut the deadline by the one the server had
+// asked for (the long idle timeout) and so set it to now + 400 ms again:
+// with a connection every 150 ms the idle one waited out the whole 4 s.
+func TestBusyIdleTimeoutUnderSteadyArrivals(t *testing.T) {
+	addr, s, _ := serveStack(t, Options{Limits: LimitOptions{
+		BusyConns: 2, BusyIdleTimeout: 400 * time.Millisecond,
+	}}, 4*time.Second)
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	idle := dial()
+	if st, _, err := ask(idle, nil); err != nil || st != 200 {
+		t.Fatalf("%d %v", st, err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // a new connection every 150 ms, each kept open: the pressure lasts
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(150 * time.Millisecond):
+			}
+			if c, err := net.Dial("tcp", addr); err == nil {
+				t.Cleanup(func() { c.Close() })
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	waitFor(t, "pressure", s.Limits.Busy)
+	start := time.Now()
+	_ = idle.SetReadDeadline(time.Now().Add(6 * time.Second))
+	if _, err := idle.Read(make([]byte, 1)); err != io.EOF && (err == nil || !strings.Contains(err.Error(), "reset")) {
+		t.Fatalf("idle connection under lasting pressure: %v after %v, want closed by the edge", err, time.Since(start))
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Fatalf("closed after %v, want about the busy idle timeout (400ms)", el)
 	}
 }
 
