@@ -123,9 +123,10 @@ type Client struct {
 	tracer trace.Tracer // nil: no spans
 	closed atomic.Bool
 
-	// exchanges runs the exchanges of calls whose context can be
-	// cancelled (see roundTrip) on goroutines that keep the stacks they
-	// grew in fasthttp, instead of a new goroutine each (package workers).
+	// exchanges runs the exchanges (and the reads of their bodies) of
+	// calls whose context can be cancelled (see roundTrip) on goroutines
+	// that keep the stacks they grew in fasthttp, instead of a new
+	// goroutine each (package workers).
 	exchanges *workers.Pool
 }
 
@@ -569,22 +570,26 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 		deadline, callerDeadline = d, true
 	}
 
-	var err error
+	var x exchange
 	if done := ctx.Done(); !watchNeeded(ctx, done) {
-		// Nothing but the deadline, which DoDeadline enforces, ends ctx
-		// while the call is in flight (WithTimeout).
-		err = s.hc.DoDeadline(req, resp, deadline)
+		// Nothing but the deadline, which DoDeadline and the body's read
+		// deadline enforce, ends ctx while the call is in flight
+		// (WithTimeout).
+		x = fetch(s.hc, req, resp, deadline)
 	} else {
-		// fasthttp takes no context: run the exchange aside so that a
-		// cancelled caller returns at once. The exchange itself still
-		// ends by its deadline; whoever finishes last releases req/resp.
-		ch := make(chan error, 1)
-		c.exchanges.Go(func() { ch <- s.hc.DoDeadline(req, resp, deadline) })
+		// fasthttp takes no context: run the exchange and the read of
+		// the body aside so that a cancelled caller returns at once. They
+		// still end by their deadline; whoever finishes last releases
+		// req/resp and the body.
+		ch := make(chan exchange, 1)
+		c.exchanges.Go(func() { ch <- fetch(s.hc, req, resp, deadline) })
 		select {
-		case err = <-ch:
+		case x = <-ch:
 		case <-done:
 			go func() {
-				<-ch
+				if x := <-ch; x.body != nil {
+					_ = x.body.Close()
+				}
 				fasthttp.ReleaseRequest(req)
 				fasthttp.ReleaseResponse(resp)
 			}()
@@ -594,13 +599,9 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 
-	if err != nil {
-		if ctx.Err() != nil || (callerDeadline && errors.Is(err, fasthttp.ErrTimeout)) {
-			// The caller's budget, not the service's timeout, ran out.
-			if ctx.Err() == nil {
-				return fmt.Errorf("upstream %s: %w: %w", s.name, ErrUnavailable, context.DeadlineExceeded)
-			}
-			return callerGone(s.name, ctx)
+	if err := x.err; err != nil {
+		if err := callerEnded(s.name, ctx, callerDeadline && errors.Is(err, fasthttp.ErrTimeout)); err != nil {
+			return err
 		}
 		if errors.Is(err, fasthttp.ErrTimeout) {
 			return unavailable(s.name, "timeout after "+s.timeout.String())
@@ -614,8 +615,13 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 	}
 	sc := resp.StatusCode()
 	if sc == fasthttp.StatusOK {
-		buf, err := readBody(resp)
+		buf, err := x.body, x.bodyErr
 		if err != nil {
+			// The caller's deadline is the body's read deadline too: its
+			// running out, or the caller's cancel, is no service failure.
+			if err := callerEnded(s.name, ctx, callerDeadline && isTimeout(err)); err != nil {
+				return err
+			}
 			if isTimeout(err) {
 				return unavailable(s.name, "timeout after "+s.timeout.String()+" reading the body")
 			}
@@ -632,10 +638,10 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 		}
 		return nil
 	}
-	// Any other answer's body is read and dropped (bounded), so that the
-	// connection goes back to the pool instead of being closed.
-	if buf, err := readBody(resp); err == nil {
-		_ = buf.Close()
+	// Any other answer's body was read (bounded) so that the connection
+	// goes back to the pool instead of being closed; it is dropped.
+	if x.body != nil {
+		_ = x.body.Close()
 	}
 	switch {
 	case sc == fasthttp.StatusNotFound:
@@ -645,6 +651,42 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 	default:
 		return unavailable(s.name, "status "+strconv.Itoa(sc))
 	}
+}
+
+// exchange is the outcome of a call's exchange (fetch): the exchange's
+// error, else the body read to its end (whatever the status) or the error
+// that ended its read.
+type exchange struct {
+	err     error
+	body    *bufpool.Buf
+	bodyErr error
+}
+
+// fetch performs the exchange of req, by deadline, and reads the body of
+// the answer; the connection's read deadline bounds both.
+func fetch(hc *fasthttp.HostClient, req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time) (x exchange) {
+	if x.err = hc.DoDeadline(req, resp, deadline); x.err == nil {
+		x.body, x.bodyErr = readBody(resp)
+	}
+	return x
+}
+
+// callerEnded returns the error of a call that its caller ended: its
+// context done (callerGone), or its own deadline, earlier than the
+// service's timeout, reached (callerTimeout: the exchange or the read of
+// the body timed out while that deadline was the call's). Both wrap the
+// context's error, which the breaker excludes. It returns nil when the
+// caller did not end the call.
+func callerEnded(svc string, ctx context.Context, callerTimeout bool) error {
+	switch {
+	case ctx.Err() != nil:
+		return callerGone(svc, ctx)
+	case callerTimeout:
+		// The caller's budget, not the service's timeout, ran out (its
+		// context may not say so yet).
+		return fmt.Errorf("upstream %s: %w: %w", svc, ErrUnavailable, context.DeadlineExceeded)
+	}
+	return nil
 }
 
 // bodyBufs lends the buffers call bodies are read into (readBody): a

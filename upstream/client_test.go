@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"net"
@@ -666,5 +667,63 @@ func TestContentBreakerPerType(t *testing.T) {
 	}
 	if want := []string{"news:closed>open", "news:open>half-open", "news:half-open>closed"}; !reflect.DeepEqual(typeChanges, want) {
 		t.Errorf("type changes %v, want %v", typeChanges, want)
+	}
+}
+
+// TestCallerEndDuringBodyRead: the caller's own deadline (earlier than the
+// service's timeout) running out, or the caller cancelling, while the body
+// of a 200 is read ends the call then, with an error wrapping
+// ErrUnavailable and the context's error, which the breaker does not
+// count: as before the headers (checkCallerDeadlines, "cancellation
+// returns early"). It was reported as a service timeout ("timeout after
+// 2s reading the body"), which opened the breaker, and a cancelled caller
+// waited for the service's timeout.
+func TestCallerEndDuringBodyRead(t *testing.T) {
+	cases := []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+		want error
+	}{
+		{"deadline", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 50*time.Millisecond)
+		}, context.DeadlineExceeded},
+		{"deadline of WithTimeout (not watched)", func() (context.Context, context.CancelFunc) {
+			return WithTimeout(context.Background(), 50*time.Millisecond)
+		}, context.DeadlineExceeded},
+		{"cancel", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(50*time.Millisecond, cancel)
+			return ctx, cancel
+		}, context.Canceled},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// Headers at once, then a body that stalls.
+			addr := rawServer(t, func(w *bufio.Writer) {
+				w.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"id\":1,")
+			})
+			c, err := New(Options{BaseURL: "http://" + addr,
+				Timeouts: map[string]time.Duration{SvcDealers: 2 * time.Second},
+				Breaker:  BreakerSettings{ConsecutiveFailures: 2}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			for i := 0; i < 3; i++ { // more than ConsecutiveFailures
+				ctx, cancel := tc.ctx()
+				start := time.Now()
+				_, err := c.Dealer(ctx, 1)
+				cancel()
+				if d := time.Since(start); d > time.Second {
+					t.Errorf("call %d took %v, want about 50ms", i, d)
+				}
+				if !errors.Is(err, ErrUnavailable) || !errors.Is(err, tc.want) {
+					t.Fatalf("call %d: got %v, want ErrUnavailable wrapping %v", i, err, tc.want)
+				}
+			}
+			if st := c.BreakerStates()[SvcDealers]; st != BreakerClosed {
+				t.Errorf("the caller's end tripped the breaker: %s", st)
+			}
+		})
 	}
 }
