@@ -214,7 +214,8 @@ func kindError(want string, v jsontext.Value) error {
 
 // str reads a string (null is ""). A string without escapes and with valid
 // UTF-8 is a substring of the body's copy; any other is unquoted the way
-// the reflection decoder does it (invalid UTF-8 becomes U+FFFD).
+// the reflection decoder does it (invalid UTF-8 and a \u escape of a lone
+// surrogate become U+FFFD).
 func (r *fieldReader) str() (string, error) {
 	s, _, err := r.strOrNull()
 	return s, err
@@ -244,11 +245,24 @@ func (r *fieldReader) unquote(v jsontext.Value, at int) (string, error) {
 	}
 	if utf8.Valid(body) {
 		var err error
-		r.scratch, err = jsontext.AppendUnquote(r.scratch[:0], v)
-		return string(r.scratch), err
+		if r.scratch, err = jsontext.AppendUnquote(r.scratch[:0], v); err == nil {
+			return string(r.scratch), nil
+		}
+		// A lone surrogate (\ud83d), which AppendUnquote refuses: the
+		// general path below makes it U+FFFD, as the reflection decoder
+		// does.
 	}
+	return unquoteLenient(v)
+}
+
+// unquoteLenient unquotes the JSON string q the way the reflection decoder
+// (decodeOptions) does: invalid UTF-8 and a \u escape of a lone surrogate
+// become U+FFFD. It is the slow path of the decoders' unquoting: for the
+// strings jsontext.AppendUnquote refuses or does not read as the reflection
+// decoder does.
+func unquoteLenient(q []byte) (string, error) {
 	var s string
-	err := json.Unmarshal(v, &s, readerOptions)
+	err := json.Unmarshal(q, &s, readerOptions)
 	return s, err
 }
 
@@ -325,9 +339,35 @@ func (r *fieldReader) time() (time.Time, error) {
 	if err != nil || null {
 		return time.Time{}, err
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
+	t, err := parseTimestamp(s)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("bad timestamp %q", s)
+	}
+	return t, nil
+}
+
+// parseTimestamp parses an RFC 3339 timestamp exactly as the reflection
+// decoder does: time.Time's UnmarshalText (time.Parse with the RFC 3339
+// layout) followed by the checks go-json-experiment's time arshaler adds
+// for what time.Parse lets through (https://go.dev/issue/54580): a
+// one-digit hour, a comma before the fraction, an offset hour above 23 or
+// minute above 59. The order of the checks is the arshaler's (the first
+// one guards the index of the second).
+func parseTimestamp(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, err
+	}
+	dec2 := func(s string) byte { return 10*(s[0]-'0') + (s[1] - '0') }
+	switch {
+	case s[len("2006-01-02T")+1] == ':':
+		return time.Time{}, errors.New("one-digit hour")
+	case s[len("2006-01-02T15:04:05")] == ',':
+		return time.Time{}, errors.New("comma before the fraction of a second")
+	case s[len(s)-1] != 'Z':
+		if dec2(s[len(s)-len("07:00"):]) >= 24 || dec2(s[len(s)-len("00"):]) >= 60 {
+			return time.Time{}, errors.New("time zone offset out of range")
+		}
 	}
 	return t, nil
 }
@@ -391,7 +431,11 @@ func (r *fieldReader) vehicle(v *Vehicle) error {
 				v.AIContent = nil
 				return r.skip()
 			}
-			v.AIContent = new(AIContent)
+			// A repeated ai_content merges into the first, as the
+			// reflection decoder does (the last value of each field wins).
+			if v.AIContent == nil {
+				v.AIContent = new(AIContent)
+			}
 			err = r.aiContent(v.AIContent)
 		case "confirmed_optionals":
 			v.ConfirmedOptionals, err = r.strings()

@@ -203,6 +203,10 @@ func FuzzFieldDecoder(f *testing.F) {
 	f.Add([]byte(`{"total":1,"items":[{"id_offerta":7,"dealer_id":101,"slug":"s","make":"Kia","quotations":[{"months":36,"km_per_year":10000,"monthly_fee_eur":299.9,"internal_cost_eur":1,"source_rate_id":"r"}],"updated_at":"2026-01-02T03:04:05Z","render_payload":{}}]}`), uint8(2))
 	f.Add([]byte(`{"items":[{"id":1,"type":"faq","dealer_id":0,"slug":"s","category":"permuta","title":"T","body_text":"a\nb","updated_at":"2026-01-02T03:04:05+01:00","override_of":3,"hidden_for_dealer":true,"template_id":"t","body_html":"<p>","seo_payload":{"a":[1]}}]}`), uint8(4))
 	f.Add([]byte(`{"items":[{"make":"\u00e8","upfits":[{"primary":true}]}],"total":1}`), uint8(0))
+	// Lone surrogate escapes (U+FFFD), loose timestamps (refused).
+	f.Add([]byte(`{"make":"Fiat\ud83d","x\udc00":1,"ai_content":{"headline":"\ud800\u0041"},"updated_at":"2026-01-02T03:04:05+01:00"}`), uint8(1))
+	f.Add([]byte(`{"items":[{"id":1,"title":"Offerta \ud83d","category":"\udc00","updated_at":"2026-01-02T3:04:05Z"}]}`), uint8(4))
+	f.Add([]byte(`{"total":1,"items":[{"version":"\ude00\ud83d","updated_at":"2026-01-02T03:04:05,5+23:60"}]}`), uint8(2))
 	strict := jsontext.AllowDuplicateNames(false)
 	f.Fuzz(func(t *testing.T, body []byte, kind uint8) {
 		mk := []func() any{
@@ -228,4 +232,179 @@ func FuzzFieldDecoder(f *testing.F) {
 			t.Fatalf("input %q:\ngot  %s\nwant %s", body, g, w)
 		}
 	})
+}
+
+// checkDecodersMatchReflection decodes body into fresh targets of mk with
+// every field-by-field decoder (DecodeFields: the inventory scanner or the
+// content list's; DecodeFieldReader, the field reader over jsontext; for a
+// content list also ContentPage's decoder, every record picked) and fails
+// unless each accepts exactly when the reflection decoder does and then
+// gives what it gives (internal-only fields cleared). It returns the
+// reflection decoder's result, nil when it refuses body.
+func checkDecodersMatchReflection(t *testing.T, body string, mk func() any) any {
+	t.Helper()
+	want := mk()
+	rerr := upstream.DecodeReflect([]byte(body), want)
+	clearInternal(want)
+	check := func(decoder string, got any, err error) {
+		t.Helper()
+		if (err == nil) != (rerr == nil) {
+			t.Fatalf("%s %T %s: error %v, reflection decoder error %v", decoder, got, body, err, rerr)
+		}
+		if err != nil {
+			return
+		}
+		if g, w, eq := same(t, got, want); !eq {
+			t.Fatalf("%s %T %s:\ngot  %s\nwant %s", decoder, got, body, g, w)
+		}
+	}
+	got := mk()
+	if ok, err := upstream.DecodeFields([]byte(body), got); !ok {
+		t.Fatalf("%T: not decoded field by field", got)
+	} else {
+		check("DecodeFields", got, err)
+	}
+	got = mk()
+	_, err := upstream.DecodeFieldReader([]byte(body), got)
+	check("the field reader", got, err)
+	if _, ok := got.(*upstream.ContentList); ok {
+		recs, err := upstream.DecodeContentPage([]byte(body), func(keys []upstream.ContentRecord) []int32 {
+			idx := make([]int32, len(keys))
+			for i := range idx {
+				idx[i] = int32(i)
+			}
+			return idx
+		})
+		check("ContentPage's decoder", &upstream.ContentList{Items: recs}, err)
+	}
+	if rerr != nil {
+		return nil
+	}
+	return want
+}
+
+// TestLoneSurrogateEscapesBecomeReplacementChar: a \u escape of a lone
+// UTF-16 surrogate (unpaired high or low half), in a kept string, a
+// skipped one or a member name, is U+FFFD for every decoder, as for the
+// reflection decoder and encoding/json: not an error that refuses the
+// whole body. jsontext.AppendUnquote, which the decoders' unquoting used,
+// refuses it.
+func TestLoneSurrogateEscapesBecomeReplacementChar(t *testing.T) {
+	vehicle := func() any { return new(upstream.Vehicle) }
+	vehiclePage := func() any { return new(upstream.VehiclePage) }
+	offer := func() any { return new(upstream.Offer) }
+	content := func() any { return new(upstream.ContentList) }
+	cases := []struct {
+		name  string
+		body  string
+		mk    func() any
+		nFFFD int // U+FFFD in the result
+	}{
+		{"lone high surrogate kept", `{"make":"Fiat\ud83d"}`, vehicle, 1},
+		{"lone low surrogate kept", `{"make":"\udc00"}`, vehicle, 1},
+		{"low then high", `{"make":"\ude00\ud83d"}`, vehicle, 2},
+		{"high then not low", `{"make":"\ud800\u0041"}`, vehicle, 1},
+		{"high then a pair", `{"model":"\ud83d\ud83d\ude00"}`, vehicle, 1},
+		{"after text beyond ASCII", `{"model":"caffè \ud83d!"}`, vehicle, 1},
+		{"with invalid UTF-8", "{\"model\":\"\xff\\ud83d\"}", vehicle, 2},
+		{"in a list", `{"media_urls":["a","\udfff"],"ai_content":{"highlights":["\ud800"]}}`, vehicle, 2},
+		{"in an upfit", `{"upfits":[{"label":"\udbff","code":"c"}]}`, vehicle, 1},
+		{"in an unknown member's name", `{"x\udc00":1,"make":"a"}`, vehicle, 0},
+		{"in a known name, escaped", `{"mak\u0065\ud800":"a","make":"b"}`, vehicle, 0},
+		{"in a skipped value", `{"tech_data_dir":"\ud800","make":"a"}`, vehicle, 0},
+		{"in a skipped object's name", `{"source_ids":{"a\ud800":"x"},"make":"a"}`, vehicle, 0},
+		{"in a record of a page", `{"total":1,"items":[{"make":"a","x\udc00":1},{"make":"\ud83d"}]}`, vehiclePage, 1},
+		{"in an offer", `{"version":"\ud83d","quotations":[{"months":36,"x\ud800":1}]}`, offer, 1},
+		{"content title", `{"items":[{"id":1,"title":"Offerta \ud83d","body_text":"ok"}]}`, content, 1},
+		{"content body text", `{"items":[{"id":1,"body_text":"abc \ud83d"}]}`, content, 1},
+		{"content key field", `{"items":[{"id":1,"category":"\ud83d","slug":"s\udc00"}]}`, content, 2},
+		{"content unknown name", `{"items":[{"x\udc00":"a","id":2}]}`, content, 0},
+		{"content skipped value", `{"items":[{"body_html":"\ud83d","id":2}]}`, content, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want := checkDecodersMatchReflection(t, c.body, c.mk)
+			if want == nil {
+				t.Fatal("the reflection decoder refuses it")
+			}
+			if err := stdjson.Unmarshal([]byte(c.body), c.mk()); err != nil {
+				t.Fatalf("encoding/json refuses it: %v", err)
+			}
+			if j, _, _ := same(t, want, want); strings.Count(j, "\uFFFD") != c.nFFFD {
+				t.Fatalf("%s: want %d U+FFFD", j, c.nFFFD)
+			}
+		})
+	}
+}
+
+// TestRepeatedAIContentMerges: a repeated ai_content member merges into
+// the object the first one made (the last value of each field wins), as
+// the reflection decoder and encoding/json do; null in between drops it.
+func TestRepeatedAIContentMerges(t *testing.T) {
+	cases := []struct {
+		name, body string
+		mk         func() any
+		want       *upstream.AIContent // of the (first) vehicle
+	}{
+		{"two halves", `{"ai_content":{"headline":"a"},"ai_content":{"description":"b"}}`, nil,
+			&upstream.AIContent{Headline: "a", Description: "b"}},
+		{"the second overrides a field", `{"ai_content":{"headline":"a","highlights":["x"]},"ai_content":{"headline":"c"}}`, nil,
+			&upstream.AIContent{Headline: "c", Highlights: []string{"x"}}},
+		{"null in between", `{"ai_content":{"headline":"a"},"ai_content":null,"ai_content":{"description":"b"}}`, nil,
+			&upstream.AIContent{Description: "b"}},
+		{"empty second", `{"ai_content":{"headline":"a"},"ai_content":{}}`, nil,
+			&upstream.AIContent{Headline: "a"}},
+		{"in a page", `{"items":[{"ai_content":{"headline":"a"},"make":"m","ai_content":{"description":"b"}}]}`,
+			func() any { return new(upstream.VehiclePage) }, &upstream.AIContent{Headline: "a", Description: "b"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			mk := c.mk
+			if mk == nil {
+				mk = func() any { return new(upstream.Vehicle) }
+			}
+			want := checkDecodersMatchReflection(t, c.body, mk)
+			var v *upstream.Vehicle
+			switch w := want.(type) {
+			case *upstream.Vehicle:
+				v = w
+			case *upstream.VehiclePage:
+				v = &w.Items[0]
+			default:
+				t.Fatalf("the reflection decoder refuses it")
+			}
+			if g, w, eq := same(t, v.AIContent, c.want); !eq {
+				t.Fatalf("ai_content %s, want %s", g, w)
+			}
+		})
+	}
+}
+
+// TestTimestampsFollowTheReflectionDecoder: every decoder reads a
+// timestamp as the reflection decoder does (time.Time's UnmarshalText and
+// the RFC 3339 checks it adds): time.Parse alone also takes a one-digit
+// hour, a comma before the fraction and an offset of hour 24 or minute 60
+// (which then cannot even be encoded again).
+func TestTimestampsFollowTheReflectionDecoder(t *testing.T) {
+	kinds := []func(ts string) (string, func() any){
+		func(ts string) (string, func() any) {
+			return `{"updated_at":` + ts + `}`, func() any { return new(upstream.Vehicle) }
+		},
+		func(ts string) (string, func() any) {
+			return `{"total":1,"items":[{"id_offerta":1,"updated_at":` + ts + `}]}`, func() any { return new(upstream.OfferPage) }
+		},
+		func(ts string) (string, func() any) {
+			return `{"items":[{"id":1,"updated_at":` + ts + `}]}`, func() any { return new(upstream.ContentList) }
+		},
+	}
+	for _, c := range upstream.TimestampCases {
+		t.Run(c.TS, func(t *testing.T) {
+			for _, kind := range kinds {
+				body, mk := kind(`"` + c.TS + `"`)
+				if got := checkDecodersMatchReflection(t, body, mk) != nil; got != c.OK {
+					t.Fatalf("%s: accepted %v, want %v", body, got, c.OK)
+				}
+			}
+		})
+	}
 }

@@ -84,3 +84,7 @@ func UnquoteFastEnd(b []byte) (int, bool) {
 	}
 	return s.i, true
 }
+
+// TimestampCases are timestamps and whether the reflection decoder accepts
+// them (stopmap_test.go).
+var TimestampCases = timestampCases

@@ -15,7 +15,8 @@ import (
 // empty: a snapshot of a million keys costs no allocation per key. The
 // strings of the entry each receives point into the response body and are
 // valid during the call only; each copies what it keeps. An error from
-// each ends the decoding and is returned.
+// each ends the decoding and is returned. A null item is handed on as a
+// zero entry (no key), as KeySnapshot's Items hold it.
 func (c *Client) KeySnapshotEach(ctx context.Context, after string, limit int, each func(*KeyIndexEntry) error) (KeySnapshotPage, error) {
 	var out KeySnapshotPage
 	b := c.begin("/dealers/v1/key-index")
@@ -70,13 +71,17 @@ func (k *keySnapshotSink) decodeBody(body []byte) error {
 				k.page.Cursor = string(v)
 			}
 		case "total":
+			if s.null() { // zero, as the generic decoder makes it
+				k.page.Total = 0
+				return nil
+			}
 			n, ok := s.int()
-			if !ok {
+			if !ok || int64(int(n)) != n {
 				return s.fail("total")
 			}
 			k.page.Total = int(n)
 		default:
-			return s.skipMember(name)
+			return s.skipMember(name, 1)
 		}
 		return nil
 	})
@@ -99,7 +104,12 @@ func (k *keySnapshotSink) items(s *keyScanner) error {
 	var e KeyIndexEntry
 	var exp time.Time
 	for {
-		if err := s.entry(&e, &exp); err != nil {
+		if s.null() {
+			// A null entry is a zero entry, as in the generic decoder's
+			// Items: no key (an empty hash), which the key index refuses
+			// as malformed.
+			e = KeyIndexEntry{}
+		} else if err := s.entry(&e, &exp); err != nil {
 			return err
 		}
 		if err := k.each(&e); err != nil {
@@ -264,22 +274,19 @@ func (s *keyScanner) members(what string, member func(name string) error) error 
 	}
 }
 
-// skipMember skips the value of an unknown member.
-func (s *keyScanner) skipMember(name string) error {
-	if !s.skip(0) {
+// skipMember skips the value of an unknown member of an object nested
+// depth deep (the page is 1, an item 3).
+func (s *keyScanner) skipMember(name string, depth int) error {
+	if !s.skip(depth) {
 		return s.fail("value of " + strconv.Quote(name))
 	}
 	return nil
 }
 
-// maxSkipDepth bounds the nesting of an unknown member's value.
-const maxSkipDepth = 64
-
-// skip skips one value of any kind.
+// skip skips one value of any kind, inside depth arrays and objects: the
+// nesting of all of them, the page included, is bounded by jsontext's
+// limit (maxNesting), as in the generic decoder.
 func (s *keyScanner) skip(depth int) bool {
-	if depth > maxSkipDepth {
-		return false
-	}
 	s.ws()
 	if s.i >= len(s.b) {
 		return false
@@ -289,6 +296,9 @@ func (s *keyScanner) skip(depth int) bool {
 		_, ok := s.str()
 		return ok
 	case '{':
+		if depth >= maxNesting {
+			return false
+		}
 		s.i++
 		if s.consume('}') {
 			return true
@@ -303,6 +313,9 @@ func (s *keyScanner) skip(depth int) bool {
 			return s.consume('}')
 		}
 	case '[':
+		if depth >= maxNesting {
+			return false
+		}
 		s.i++
 		if s.consume(']') {
 			return true
@@ -335,14 +348,14 @@ func (s *keyScanner) word(w string) bool {
 	return false
 }
 
-// digits skips a run of decimal digits and reports whether there was one.
-// number skips a JSON number (leading zeros are let through: the value of
-// an unknown member is not kept).
+// number skips a JSON number of the RFC 8259 grammar (no leading zero),
+// which the generic decoder checks even in a member it does not keep.
 func (s *keyScanner) number() bool {
 	if s.i < len(s.b) && s.b[s.i] == '-' {
 		s.i++
 	}
-	if !s.digits() {
+	start := s.i
+	if !s.digits() || (s.b[start] == '0' && s.i-start > 1) {
 		return false
 	}
 	if s.i < len(s.b) && s.b[s.i] == '.' {
@@ -401,14 +414,14 @@ func (s *keyScanner) entry(e *KeyIndexEntry, exp *time.Time) error {
 			if !ok {
 				return s.fail("expires_at")
 			}
-			t, err := time.Parse(time.RFC3339Nano, bytesString(v))
+			t, err := parseTimestamp(bytesString(v))
 			if err != nil {
 				return s.fail("expires_at: not an RFC 3339 time")
 			}
 			*exp = t
 			e.ExpiresAt = exp
 		default:
-			return s.skipMember(name)
+			return s.skipMember(name, 3)
 		}
 		return nil
 	})

@@ -12,7 +12,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -26,11 +25,13 @@ import (
 //
 // It accepts exactly the inputs the jsontext field reader (decode.go)
 // accepts and gives the same result: the same tokenizer rules (RFC 8259
-// grammar, duplicate names allowed, invalid UTF-8 allowed in strings and
-// replaced by U+FFFD in the strings kept, nesting up to 10000), null for
-// a zero value, the last of duplicate members winning, nil for a null
-// list and an empty slice for []. TestInventoryScannerEqualsFieldReader
-// and FuzzInventoryScanner prove it against the field reader.
+// grammar, duplicate names allowed, invalid UTF-8 and \u escapes of lone
+// surrogates allowed in strings and replaced by U+FFFD in the strings
+// kept, nesting up to 10000), null for a zero value, the last of
+// duplicate members winning (a repeated object merged into the first),
+// nil for a null list and an empty slice for [].
+// TestInventoryScannerEqualsFieldReader and FuzzInventoryScanner prove it
+// against the field reader.
 
 // maxNesting is jsontext's nesting limit: arrays and objects inside each
 // other, the outermost counted.
@@ -718,7 +719,8 @@ func hex4(b []byte, i int) (rune, bool) {
 // stringView reads a string at i (its opening quote) and returns its
 // value: a view of the body (inBody) when it has no escape and valid
 // UTF-8, valid while the body is, else unquoted the way the field reader
-// does it into a string of its own.
+// does it into a string of its own (invalid UTF-8 and a \u escape of a
+// lone surrogate become U+FFFD).
 func (s *invScanner) stringView() (v string, inBody bool, err error) {
 	start := s.i
 	j := safeRun(s.b, start+1)
@@ -737,11 +739,13 @@ func (s *invScanner) stringView() (v string, inBody bool, err error) {
 		return bytesString(body), true, nil
 	}
 	if utf8.Valid(body) {
-		s.scratch, err = jsontext.AppendUnquote(s.scratch[:0], q)
-		return string(s.scratch), false, err
+		if s.scratch, err = jsontext.AppendUnquote(s.scratch[:0], q); err == nil {
+			return string(s.scratch), false, nil
+		}
+		// A lone surrogate (\ud83d), which AppendUnquote refuses and the
+		// field reader makes U+FFFD (unquoteLenient).
 	}
-	var out string
-	err = json.Unmarshal(q, &out, readerOptions)
+	out, err := unquoteLenient(q)
 	return out, false, err
 }
 
@@ -980,7 +984,7 @@ func (s *invScanner) time() (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	t, err := time.Parse(time.RFC3339Nano, v)
+	t, err := parseTimestamp(v)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("bad timestamp %q", v)
 	}
@@ -1139,7 +1143,11 @@ func vehicleField(s *invScanner, v *Vehicle, name string) (err error) {
 			err = s.literal("null")
 			break
 		}
-		v.AIContent = new(AIContent)
+		// A repeated ai_content merges into the first, as the field
+		// reader and the reflection decoder do.
+		if v.AIContent == nil {
+			v.AIContent = new(AIContent)
+		}
 		err = s.aiContent(v.AIContent)
 	case "confirmed_optionals":
 		err = s.strings(&v.ConfirmedOptionals)
@@ -1259,7 +1267,9 @@ func quotationField(s *invScanner, q *Quotation, name string) (err error) {
 // time.Parse(time.RFC3339Nano, ...) gives for it, about a fifth of the
 // cost. Anything else (another form, an offset, a fraction, a field out
 // of range, the end of the input) reports false and moves nothing:
-// time.Parse then decides, errors included (FuzzUTCSeconds).
+// parseTimestamp (the reflection decoder's rules) then decides, errors
+// included (FuzzUTCSeconds). The form it takes passes parseTimestamp's
+// checks: a two-digit hour, no fraction, no offset.
 func utcSeconds(b []byte, i int) (time.Time, bool) {
 	const n = len(`"2006-01-02T15:04:05Z"`)
 	if len(b)-i < n {

@@ -117,8 +117,11 @@ func TestInventoryScannerCases(t *testing.T) {
 		{"non-ASCII", `{"make":"Citroën","model":"ë-C4 ✓"}`, true},
 		{"invalid utf-8", "{\"make\":\"a\xffb\",\"model\":\"\xe8\\n\",\"x\xff\":1}", true},
 		{"invalid utf-8 in a skipped value", "{\"tech_data_dir\":\"\xff\\ud800\"}", true},
-		{"lone surrogate kept", `{"make":"\ud800"}`, false},
+		{"lone surrogate kept", `{"make":"\ud800"}`, true}, // U+FFFD, as the reflection decoder makes it
+		{"lone low surrogate kept", `{"make":"a\udc00\ud800\u0041"}`, true},
 		{"lone surrogate skipped", `{"tech_data_dir":"\ud800x"}`, true},
+		{"lone surrogate in a name", `{"x\ud800":1,"mak\u0065\udc00":"a"}`, true},
+		{"lone surrogate in a skipped name", `{"source_ids":{"\ud800":1}}`, true},
 		{"DEL", "{\"make\":\"a\x7fb\"}", true},
 		{"control character", "{\"make\":\"a\x01b\"}", false},
 		{"control character skipped", "{\"x\":\"a\tb\"}", false},

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-json-experiment/json"
 )
 
 // checkStopMap: for every start j, the map's answer is stopRun's, on b as
@@ -71,8 +73,9 @@ func FuzzStopMap(f *testing.F) {
 }
 
 // checkUTCSeconds: where utcSeconds takes a string it gives what
-// time.Parse gives, and it takes every canonical timestamp time.Parse
-// accepts.
+// time.Parse gives and parseTimestamp (the fallback, the reflection
+// decoder's rules) accepts, and it takes every canonical timestamp
+// time.Parse accepts.
 func checkUTCSeconds(t *testing.T, v string) {
 	t.Helper()
 	if strings.ContainsAny(v, `"\`) {
@@ -85,6 +88,9 @@ func checkUTCSeconds(t *testing.T, v string) {
 	want, err := time.Parse(time.RFC3339Nano, v)
 	if ok && (err != nil || got != want) {
 		t.Fatalf("%q: utcSeconds %v, time.Parse %v %v", v, got, want, err)
+	}
+	if strict, err := parseTimestamp(v); ok && (err != nil || got != strict) {
+		t.Fatalf("%q: utcSeconds %v, parseTimestamp %v %v", v, got, strict, err)
 	}
 	if !ok && err == nil && len(v) == 20 && want.Location() == time.UTC && v[19] == 'Z' && want.Format("2006-01-02T15:04:05Z") == v {
 		t.Fatalf("%q: refused a canonical timestamp", v)
@@ -136,6 +142,69 @@ func TestUnixDays(t *testing.T) {
 					t.Fatalf("%04d-%02d-%02d: unixDays %d, time.Date %d", y, m, d, got, want)
 				}
 			}
+		}
+	}
+}
+
+// timestampCases are timestamps (JSON string contents) and whether the
+// reflection decoder accepts them: time.Parse also takes the one-digit
+// hour, the comma before the fraction and the offsets of hour 24 or
+// minute 60 below. TestParseTimestamp, TestKeySnapshotPageAgreesWithGenericDecoder
+// and TestTimestampsFollowTheReflectionDecoder (as TimestampCases) use them.
+var timestampCases = []timestampCase{
+	{"2026-01-02T03:04:05Z", true},
+	{"2026-01-02T03:04:05.5Z", true},
+	{"2026-01-02T03:04:05.123456789+01:00", true},
+	{"2026-01-02T03:04:05.1234567891Z", true},
+	{"2026-01-02T03:04:05-23:59", true},
+	{"2026-01-02T03:04:05+00:00", true},
+	{"2026-01-02T03:04:05-00:00", true},
+	{"0000-01-01T00:00:00Z", true},
+	{`2026-01-02T03:04:05\u002b01:00`, true},
+	{"2026-01-02T3:04:05Z", false},
+	{"2026-01-02T3:04:05+01:00", false},
+	{`2026-01-02T3:04:05\u002b01:00`, false},
+	{"2026-01-02T03:04:05,5Z", false},
+	{"2026-01-02T03:04:05,123+01:00", false},
+	{"2026-01-02T03:04:05+24:00", false},
+	{"2026-01-02T03:04:05-24:00", false},
+	{"2026-01-02T03:04:05+23:60", false},
+	{"2026-01-02T03:04:05+99:99", false},
+	{"2026-01-02T03:04:05z", false},
+	{"2026-01-02t03:04:05Z", false},
+	{"2026-01-02T03:04:05.Z", false},
+	{"2026-01-02T03:04:60Z", false},
+	{"2026-01-02T24:00:00Z", false},
+	{"2026-02-30T03:04:05Z", false},
+	{"2026-01-02T03:04:05", false},
+	{"2026-01-02T03:04:05+0100", false},
+	{"2026-01-02 03:04:05Z", false},
+	{"", false},
+}
+
+type timestampCase struct {
+	TS string // the contents of a JSON string
+	OK bool
+}
+
+// TestParseTimestamp: parseTimestamp accepts exactly the timestamps the
+// reflection decoder accepts and gives the same time.
+func TestParseTimestamp(t *testing.T) {
+	for _, c := range timestampCases {
+		var want time.Time
+		rerr := json.Unmarshal([]byte(`"`+c.TS+`"`), &want, decodeOptions)
+		if (rerr == nil) != c.OK {
+			t.Fatalf("%q: the reflection decoder's error %v, want ok %v", c.TS, rerr, c.OK)
+		}
+		if strings.Contains(c.TS, `\`) {
+			continue // parseTimestamp reads unquoted text
+		}
+		got, err := parseTimestamp(c.TS)
+		if (err == nil) != c.OK {
+			t.Fatalf("%q: parseTimestamp error %v, want ok %v", c.TS, err, c.OK)
+		}
+		if err == nil && !got.Equal(want) {
+			t.Fatalf("%q: parseTimestamp %v, the reflection decoder %v", c.TS, got, want)
 		}
 	}
 }
