@@ -66,13 +66,20 @@ func (s *Server) addrAllow(ctx *fasthttp.RequestCtx, kind int, lim ratelimit.Lim
 }
 
 // openAPIAllow is the anonymous limit of the OpenAPI document: a request
-// with a key the edge knows to be valid passes, any other is counted per
-// client address under Settings.OpenAPILimit.
+// with a key the edge knows to be valid now passes (its cached principal
+// still usable, not expired, its dealer found), any other is counted per
+// client address under Settings.OpenAPILimit. An expired key's principal
+// stays cached (expiry is checked per request), and a revoked key's until
+// it is evicted: neither passes.
 func (s *Server) openAPIAllow(ctx *fasthttp.RequestCtx) (bool, int) {
 	rs := state(ctx)
 	if key, code := ExtractKey(rs.hdr.apiKey, rs.hdr.authorization); code == "" {
-		if p := s.auth.get(s.hasher.sum(key)); p != nil && p.errCode == "" {
-			return true, 0
+		if p := s.auth.get(s.hasher.sum(key)); p != nil {
+			st := s.settings.Load()
+			now := rs.start
+			if p.check(now) == nil && p.usable(s, s.indexState(now, st), now, st) {
+				return true, 0
+			}
 		}
 	}
 	if ae := s.addrAllow(ctx, addrOpenAPI, s.settings.Load().OpenAPILimit); ae != nil {

@@ -182,3 +182,45 @@ func TestOpenAPILimitPerAddress(t *testing.T) {
 		t.Fatalf("stats %+v", e.s.AuthStats().AddrLimited)
 	}
 }
+
+// TestOpenAPILimitNotSkippedByExpiredKey: the OpenAPI document's
+// per-address limit is skipped only for a key the edge knows valid now. An
+// expired key (still in the index, so its principal is cached) used to
+// skip it for ever (found by an audit); a valid key still does.
+func TestOpenAPILimitNotSkippedByExpiredKey(t *testing.T) {
+	e := newIndexEdge(t, fake.Options{}, strictFailLimit, true, addrLimiterOn(t, nil))
+	e.sync(t)
+	const doc = "/dealer/openapi.json"
+	// Control: an unknown key is limited after the burst (5).
+	limited := 0
+	for range 10 {
+		if st, _ := e.from("198.51.100.20", doc, "no-such-key"); st == 429 {
+			limited++
+		}
+	}
+	if limited == 0 {
+		t.Fatal("control: unknown key never limited")
+	}
+	// Put the expired key's principal in the cache (it answers 401).
+	if st, _ := e.from("198.51.100.21", "/dealer/content/faq/listing", "demo-key-expired"); st != 401 {
+		t.Fatalf("expired key: %d, want 401", st)
+	}
+	limited = 0
+	for range 20 {
+		if st, _ := e.from("198.51.100.22", doc, "demo-key-expired"); st == 429 {
+			limited++
+		}
+	}
+	if limited == 0 {
+		t.Errorf("20 OpenAPI requests with an expired key from one address: none limited (burst 5)")
+	}
+	// A valid key the edge has seen passes however often it asks.
+	if st, _ := e.from("198.51.100.23", "/dealer/content/faq/listing", "demo-key-alpha"); st != 200 {
+		t.Fatalf("valid key: %d, want 200", st)
+	}
+	for i := range 20 {
+		if st, _ := e.from("198.51.100.23", doc, "demo-key-alpha"); st != 200 {
+			t.Fatalf("valid key, request %d: %d, want 200", i, st)
+		}
+	}
+}
