@@ -410,14 +410,18 @@ func (c *Config) Validate() error {
 	if wb := c.Server.WriteBuffer; wb != 0 && (wb < 4096 || wb > 1<<20) {
 		bad("server.write_buffer_bytes", "must be 0 (chosen by server.reduce_memory) or between 4096 and 1048576")
 	}
-	if c.Server.MaxHeaderBytes < 1024 {
-		bad("server.max_header_bytes", "must be at least 1024")
+	// The header bound is the read buffer of every connection (fasthttp's
+	// ReadBufferSize): a value far above any real header block would be
+	// allocated per connection.
+	if c.Server.MaxHeaderBytes < 1024 || c.Server.MaxHeaderBytes > 1<<20 {
+		bad("server.max_header_bytes", "must be between 1024 and 1048576")
 	}
 	if c.Server.GzipMinBytes < 0 {
 		bad("server.gzip_min_bytes", "must not be negative (0 turns compression off)")
 	}
-	if c.Server.MaxRequestBody < 0 {
-		bad("server.max_request_body", "must not be negative")
+	// fasthttp reads 0 as its default of 4 MiB, not as "no body".
+	if c.Server.MaxRequestBody < 1 {
+		bad("server.max_request_body", "must be at least 1 (0 is not \"no body\": the server would take its 4 MiB default)")
 	}
 	if c.Server.Concurrency < 0 {
 		bad("server.concurrency", "must not be negative")

@@ -143,10 +143,14 @@ func (c Config) WithEnv(lookup func(string) (string, bool)) (Config, error) {
 }
 
 // parseResourceAttributes parses "k=v,k2=v2" (values percent-encoded, the
-// W3C Baggage octet rules OTEL_RESOURCE_ATTRIBUTES uses).
+// W3C Baggage octet rules OTEL_RESOURCE_ATTRIBUTES uses). It reads the
+// exporter's headers too, whose values are credentials: its errors name an
+// entry by its position (and a key once one is found), never by what it
+// holds, since start-up and --check-config print them ("authorization:
+// Bearer <token>", a colon for the "=", would otherwise be printed whole).
 func parseResourceAttributes(s string) (map[string]string, error) {
 	m := map[string]string{}
-	for _, kv := range strings.Split(s, ",") {
+	for i, kv := range strings.Split(s, ",") {
 		kv = strings.TrimSpace(kv)
 		if kv == "" {
 			continue
@@ -154,11 +158,11 @@ func parseResourceAttributes(s string) (map[string]string, error) {
 		k, v, ok := strings.Cut(kv, "=")
 		k = strings.TrimSpace(k)
 		if !ok || k == "" {
-			return nil, fmt.Errorf("%q is not key=value", kv)
+			return nil, fmt.Errorf("entry %d is not key=value (its text is not shown: it may be a credential)", i+1)
 		}
 		dv, err := url.PathUnescape(strings.TrimSpace(v))
 		if err != nil {
-			return nil, fmt.Errorf("value of %q: %w", k, err)
+			return nil, fmt.Errorf("value of %q is not percent-encoded text", k)
 		}
 		m[k] = dv
 	}
@@ -186,7 +190,11 @@ func (c Config) Validate() error {
 		}
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("%s: %q is not an http(s) URL", name, v))
+			shown := "the value" // unparsed: it may hold credentials
+			if err == nil {
+				shown = strconv.Quote(u.Redacted())
+			}
+			errs = append(errs, fmt.Errorf("%s: %s is not an http(s) URL", name, shown))
 		}
 	}
 	for k := range c.ResourceAttributes {
@@ -278,8 +286,14 @@ func New(cfg Config, opts Options) (*Tracing, error) {
 	}, nil
 }
 
-// URL is where spans are exported.
-func (t *Tracing) URL() string { return t.url }
+// URL is where spans are exported, for logs: a password in the URL (basic
+// authentication to the collector) is shown as "xxxxx".
+func (t *Tracing) URL() string {
+	if u, err := url.Parse(t.url); err == nil {
+		return u.Redacted()
+	}
+	return ""
+}
 
 // Sampler describes the sampler in force, e.g.
 // "ParentBased{root:TraceIDRatioBased{0.01},...}".
