@@ -156,7 +156,7 @@ type lease struct {
 	remaining   int64 // tokens left in Redis after the grant
 	start       int64 // ns, when the call was sent
 	expires     int64 // ns, start + LeaseWindow
-	deniedUntil int64 // ns, no token in Redis before this
+	deniedUntil int64 // ns, when Redis had (or will have) its first token; with granted == 0 only, may be past
 	resetAt     int64 // ns, bucket full again
 }
 
@@ -313,7 +313,7 @@ func fromLease(e *entry, lim Limit, cost, now int64) (Decision, bool) {
 	if ls == nil || ls.lim != lim {
 		return Decision{}, false
 	}
-	if ls.deniedUntil > 0 {
+	if ls.granted == 0 {
 		if until := ls.deniedUntil + (cost-1)*lim.interval(1e6)*1000; now < until {
 			return Decision{
 				Limit:      lim,
@@ -367,8 +367,12 @@ func (l *Limiter) refill(ctx context.Context, e *entry, lim Limit, cost, now int
 	}
 	if res.granted == 0 {
 		// retry_us is for cost tokens; the cached rejection keeps the time
-		// of the first token (fromLease adds the cost back).
-		ls.deniedUntil = max(now+1, now+res.retryUS*1000-(cost-1)*lim.interval(1e6)*1000)
+		// of the first token (fromLease adds the cost back), exactly: it is
+		// past when Redis holds some tokens, fewer than cost. Clamping it
+		// to now, as before, held back cheaper requests the bucket could
+		// pay and told a retry of the same cost to wait up to cost-1
+		// intervals more than the Retry-After it had been given.
+		ls.deniedUntil = now + res.retryUS*1000 - (cost-1)*lim.interval(1e6)*1000
 		e.lease.Store(ls)
 		return Decision{
 			Limit:      lim,

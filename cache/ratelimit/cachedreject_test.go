@@ -1,0 +1,95 @@
+package ratelimit
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// The cached rejection of a refill (fromLease) keeps the exact time of the
+// bucket's first token, which is past when the bucket holds some tokens but
+// fewer than the refused cost. Until 2026-11-27 it was clamped to now, and
+// every answer from it overstated the wait by up to cost-1 intervals: a
+// cheaper request the bucket could pay was refused, and a retry after the
+// Retry-After given was refused again with a longer one (found by an
+// audit; the three tests below failed).
+
+// TestCachedRejectionLetsCheaperThrough: a rejection of a cost-5 request
+// while the bucket holds 3 tokens does not refuse a cost-3 request.
+func TestCachedRejectionLetsCheaperThrough(t *testing.T) {
+	ctx := context.Background()
+	lim := Limit{Rate: 10, Burst: 10} // T = 100ms, leases of 1
+	clk := newFakeClock()
+	_, c := startMini(t)
+	l := newLimiter(t, Options{Redis: c, Now: clk.Now})
+
+	// Spend 7 of 10: 3 left.
+	for i := range 7 {
+		if !l.AllowN(ctx, 1, "k", lim, 1).Allowed {
+			t.Fatalf("request %d refused", i)
+		}
+	}
+	d := l.AllowN(ctx, 1, "k", lim, 5)
+	if d.Allowed {
+		t.Fatal("cost 5 with 3 tokens admitted")
+	}
+	// 3 tokens are in the bucket: a cost-3 request must pass now.
+	d3 := l.AllowN(ctx, 1, "k", lim, 3)
+	if !d3.Allowed {
+		t.Errorf("cost-3 request refused with 3 tokens in the bucket: RetryAfter=%v source=%s", d3.RetryAfter, d3.Source)
+	}
+}
+
+// TestCachedRejectionRetryAfterExact: after a cost-5 rejection whose
+// Retry-After says 200ms, a second cost-5 request 10ms later is told less,
+// and one is admitted once 200ms have passed.
+func TestCachedRejectionRetryAfterExact(t *testing.T) {
+	ctx := context.Background()
+	lim := Limit{Rate: 10, Burst: 10}
+	clk := newFakeClock()
+	_, c := startMini(t)
+	l := newLimiter(t, Options{Redis: c, Now: clk.Now})
+	for range 7 {
+		l.AllowN(ctx, 1, "k", lim, 1)
+	}
+	d := l.AllowN(ctx, 1, "k", lim, 5)
+	if d.Allowed {
+		t.Fatal("admitted")
+	}
+	first := d.RetryAfter
+	clk.Advance(10 * time.Millisecond)
+	d2 := l.AllowN(ctx, 1, "k", lim, 5)
+	if d2.Allowed {
+		t.Fatal("admitted early")
+	}
+	if d2.RetryAfter > first {
+		t.Errorf("second RetryAfter %v larger than the first %v (10ms later)", d2.RetryAfter, first)
+	}
+	clk.Advance(first - 10*time.Millisecond)
+	if d3 := l.AllowN(ctx, 1, "k", lim, 5); !d3.Allowed {
+		t.Errorf("cost-5 refused after the advertised Retry-After %v: RetryAfter=%v source=%s", first, d3.RetryAfter, d3.Source)
+	}
+}
+
+// TestRetryAfterHeaderRetrySucceeds: on a 1/s, burst 10 plan with 3 tokens
+// left, a cost-5 request is told Retry-After: 2 (seconds), and a retry
+// after 2 s is admitted (it was refused, told 3 s more).
+func TestRetryAfterHeaderRetrySucceeds(t *testing.T) {
+	ctx := context.Background()
+	lim := Limit{Rate: 1, Burst: 10}
+	clk := newFakeClock()
+	_, c := startMini(t)
+	l := newLimiter(t, Options{Redis: c, Now: clk.Now})
+	for range 7 {
+		l.AllowN(ctx, 1, "k", lim, 1)
+	}
+	d := l.AllowN(ctx, 1, "k", lim, 5)
+	if d.Allowed {
+		t.Fatal("admitted")
+	}
+	secs := d.RetryAfterSeconds()
+	clk.Advance(time.Duration(secs) * time.Second)
+	if d2 := l.AllowN(ctx, 1, "k", lim, 5); !d2.Allowed {
+		t.Errorf("retry after Retry-After: %d refused, new Retry-After: %d (source %s)", secs, d2.RetryAfterSeconds(), d2.Source)
+	}
+}
