@@ -273,11 +273,35 @@ type Readiness struct {
 	Status string `json:"status"`
 	Ready  bool   `json:"ready"`
 	// Redis is "up" or "down"; absent when not checked.
-	Redis      string            `json:"redis,omitempty"`
+	Redis string `json:"redis,omitempty"`
+	// RedisError says what kind of failure made Redis "down" (see
+	// redisErrorKind), never its text: the probe answers without a token,
+	// and a Redis error names internal addresses (the logs have it whole).
 	RedisError string            `json:"redis_error,omitempty"`
 	Breakers   map[string]string `json:"breakers,omitempty"`
 	// Degraded names the impaired dependencies: "redis", "upstream:<service>".
 	Degraded []string `json:"degraded,omitempty"`
+}
+
+// redisErrorKind names the kind of a failed Redis check for /readyz:
+// "timeout", "connection refused", "authentication failed", "loading"
+// (Redis is loading its data), "read only" (a replica), or "error".
+func redisErrorKind(err error) string {
+	var ne net.Error
+	msg := err.Error()
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case strings.Contains(msg, "connection refused"):
+		return "connection refused"
+	case strings.HasPrefix(msg, "NOAUTH") || strings.HasPrefix(msg, "WRONGPASS") || strings.Contains(msg, "invalid password"):
+		return "authentication failed"
+	case strings.HasPrefix(msg, "LOADING"):
+		return "loading"
+	case strings.HasPrefix(msg, "READONLY"):
+		return "read only"
+	}
+	return "error"
 }
 
 func (a *Admin) readyz(ctx *fasthttp.RequestCtx) {
@@ -288,7 +312,7 @@ func (a *Admin) readyz(ctx *fasthttp.RequestCtx) {
 		cancel()
 		rd.Redis = "up"
 		if err != nil {
-			rd.Redis, rd.RedisError = "down", err.Error()
+			rd.Redis, rd.RedisError = "down", redisErrorKind(err)
 			rd.Degraded = append(rd.Degraded, "redis")
 		}
 	}

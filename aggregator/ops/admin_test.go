@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -187,6 +188,41 @@ func TestReadiness(t *testing.T) {
 		})
 	}
 }
+
+// TestReadinessRedisErrorIsAKind: the open probe says what kind of
+// failure made Redis "down", never the error's text, which names internal
+// addresses (it did; found by an audit).
+func TestReadinessRedisErrorIsAKind(t *testing.T) {
+	cases := []struct {
+		err  error
+		kind string
+	}{
+		{errors.New("dial tcp 10.0.3.4:6379: connect: connection refused"), "connection refused"},
+		{fmt.Errorf("ping: %w", context.DeadlineExceeded), "timeout"},
+		{&net.OpError{Op: "dial", Net: "tcp", Err: timeoutErr{}}, "timeout"},
+		{errors.New("WRONGPASS invalid username-password pair or user is disabled."), "authentication failed"},
+		{errors.New("NOAUTH Authentication required."), "authentication failed"},
+		{errors.New("LOADING Redis is loading the dataset in memory"), "loading"},
+		{errors.New("READONLY You can't write against a read only replica."), "read only"},
+		{errors.New("dial tcp: lookup redis.internal.example on 10.0.0.2:53: no such host"), "error"},
+	}
+	for _, tc := range cases {
+		c := adminServer(t, AdminOptions{Redis: func(context.Context) error { return tc.err }})
+		a := call(t, c, "GET", "/readyz", "")
+		if a.body["redis"] != "down" || a.body["redis_error"] != tc.kind {
+			t.Errorf("%v: redis %v, redis_error %q, want down, %q", tc.err, a.body["redis"], a.body["redis_error"], tc.kind)
+		}
+		if raw, _ := json.Marshal(a.body); strings.Contains(string(raw), "10.0.") || strings.Contains(string(raw), "internal.example") {
+			t.Errorf("%v: the probe shows an address: %s", tc.err, raw)
+		}
+	}
+}
+
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
 
 func TestIsLoopback(t *testing.T) {
 	cases := []struct {
