@@ -48,7 +48,9 @@ type AdminOptions struct {
 	// Purge drops every cached response of one dealer.
 	Purge func(ctx context.Context, dealerID int64) error
 	// Reload re-reads the config file; its error, shown to the caller,
-	// says what is wrong with the new file.
+	// says what is wrong with the new file. An error that wraps
+	// ErrCertificateNotReloaded says the new config is in force but the
+	// TLS certificate could not be read again (the one in force stays).
 	Reload func() error
 	// Logger receives admin events; nil discards them.
 	Logger *slog.Logger
@@ -368,11 +370,19 @@ func (a *Admin) reload(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	if err := a.o.Reload(); err != nil {
-		problem(ctx, fasthttp.StatusUnprocessableEntity, "config rejected; the previous config stays in force", err.Error())
+		title := "config rejected; the previous config stays in force"
+		if errors.Is(err, ErrCertificateNotReloaded) {
+			title = "config reloaded and in force; the TLS certificate was rejected, the previous one stays"
+		}
+		problem(ctx, fasthttp.StatusUnprocessableEntity, title, err.Error())
 		return
 	}
 	writeJSON(ctx, fasthttp.StatusOK, map[string]string{"status": "reloaded"})
 }
+
+// ErrCertificateNotReloaded marks a reload whose config was applied but
+// whose TLS certificate could not be read again (AdminOptions.Reload).
+var ErrCertificateNotReloaded = errors.New("the TLS certificate was not reloaded")
 
 func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
 	b, err := json.Marshal(v)

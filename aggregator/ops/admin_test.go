@@ -131,6 +131,22 @@ func TestAdminNoToken(t *testing.T) {
 	}
 }
 
+// TestAdminReloadCertificateRejected: a reload whose config was applied
+// but whose certificate was not says so, instead of claiming that the
+// previous config stays in force (it did; found by an audit).
+func TestAdminReloadCertificateRejected(t *testing.T) {
+	c := adminServer(t, AdminOptions{Reload: func() error {
+		return fmt.Errorf("config reloaded, but %w: open /etc/tls/tls.crt: no such file or directory", ErrCertificateNotReloaded)
+	}})
+	a := call(t, c, "POST", "/admin/reload", "")
+	if a.status != 422 {
+		t.Fatalf("got %d", a.status)
+	}
+	if title, _ := a.body["title"].(string); !strings.Contains(title, "config reloaded and in force") || strings.Contains(title, "previous config stays") {
+		t.Errorf("title %q", title)
+	}
+}
+
 func TestAdminReloadRejected(t *testing.T) {
 	c := adminServer(t, AdminOptions{Reload: func() error {
 		return errors.New("config /etc/edge.json: rate_limit.fail_mode: must be local, open or closed")

@@ -770,7 +770,7 @@ func (a *app) reload() error {
 	}
 	// The TLS files are read again too (their paths are fixed at start).
 	if err := a.reloadCertificate(); err != nil {
-		return fmt.Errorf("config reloaded, but the TLS certificate was not (the one in force stays): %w", err)
+		return fmt.Errorf("config reloaded, but %w (the one in force stays): %w", ops.ErrCertificateNotReloaded, err)
 	}
 	return nil
 }
