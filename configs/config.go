@@ -404,8 +404,8 @@ func (c *Config) Validate() error {
 			bad("server."+name, "must be positive")
 		}
 	}
-	if c.WatchInterval < 0 {
-		bad("watch_interval", "must not be negative (0 turns the watch off)")
+	if c.WatchInterval < 0 || c.WatchInterval > 0 && c.WatchInterval < Duration(10*time.Millisecond) {
+		bad("watch_interval", "must be 0 (the watch off) or at least 10ms (each check hashes the config and every secret file)")
 	}
 	if wb := c.Server.WriteBuffer; wb != 0 && (wb < 4096 || wb > 1<<20) {
 		bad("server.write_buffer_bytes", "must be 0 (chosen by server.reduce_memory) or between 4096 and 1048576")
