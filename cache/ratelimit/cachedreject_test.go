@@ -93,3 +93,29 @@ func TestRetryAfterHeaderRetrySucceeds(t *testing.T) {
 		t.Errorf("retry after Retry-After: %d refused, new Retry-After: %d (source %s)", secs, d2.RetryAfterSeconds(), d2.Source)
 	}
 }
+
+// TestRejectionReportsTheTokensThere: a request refused for its cost while
+// the bucket holds fewer tokens reports those tokens as remaining (the
+// RateLimit header's r), from Redis and from the cached rejection alike, so
+// a client can send a cheaper request it can afford (r was 0).
+func TestRejectionReportsTheTokensThere(t *testing.T) {
+	ctx := context.Background()
+	lim := Limit{Rate: 10, Burst: 10}
+	clk := newFakeClock()
+	_, c := startMini(t)
+	l := newLimiter(t, Options{Redis: c, Now: clk.Now})
+	for range 7 {
+		l.AllowN(ctx, 1, "k", lim, 1)
+	}
+	if d := l.AllowN(ctx, 1, "k", lim, 5); d.Allowed || d.Remaining != 3 {
+		t.Fatalf("cost 5 with 3 tokens: allowed %v, remaining %d, want refused with 3", d.Allowed, d.Remaining)
+	}
+	clk.Advance(10 * time.Millisecond)
+	if d := l.AllowN(ctx, 1, "k", lim, 5); d.Allowed || d.Remaining != 3 || d.Source != SourceLease {
+		t.Fatalf("cached rejection: allowed %v, remaining %d, source %s, want refused with 3 from the lease", d.Allowed, d.Remaining, d.Source)
+	}
+	clk.Advance(100 * time.Millisecond) // one more token
+	if d := l.AllowN(ctx, 1, "k", lim, 5); d.Allowed || d.Remaining != 4 {
+		t.Fatalf("a token later: allowed %v, remaining %d, want refused with 4", d.Allowed, d.Remaining)
+	}
+}

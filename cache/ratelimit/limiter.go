@@ -314,9 +314,17 @@ func fromLease(e *entry, lim Limit, cost, now int64) (Decision, bool) {
 		return Decision{}, false
 	}
 	if ls.granted == 0 {
-		if until := ls.deniedUntil + (cost-1)*lim.interval(1e6)*1000; now < until {
+		t := lim.interval(1e6) * 1000
+		if until := ls.deniedUntil + (cost-1)*t; now < until {
+			// The tokens there are now (fewer than cost): the first came
+			// at deniedUntil, one more every interval since.
+			var there int64
+			if now >= ls.deniedUntil {
+				there = min(1+(now-ls.deniedUntil)/t, int64(lim.Burst))
+			}
 			return Decision{
 				Limit:      lim,
+				Remaining:  int(there),
 				RetryAfter: time.Duration(until - now),
 				Reset:      time.Duration(max(0, ls.resetAt-now)),
 				Source:     SourceLease,
@@ -376,6 +384,7 @@ func (l *Limiter) refill(ctx context.Context, e *entry, lim Limit, cost, now int
 		e.lease.Store(ls)
 		return Decision{
 			Limit:      lim,
+			Remaining:  int(min(res.remaining, int64(lim.Burst))),
 			RetryAfter: time.Duration(res.retryUS) * time.Microsecond,
 			Reset:      time.Duration(res.resetUS) * time.Microsecond,
 			Source:     SourceRedis,
