@@ -145,13 +145,20 @@ func (rs *reqState) poolFillBody(st *liveSettings) *[]byte {
 }
 
 // writeEntry writes a cached entry; max-age is its freshness left under the
-// policy in force, which a reload may have shortened since it was stored.
+// policy in force, which a reload may have shortened since it was stored:
+// at the request's start for a hit (stored before it), at the time of
+// writing for an entry the request waited for (a fill, its own or one it
+// joined), which would otherwise get the wait on top of the TTL.
 // gz is wantsGzip's answer for the request: the gzip variant is sent when
 // the body reaches server.gzip_min_bytes and compresses.
 func (s *Server) writeEntry(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSettings, e *cache.Entry, pol cache.Policy, res cache.Result, gz bool) {
 	rs.cache = res.String()
 	rs.hdrBuf = append(rs.hdrBuf[:0], "private, max-age="...)
-	rs.hdrBuf = strconv.AppendInt(rs.hdrBuf, int64(pol.MaxAge(e, rs.start)), 10)
+	at := rs.start
+	if res != cache.Hit {
+		at = s.now()
+	}
+	rs.hdrBuf = strconv.AppendInt(rs.hdrBuf, int64(pol.MaxAge(e, at)), 10)
 	ctx.Response.Header.SetCanonical(hdrXCache, s2b(rs.cache))
 	var body []byte
 	etag := e.ETag

@@ -415,6 +415,10 @@ func (c *Cache) miss(ctx context.Context, dealer int64, key []byte, pol Policy, 
 			c.count(o.res)
 			return o.e, o.res, nil
 		}
+		// An entry only within its stale-if-error window is what this
+		// caller serves if it gives up on the flight, as one held in L1
+		// would be.
+		fallback = newer(fallback, probe.e)
 	}
 	led := false
 	ch := c.flights.DoChan(flightKey(dealer, skey), func() (any, error) {
@@ -463,13 +467,17 @@ func (c *Cache) count(r Result) {
 
 // flightContext detaches a shared fill from the cancellation of the caller
 // that happened to start it (the others may still want the result), keeping
-// its values and its deadline, or RefreshTimeout when it has none.
+// its values. Its deadline is the later of that caller's and RefreshTimeout
+// from now: a caller that joins later, with more time (or no deadline),
+// must not fail when the first caller's deadline ends (it did); each
+// caller's wait is bounded by its own context (miss).
 func (c *Cache) flightContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	base := context.WithoutCancel(ctx)
-	if dl, ok := ctx.Deadline(); ok {
-		return context.WithDeadline(base, dl)
+	dl := time.Now().Add(c.refreshTimeout)
+	if d, ok := ctx.Deadline(); ok && d.After(dl) {
+		dl = d
 	}
-	return context.WithTimeout(base, c.refreshTimeout)
+	return context.WithDeadline(base, dl)
 }
 
 var errRefreshElsewhere = errors.New("cache: another instance is refreshing")
@@ -648,6 +656,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		rv.Prev = prev.src
 	}
 	fctx = context.WithValue(fctx, revalidationKey{}, rv)
+	fillStart := c.now()
 	body, err := safeFill(func() ([]byte, error) { return fill(fctx) })
 	if errors.Is(err, ErrUnchanged) && rv.Prev != 0 {
 		// The fill found the sources of the entry it replaces: that
@@ -657,6 +666,9 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		}
 		endSpan(span, nil)
 		c.st.fillsRevalidated.Add(1)
+		if n := c.storedSince(dealer, key, gen, fillStart); n != nil {
+			return outcome{n, Miss}, nil
+		}
 		e := prev.renewed(c.now(), pol)
 		c.l1put(dealer, key, gen, cur, e)
 		if rkey != "" {
@@ -673,6 +685,9 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		}
 		return outcome{}, err
 	}
+	if n := c.storedSince(dealer, key, gen, fillStart); n != nil {
+		return outcome{n, Miss}, nil
+	}
 	e := newEntry(body, c.now(), pol)
 	e.level, e.src = c.gzipLevel, rv.Source
 	// A refresh (or a refill within stale-if-error) that made the body
@@ -685,6 +700,22 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		c.l2Set(ctx, rkey, e, &held)
 	}
 	return outcome{e, Miss}, nil
+}
+
+// storedSince returns the entry L1 holds for the key under gen when it was
+// stored after start (another fill of the key, in this instance, ended
+// while this one ran), else nil. A fill that finds one stores nothing and
+// serves that entry: a background refresh that read its sources before a
+// miss's fill did must not write its older body over the miss's (it did;
+// a refresh and a miss of one key are separate flights).
+func (c *Cache) storedSince(dealer int64, key string, gen uint64, start time.Time) *Entry {
+	if c.l1 == nil {
+		return nil
+	}
+	if n := c.l1.lookupString(dealer, key); n != nil && n.gen == gen && n.entry.StoredAt.After(start) {
+		return n.entry
+	}
+	return nil
 }
 
 func newer(a, b *Entry) *Entry {
