@@ -12,6 +12,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "dealer-edge.secretName" -}}{{ .Values.secrets.existingSecret | default (printf "%s-secrets" (include "dealer-edge.name" .)) }}{{- end -}}
 {{- define "dealer-edge.config" -}}
 {{- $secrets := "/etc/dealer-edge/secrets" -}}
+{{- $mode := .Values.redis.mode | default "single" -}}
+{{- if and (eq $mode "sentinel") (not .Values.redis.masterName) }}{{ fail "redis.mode sentinel needs redis.masterName (and the Sentinels' addresses in redis.addrs)" }}{{ end -}}
+{{- if and (ne $mode "sentinel") .Values.redis.masterName }}{{ fail (printf "redis.masterName is for redis.mode sentinel (mode is %s)" $mode) }}{{ end -}}
+{{- if and (eq $mode "single") (ne (len .Values.redis.addrs) 1) }}{{ fail "redis.mode single takes exactly one address in redis.addrs (cluster: several)" }}{{ end -}}
+{{- if and (eq $mode "cluster") (lt (len .Values.redis.addrs) 1) }}{{ fail "redis.mode cluster needs at least one address in redis.addrs" }}{{ end -}}
 {{- $redis := dict "addrs" .Values.redis.addrs -}}
 {{- if .Values.redis.masterName }}{{ $_ := set $redis "master_name" .Values.redis.masterName }}{{ end -}}
 {{- if or .Values.redis.passwordInSecret .Values.secrets.redisPassword }}{{ $_ := set $redis "password_file" (printf "%s/redis_password" $secrets) }}{{ end -}}
