@@ -85,9 +85,10 @@ func VisibleOrder(dealerID int64, contentType string, recs []upstream.ContentRec
 		}
 	}
 	// Sorted as indices, not as records (a record is a large struct), on
-	// the update times taken out of the records into one small array.
+	// the update times (Unix seconds) taken out of the records into one
+	// small array.
 	idx := make([]int32, 0, len(recs))
-	when := make([]updateTime, len(recs))
+	when := make([]int64, len(recs))
 	for i := range recs {
 		r := &recs[i]
 		if r.DealerID != 0 && r.DealerID != dealerID {
@@ -109,17 +110,16 @@ func VisibleOrder(dealerID int64, contentType string, recs []upstream.ContentRec
 			continue
 		}
 		idx = append(idx, int32(i))
-		when[i] = updateTime{r.UpdatedAt.Unix(), int32(r.UpdatedAt.Nanosecond())}
+		when[i] = r.UpdatedAt.Unix()
 	}
 	// Most recently updated first, then by slug; equal records keep their
-	// order (the index decides last), as a stable sort would.
+	// order (the index decides last), as a stable sort would. Update times
+	// are compared in whole seconds, as updated_at is published: two items
+	// a client sees with the same updated_at are in slug order (they were
+	// not when their times differed below the second).
 	slices.SortFunc(idx, func(a, b int32) int {
-		wa, wb := when[a], when[b]
-		if wa.sec != wb.sec {
-			return cmp.Compare(wb.sec, wa.sec)
-		}
-		if wa.nsec != wb.nsec {
-			return cmp.Compare(wb.nsec, wa.nsec)
+		if wa, wb := when[a], when[b]; wa != wb {
+			return cmp.Compare(wb, wa)
 		}
 		if c := strings.Compare(recs[a].Slug, recs[b].Slug); c != 0 {
 			return c
@@ -127,13 +127,6 @@ func VisibleOrder(dealerID int64, contentType string, recs []upstream.ContentRec
 		return cmp.Compare(a, b)
 	})
 	return idx
-}
-
-// updateTime is a record's UpdatedAt as VisibleOrder compares it (the
-// order of time.Time.Compare).
-type updateTime struct {
-	sec  int64
-	nsec int32
 }
 
 // Match reports whether a visible record passes a listing's category,

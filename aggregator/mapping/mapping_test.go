@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"cmp"
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
@@ -177,6 +178,22 @@ func TestVisibleRules(t *testing.T) {
 // stable sort of the visible records by UpdatedAt, newest first, then slug.
 // The records share times to the second, to the nanosecond and in other
 // zones, and slugs, so every key decides somewhere.
+// TestVisibleOrderTiesAsPublished: two items updated within the same
+// second, which a client sees with the same updated_at (published in whole
+// seconds), are in slug order whatever their sub-second times (they were
+// ordered by those: found by an audit).
+func TestVisibleOrderTiesAsPublished(t *testing.T) {
+	at := time.Date(2026, 3, 1, 10, 0, 10, 0, time.UTC)
+	recs := []upstream.ContentRecord{
+		{ID: 1, Type: "faq", DealerID: 101, Slug: "sub-a", UpdatedAt: at.Add(200 * time.Millisecond)},
+		{ID: 2, Type: "faq", DealerID: 101, Slug: "sub-b", UpdatedAt: at.Add(700 * time.Millisecond)},
+		{ID: 3, Type: "faq", DealerID: 101, Slug: "later", UpdatedAt: at.Add(time.Second)},
+	}
+	if got := VisibleOrder(101, "faq", recs, Discovery); !slices.Equal(got, []int32{2, 0, 1}) {
+		t.Errorf("order %v, want [2 0 1] (later, then sub-a and sub-b by slug)", got)
+	}
+}
+
 func TestVisibleOrderEqualsStableSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	rome := time.FixedZone("CET", 3600)
@@ -197,11 +214,12 @@ func TestVisibleOrderEqualsStableSort(t *testing.T) {
 		}
 		got := VisibleOrder(101, "faq", recs, Discovery)
 		// The reference: the indices VisibleOrder keeps, stably sorted as
-		// the records were before (time.Time.Compare, then the slug).
+		// the records were before (the update time in whole seconds, as
+		// updated_at is published, then the slug).
 		ref := slices.Clone(got)
 		slices.Sort(ref)
 		slices.SortStableFunc(ref, func(a, b int32) int {
-			if c := recs[b].UpdatedAt.Compare(recs[a].UpdatedAt); c != 0 {
+			if c := cmp.Compare(recs[b].UpdatedAt.Unix(), recs[a].UpdatedAt.Unix()); c != 0 {
 				return c
 			}
 			return strings.Compare(recs[a].Slug, recs[b].Slug)
