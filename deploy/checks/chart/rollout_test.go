@@ -103,3 +103,15 @@ func TestRedisModeIsHonoured(t *testing.T) {
 	}
 	render(t, "--set", "redis.mode=cluster", "--set", "redis.addrs={a:6379,b:6379,c:6379}")
 }
+
+// The readiness probe waits longer than /readyz's Redis ping (up to 1 s):
+// with the default 1 s timeout and failureThreshold 1, a stalled Redis,
+// which the edge serves through ("degraded", 200), would mark every pod
+// unready at once.
+func TestReadinessProbeOutwaitsRedisPing(t *testing.T) {
+	r := render(t)
+	p := r.deploy.Spec.Template.Spec.Containers[0].ReadinessProbe
+	if p == nil || p.TimeoutSeconds < 2 {
+		t.Fatalf("readiness probe %+v: timeoutSeconds must exceed the 1 s Redis ping", p)
+	}
+}
