@@ -111,6 +111,7 @@ func TestValidateNamesTheBadField(t *testing.T) {
 		{"zero request body", `{"server": {"max_request_body": 0}}`, "server.max_request_body"},
 		{"huge header bytes", `{"server": {"max_header_bytes": 1099511627776}}`, "server.max_header_bytes"},
 		{"small header bytes", `{"server": {"max_header_bytes": 512}}`, "server.max_header_bytes"},
+		{"watch interval too short", `{"watch_interval": "1ns"}`, "watch_interval"},
 		{"auth ttl", `{"auth": {"ttl": "0s"}}`, "auth.ttl"},
 		{"secret", `{"auth": {"key_hash_secret": "short"}}`, "auth.key_hash_secret"},
 		{"redis timeout", `{"redis": {"timeout": "0s"}}`, "redis.timeout"},
