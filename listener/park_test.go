@@ -167,17 +167,7 @@ func TestBusyIdleTimeoutReachesParkedConnections(t *testing.T) {
 				BusyConns: 3, BusyIdleTimeout: 200 * time.Millisecond,
 				ParkAfter: tc.parkAfter, ParkAbove: 0,
 			}}, 6*time.Second)
-			dial := func() net.Conn {
-				c, err := net.Dial("tcp", addr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { c.Close() })
-				if st, _, err := ask(c, nil); err != nil || st != 200 {
-					t.Fatalf("%d %v", st, err)
-				}
-				return c
-			}
+			dial := func() net.Conn { return dialAsked(t, addr) }
 			a := dial()
 			if tc.parked {
 				waitFor(t, "parking", func() bool { return s.Limits.Parked() == 1 })
@@ -213,18 +203,7 @@ func TestBusyIdleTimeoutUnderSteadyArrivals(t *testing.T) {
 	addr, s, _ := serveStack(t, Options{Limits: LimitOptions{
 		BusyConns: 2, BusyIdleTimeout: 400 * time.Millisecond,
 	}}, 4*time.Second)
-	dial := func() net.Conn {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
-	idle := dial()
-	if st, _, err := ask(idle, nil); err != nil || st != 200 {
-		t.Fatalf("%d %v", st, err)
-	}
+	idle := dialAsked(t, addr)
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() { // a new connection every 150 ms, each kept open: the pressure lasts
@@ -250,6 +229,21 @@ func TestBusyIdleTimeoutUnderSteadyArrivals(t *testing.T) {
 	if el := time.Since(start); el > 2*time.Second {
 		t.Fatalf("closed after %v, want about the busy idle timeout (400ms)", el)
 	}
+}
+
+// dialAsked opens a connection to addr, closed with the test, that has
+// had one request answered 200 (a keep-alive connection, idle after it).
+func dialAsked(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if st, _, err := ask(c, nil); err != nil || st != 200 {
+		t.Fatalf("%d %v", st, err)
+	}
+	return c
 }
 
 // TestNoParkingUnderTLS: New turns parking off under TLS.

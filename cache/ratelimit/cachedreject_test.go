@@ -12,18 +12,17 @@ import (
 // every answer from it overstated the wait by up to cost-1 intervals: a
 // cheaper request the bucket could pay was refused, and a retry after the
 // Retry-After given was refused again with a longer one (found by an
-// audit; the three tests below failed).
+// audit; the tests below failed).
 
-// TestCachedRejectionLetsCheaperThrough: a rejection of a cost-5 request
-// while the bucket holds 3 tokens does not refuse a cost-3 request.
-func TestCachedRejectionLetsCheaperThrough(t *testing.T) {
+// threeLeft is a limiter on miniredis with a fake clock whose key "k" has
+// spent 7 of lim's burst of 10 and then been refused a request of cost 5
+// (3 tokens left); it returns that refusal.
+func threeLeft(t *testing.T, lim Limit) (*Limiter, *fakeClock, Decision) {
+	t.Helper()
 	ctx := context.Background()
-	lim := Limit{Rate: 10, Burst: 10} // T = 100ms, leases of 1
 	clk := newFakeClock()
 	_, c := startMini(t)
 	l := newLimiter(t, Options{Redis: c, Now: clk.Now})
-
-	// Spend 7 of 10: 3 left.
 	for i := range 7 {
 		if !l.AllowN(ctx, 1, "k", lim, 1).Allowed {
 			t.Fatalf("request %d refused", i)
@@ -33,10 +32,16 @@ func TestCachedRejectionLetsCheaperThrough(t *testing.T) {
 	if d.Allowed {
 		t.Fatal("cost 5 with 3 tokens admitted")
 	}
-	// 3 tokens are in the bucket: a cost-3 request must pass now.
-	d3 := l.AllowN(ctx, 1, "k", lim, 3)
-	if !d3.Allowed {
-		t.Errorf("cost-3 request refused with 3 tokens in the bucket: RetryAfter=%v source=%s", d3.RetryAfter, d3.Source)
+	return l, clk, d
+}
+
+// TestCachedRejectionLetsCheaperThrough: a rejection of a cost-5 request
+// while the bucket holds 3 tokens does not refuse a cost-3 request.
+func TestCachedRejectionLetsCheaperThrough(t *testing.T) {
+	lim := Limit{Rate: 10, Burst: 10} // T = 100ms, leases of 1
+	l, _, _ := threeLeft(t, lim)
+	if d := l.AllowN(context.Background(), 1, "k", lim, 3); !d.Allowed {
+		t.Errorf("cost-3 request refused with 3 tokens in the bucket: RetryAfter=%v source=%s", d.RetryAfter, d.Source)
 	}
 }
 
@@ -46,16 +51,7 @@ func TestCachedRejectionLetsCheaperThrough(t *testing.T) {
 func TestCachedRejectionRetryAfterExact(t *testing.T) {
 	ctx := context.Background()
 	lim := Limit{Rate: 10, Burst: 10}
-	clk := newFakeClock()
-	_, c := startMini(t)
-	l := newLimiter(t, Options{Redis: c, Now: clk.Now})
-	for range 7 {
-		l.AllowN(ctx, 1, "k", lim, 1)
-	}
-	d := l.AllowN(ctx, 1, "k", lim, 5)
-	if d.Allowed {
-		t.Fatal("admitted")
-	}
+	l, clk, d := threeLeft(t, lim)
 	first := d.RetryAfter
 	clk.Advance(10 * time.Millisecond)
 	d2 := l.AllowN(ctx, 1, "k", lim, 5)
@@ -75,21 +71,11 @@ func TestCachedRejectionRetryAfterExact(t *testing.T) {
 // left, a cost-5 request is told Retry-After: 2 (seconds), and a retry
 // after 2 s is admitted (it was refused, told 3 s more).
 func TestRetryAfterHeaderRetrySucceeds(t *testing.T) {
-	ctx := context.Background()
 	lim := Limit{Rate: 1, Burst: 10}
-	clk := newFakeClock()
-	_, c := startMini(t)
-	l := newLimiter(t, Options{Redis: c, Now: clk.Now})
-	for range 7 {
-		l.AllowN(ctx, 1, "k", lim, 1)
-	}
-	d := l.AllowN(ctx, 1, "k", lim, 5)
-	if d.Allowed {
-		t.Fatal("admitted")
-	}
+	l, clk, d := threeLeft(t, lim)
 	secs := d.RetryAfterSeconds()
 	clk.Advance(time.Duration(secs) * time.Second)
-	if d2 := l.AllowN(ctx, 1, "k", lim, 5); !d2.Allowed {
+	if d2 := l.AllowN(context.Background(), 1, "k", lim, 5); !d2.Allowed {
 		t.Errorf("retry after Retry-After: %d refused, new Retry-After: %d (source %s)", secs, d2.RetryAfterSeconds(), d2.Source)
 	}
 }
@@ -101,14 +87,9 @@ func TestRetryAfterHeaderRetrySucceeds(t *testing.T) {
 func TestRejectionReportsTheTokensThere(t *testing.T) {
 	ctx := context.Background()
 	lim := Limit{Rate: 10, Burst: 10}
-	clk := newFakeClock()
-	_, c := startMini(t)
-	l := newLimiter(t, Options{Redis: c, Now: clk.Now})
-	for range 7 {
-		l.AllowN(ctx, 1, "k", lim, 1)
-	}
-	if d := l.AllowN(ctx, 1, "k", lim, 5); d.Allowed || d.Remaining != 3 {
-		t.Fatalf("cost 5 with 3 tokens: allowed %v, remaining %d, want refused with 3", d.Allowed, d.Remaining)
+	l, clk, d := threeLeft(t, lim)
+	if d.Remaining != 3 {
+		t.Fatalf("cost 5 with 3 tokens: remaining %d, want 3", d.Remaining)
 	}
 	clk.Advance(10 * time.Millisecond)
 	if d := l.AllowN(ctx, 1, "k", lim, 5); d.Allowed || d.Remaining != 3 || d.Source != SourceLease {
