@@ -3,6 +3,7 @@ package upstream
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -90,6 +91,12 @@ type Options struct {
 	// type; see ContentBreakerStates). The content service's own state, the
 	// worst of its types', is reported through OnBreakerChange. Same rules.
 	OnContentTypeBreakerChange func(contentType string, from, to string)
+
+	// TLSConfig is the TLS client configuration of an https BaseURL; nil
+	// verifies the services' certificates against the system's roots
+	// (which the SSL_CERT_FILE and SSL_CERT_DIR environment variables
+	// extend, e.g. with an internal CA).
+	TLSConfig *tls.Config
 
 	// TracerProvider, when non-nil, makes a client span of every call
 	// whose context carries a recording span (a traced request): the
@@ -193,13 +200,25 @@ func New(opts Options) (*Client, error) {
 				to = DefaultQuickTimeout
 			}
 		}
+		tlsOn := u.Scheme == "https"
+		var writeTimeout time.Duration
+		if tlsOn {
+			writeTimeout = to
+		}
 		s := &service{
 			name:    name,
 			timeout: to,
 			hc: &fasthttp.HostClient{
-				Addr:                   addr,
-				Name:                   "dealer-edge",
-				IsTLS:                  u.Scheme == "https",
+				Addr:      addr,
+				Name:      "dealer-edge",
+				IsTLS:     tlsOn,
+				TLSConfig: opts.TLSConfig,
+				// With TLS, a write timeout makes fasthttp complete the
+				// handshake when it dials, under this deadline; without
+				// one the handshake ran in the first write and its read
+				// had none: a service silent after accept held the call,
+				// and its connection, for good.
+				WriteTimeout:           writeTimeout,
 				MaxConns:               maxConns,
 				MaxConnWaitTimeout:     to,
 				MaxIdleConnDuration:    30 * time.Second,
@@ -560,6 +579,16 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 	// grew a fresh buffer, 150 KB of garbage per call.
 	resp.StreamBody = true
 	req.SetRequestURIBytes(uri)
+	if s.hc.IsTLS {
+		// A bare path is http to fasthttp, which then refuses the call
+		// on a TLS pool (ErrHostClientRedirectToDifferentScheme): every
+		// call of an https BaseURL failed before it was sent.
+		// The parsed URI then names the host too: the Host header is
+		// written from it.
+		u := req.URI()
+		u.SetScheme("https")
+		u.SetHost(c.host)
+	}
 	req.Header.SetHost(c.host)
 	req.Header.Set(fasthttp.HeaderAccept, "application/json")
 	setTraceHeaders(ctx, &req.Header)
