@@ -144,11 +144,22 @@ func copyStrings(s []string) []string {
 	return append([]string(nil), s...)
 }
 
+// rfc3339 formats t in UTC, as RFC 3339 wants a four-digit year: a time
+// that is one in its own offset but leaves years 0000-9999 in UTC (an
+// upstream "9999-12-31T23:30:00-01:00") is clamped to the nearest second
+// that is one, instead of "10000-01-01T00:30:00Z" (found by an audit).
 func rfc3339(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Format(time.RFC3339)
+	t = t.UTC()
+	switch {
+	case t.Year() > 9999:
+		t = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+	case t.Year() < 0:
+		t = time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	return t.Format(time.RFC3339)
 }
 
 // VehicleDetail maps a vehicle, the equipment of its exact catalog version
