@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"reflect"
 	"slices"
@@ -413,6 +414,9 @@ func (c *Config) Validate() error {
 	// The header bound is the read buffer of every connection (fasthttp's
 	// ReadBufferSize): a value far above any real header block would be
 	// allocated per connection.
+	if u, err := url.Parse(c.Server.ProblemBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad("server.problem_base_url", "must be an absolute http(s) URL (it prefixes the type URI of every problem)")
+	}
 	if c.Server.MaxHeaderBytes < 1024 || c.Server.MaxHeaderBytes > 1<<20 {
 		bad("server.max_header_bytes", "must be between 1024 and 1048576")
 	}

@@ -112,6 +112,7 @@ func TestValidateNamesTheBadField(t *testing.T) {
 		{"huge header bytes", `{"server": {"max_header_bytes": 1099511627776}}`, "server.max_header_bytes"},
 		{"small header bytes", `{"server": {"max_header_bytes": 512}}`, "server.max_header_bytes"},
 		{"watch interval too short", `{"watch_interval": "1ns"}`, "watch_interval"},
+		{"relative problem base", `{"server": {"problem_base_url": "/problems"}}`, "server.problem_base_url"},
 		{"auth ttl", `{"auth": {"ttl": "0s"}}`, "auth.ttl"},
 		{"secret", `{"auth": {"key_hash_secret": "short"}}`, "auth.key_hash_secret"},
 		{"redis timeout", `{"redis": {"timeout": "0s"}}`, "redis.timeout"},
