@@ -191,27 +191,23 @@ func TestOpenAPILimitNotSkippedByExpiredKey(t *testing.T) {
 	e := newIndexEdge(t, fake.Options{}, strictFailLimit, true, addrLimiterOn(t, nil))
 	e.sync(t)
 	const doc = "/dealer/openapi.json"
-	// Control: an unknown key is limited after the burst (5).
-	limited := 0
-	for range 10 {
-		if st, _ := e.from("198.51.100.20", doc, "no-such-key"); st == 429 {
-			limited++
+	limited := func(n int, addr, key string) (k int) {
+		for range n {
+			if st, _ := e.from(addr, doc, key); st == 429 {
+				k++
+			}
 		}
+		return k
 	}
-	if limited == 0 {
+	// Control: an unknown key is limited after the burst (5).
+	if limited(10, "198.51.100.20", "no-such-key") == 0 {
 		t.Fatal("control: unknown key never limited")
 	}
 	// Put the expired key's principal in the cache (it answers 401).
 	if st, _ := e.from("198.51.100.21", "/dealer/content/faq/listing", "demo-key-expired"); st != 401 {
 		t.Fatalf("expired key: %d, want 401", st)
 	}
-	limited = 0
-	for range 20 {
-		if st, _ := e.from("198.51.100.22", doc, "demo-key-expired"); st == 429 {
-			limited++
-		}
-	}
-	if limited == 0 {
+	if limited(20, "198.51.100.22", "demo-key-expired") == 0 {
 		t.Errorf("20 OpenAPI requests with an expired key from one address: none limited (burst 5)")
 	}
 	// A valid key the edge has seen passes however often it asks.

@@ -418,11 +418,6 @@ func (c *limitConn) Write(b []byte) (int, error) {
 func (c *limitConn) SetReadDeadline(t time.Time) error {
 	t = c.cap(t)
 	c.parkArmed = false
-	if !t.IsZero() {
-		c.idleUntil.Store(t.UnixNano())
-	} else {
-		c.idleUntil.Store(0)
-	}
 	if p := c.l.parker; p != nil && c.wrote.Load() && !c.readSince.Load() && c.l.open.Load() > int64(c.l.o.ParkAbove) {
 		if pt := time.Now().Add(c.l.o.ParkAfter); t.IsZero() || pt.Before(t) {
 			c.parkArmed = true
@@ -439,11 +434,6 @@ func (c *limitConn) SetDeadline(t time.Time) error {
 		return err
 	}
 	t = c.cap(t)
-	if !t.IsZero() {
-		c.idleUntil.Store(t.UnixNano())
-	} else {
-		c.idleUntil.Store(0)
-	}
 	return c.Conn.SetReadDeadline(t)
 }
 
@@ -458,11 +448,20 @@ func (c *limitConn) unpark() {
 	_ = c.Conn.SetReadDeadline(time.Time{})
 }
 
+// cap returns the read deadline t under the busy cap (BusyIdleTimeout
+// from now when the listener is under pressure) and records it as the
+// idle deadline in force (idleUntil; 0 for none), which the parker and
+// the accept loop's sweep read.
 func (c *limitConn) cap(t time.Time) time.Time {
 	if d := c.l.o.BusyIdleTimeout; d > 0 && c.l.Busy() {
 		if limit := time.Now().Add(d); !t.IsZero() && t.After(limit) {
-			return limit
+			t = limit
 		}
+	}
+	if t.IsZero() {
+		c.idleUntil.Store(0)
+	} else {
+		c.idleUntil.Store(t.UnixNano())
 	}
 	return t
 }

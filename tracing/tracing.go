@@ -221,7 +221,7 @@ type Tracing struct {
 	provider *sdktrace.TracerProvider
 	tracer   trace.Tracer
 	head     head
-	url      string
+	url      string // where spans go, its password redacted (for logs)
 }
 
 // Options are the knobs of New that are not configuration.
@@ -282,18 +282,13 @@ func New(cfg Config, opts Options) (*Tracing, error) {
 		provider: tp,
 		tracer:   tp.Tracer("github.com/dealer-edge/dealer-edge"),
 		head:     h,
-		url:      u,
+		url:      redacted(u),
 	}, nil
 }
 
 // URL is where spans are exported, for logs: a password in the URL (basic
 // authentication to the collector) is shown as "xxxxx".
-func (t *Tracing) URL() string {
-	if u, err := url.Parse(t.url); err == nil {
-		return u.Redacted()
-	}
-	return ""
-}
+func (t *Tracing) URL() string { return t.url }
 
 // Sampler describes the sampler in force, e.g.
 // "ParentBased{root:TraceIDRatioBased{0.01},...}".
@@ -309,3 +304,12 @@ func (t *Tracing) Tracer() trace.Tracer { return t.tracer }
 // Shutdown flushes the spans still queued and stops the exporter, within
 // ctx.
 func (t *Tracing) Shutdown(ctx context.Context) error { return t.provider.Shutdown(ctx) }
+
+// redacted is the URL u with the password of its userinfo shown as
+// "xxxxx" (empty when u does not parse).
+func redacted(u string) string {
+	if p, err := url.Parse(u); err == nil {
+		return p.Redacted()
+	}
+	return ""
+}

@@ -49,9 +49,7 @@ func TestGoMemLimitCoversL1(t *testing.T) {
 				L1MaxBytes int64 `json:"l1_max_bytes"`
 			} `json:"cache"`
 		}
-		if err := json.Unmarshal([]byte(r.configMap.Data["config.json"]), &cfg); err != nil {
-			t.Fatal(err)
-		}
+		configOf(t, r, &cfg)
 		l1 := cfg.Cache.L1MaxBytes
 		if l1 == 0 {
 			l1 = 64 << 20 // configs default
@@ -95,9 +93,7 @@ func TestRedisModeIsHonoured(t *testing.T) {
 			MasterName string `json:"master_name"`
 		} `json:"redis"`
 	}
-	if err := json.Unmarshal([]byte(r.configMap.Data["config.json"]), &cfg); err != nil {
-		t.Fatal(err)
-	}
+	configOf(t, r, &cfg)
 	if cfg.Redis.MasterName != "mymaster" {
 		t.Errorf("sentinel with masterName rendered master_name %q", cfg.Redis.MasterName)
 	}
@@ -113,5 +109,13 @@ func TestReadinessProbeOutwaitsRedisPing(t *testing.T) {
 	p := r.deploy.Spec.Template.Spec.Containers[0].ReadinessProbe
 	if p == nil || p.TimeoutSeconds < 2 {
 		t.Fatalf("readiness probe %+v: timeoutSeconds must exceed the 1 s Redis ping", p)
+	}
+}
+
+// configOf decodes the edge config the chart rendered into its ConfigMap.
+func configOf(t *testing.T, r rendered, cfg any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(r.configMap.Data["config.json"]), cfg); err != nil {
+		t.Fatal(err)
 	}
 }
