@@ -422,8 +422,7 @@ func (c *Cache) probeBulk(ctx context.Context, dealer int64, key []byte, pol Pol
 	case stateFresh:
 		c.bulk.hits.Add(1)
 		return outcome{e, Hit}, true
-	case stateStale:
-		c.bulk.hits.Add(1)
+	case stateStale: // counted as stale served, as an L1 or Redis stale answer is
 		c.refresh(ctx, dealer, string(key), pol, fill)
 		return outcome{e, Stale}, true
 	}

@@ -137,7 +137,7 @@ func TestBulkStates(t *testing.T) {
 		hits    uint64 // bulk hits
 	}{
 		{"fresh", 30 * time.Second, nil, Hit, "v1", 0, 1},
-		{"stale", 90 * time.Second, nil, Stale, "v1", 1, 1},
+		{"stale", 90 * time.Second, nil, Stale, "v1", 1, 0}, // counted as stale served
 		{"stale-if-error", 30 * time.Minute, boom, Stale, "v1", 1, 0},
 		{"error-window/fill-ok", 30 * time.Minute, nil, Miss, "v2", 1, 0},
 		{"expired", 2 * time.Hour, boom, Miss, "", 1, 0},

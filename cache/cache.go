@@ -143,6 +143,8 @@ type Cache struct {
 	flights    singleflight.Group
 	genFlights singleflight.Group
 	refreshing sync.Map      // flight key -> struct{}: refreshes under way
+	fillsMu    sync.Mutex
+	fills      map[string]*fillTrack // flight key -> the fills of it under way in this instance
 	refreshers *workers.Pool // runs them on goroutines that keep their grown stacks
 
 	redisUp  atomic.Bool
@@ -392,9 +394,16 @@ type outcome struct {
 	res Result
 }
 
-func flightKey(dealer int64, key string) string {
-	b := make([]byte, 0, 24+len(key))
+// flightKey names the one flight (or refresh) of key under the dealer's
+// current generation: a caller that comes after a purge starts a fill of
+// its own instead of joining one that began before it and would hand it
+// the pre-purge body.
+func (c *Cache) flightKey(dealer int64, key string) string {
+	gen := c.gens.get(dealer).gen.Load()
+	b := make([]byte, 0, 48+len(key))
 	b = strconv.AppendInt(b, dealer, 10)
+	b = append(b, 0)
+	b = strconv.AppendUint(b, gen, 10)
 	b = append(b, 0)
 	b = append(b, key...)
 	return string(b)
@@ -421,7 +430,7 @@ func (c *Cache) miss(ctx context.Context, dealer int64, key []byte, pol Policy, 
 		fallback = newer(fallback, probe.e)
 	}
 	led := false
-	ch := c.flights.DoChan(flightKey(dealer, skey), func() (any, error) {
+	ch := c.flights.DoChan(c.flightKey(dealer, skey), func() (any, error) {
 		led = true
 		fctx, cancel := c.flightContext(ctx)
 		defer cancel()
@@ -656,6 +665,10 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		rv.Prev = prev.src
 	}
 	fctx = context.WithValue(fctx, revalidationKey{}, rv)
+	fk := c.flightKey(dealer, key)
+	tk := c.beginFill(fk)
+	var stored *Entry // what this fill stored, for the fills of the key still running
+	defer func() { c.endFill(fk, tk, stored) }()
 	fillStart := c.now()
 	body, err := safeFill(func() ([]byte, error) { return fill(fctx) })
 	if errors.Is(err, ErrUnchanged) && rv.Prev != 0 {
@@ -666,10 +679,11 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		}
 		endSpan(span, nil)
 		c.st.fillsRevalidated.Add(1)
-		if n := c.storedSince(dealer, key, gen, fillStart); n != nil {
+		if n := c.storedSince(dealer, key, gen, fillStart, tk); n != nil {
 			return outcome{n, Miss}, nil
 		}
 		e := prev.renewed(c.now(), pol)
+		stored = e
 		c.l1put(dealer, key, gen, cur, e)
 		if rkey != "" {
 			c.l2Set(ctx, rkey, e, &held)
@@ -685,10 +699,11 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		}
 		return outcome{}, err
 	}
-	if n := c.storedSince(dealer, key, gen, fillStart); n != nil {
+	if n := c.storedSince(dealer, key, gen, fillStart, tk); n != nil {
 		return outcome{n, Miss}, nil
 	}
 	e := newEntry(body, c.now(), pol)
+	stored = e
 	e.level, e.src = c.gzipLevel, rv.Source
 	// A refresh (or a refill within stale-if-error) that made the body
 	// the entry it replaces holds keeps that entry's compressed bytes.
@@ -702,20 +717,64 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 	return outcome{e, Miss}, nil
 }
 
-// storedSince returns the entry L1 holds for the key under gen when it was
-// stored after start (another fill of the key, in this instance, ended
-// while this one ran), else nil. A fill that finds one stores nothing and
-// serves that entry: a background refresh that read its sources before a
-// miss's fill did must not write its older body over the miss's (it did;
-// a refresh and a miss of one key are separate flights).
-func (c *Cache) storedSince(dealer int64, key string, gen uint64, start time.Time) *Entry {
-	if c.l1 == nil {
-		return nil
+// storedSince returns the entry another fill of the key in this instance
+// stored after start (it ended while this one ran), else nil: the one L1
+// holds under gen, or the last one stored by a fill tracked with tk (also
+// when L1 is off, refused it or has evicted it). A fill that finds one
+// stores nothing and serves that entry: a background refresh that read its
+// sources before a miss's fill did must not write its older body over the
+// miss's (it did; a refresh and a miss of one key are separate flights).
+func (c *Cache) storedSince(dealer int64, key string, gen uint64, start time.Time, tk *fillTrack) *Entry {
+	if c.l1 != nil {
+		if n := c.l1.lookupString(dealer, key); n != nil && n.gen == gen && n.entry.StoredAt.After(start) {
+			return n.entry
+		}
 	}
-	if n := c.l1.lookupString(dealer, key); n != nil && n.gen == gen && n.entry.StoredAt.After(start) {
-		return n.entry
+	c.fillsMu.Lock()
+	last := tk.last
+	c.fillsMu.Unlock()
+	if last != nil && last.StoredAt.After(start) {
+		return last
 	}
 	return nil
+}
+
+// fillTrack is what the fills of one key under way in this instance share:
+// how many run, and the entry the last one to end stored.
+type fillTrack struct {
+	active int
+	last   *Entry
+}
+
+// beginFill registers a fill of the flight key fk; endFill must follow.
+// The map holds a key only while a fill of it runs, so it is bounded by
+// the fills under way.
+func (c *Cache) beginFill(fk string) *fillTrack {
+	c.fillsMu.Lock()
+	defer c.fillsMu.Unlock()
+	if c.fills == nil {
+		c.fills = make(map[string]*fillTrack)
+	}
+	tk := c.fills[fk]
+	if tk == nil {
+		tk = &fillTrack{}
+		c.fills[fk] = tk
+	}
+	tk.active++
+	return tk
+}
+
+// endFill ends a fill registered by beginFill; stored is the entry it
+// stored, if any, which the other fills of the key still running see.
+func (c *Cache) endFill(fk string, tk *fillTrack, stored *Entry) {
+	c.fillsMu.Lock()
+	defer c.fillsMu.Unlock()
+	if stored != nil && (tk.last == nil || stored.StoredAt.After(tk.last.StoredAt)) {
+		tk.last = stored
+	}
+	if tk.active--; tk.active == 0 {
+		delete(c.fills, fk)
+	}
 }
 
 func newer(a, b *Entry) *Entry {
@@ -740,7 +799,7 @@ func (c *Cache) l1put(dealer int64, key string, gen uint64, cur *genState, e *En
 // refresh starts one background refresh of the key unless one is running in
 // this instance already.
 func (c *Cache) refresh(ctx context.Context, dealer int64, key string, pol Policy, fill FillFunc) {
-	fk := flightKey(dealer, key)
+	fk := c.flightKey(dealer, key)
 	if _, busy := c.refreshing.LoadOrStore(fk, struct{}{}); busy {
 		return
 	}

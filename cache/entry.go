@@ -90,9 +90,9 @@ type Entry struct {
 	lent    atomic.Pointer[bufpool.Buf] // the pooled storage of a plain body served once (see inflateLent)
 	lending atomic.Bool                 // being offered to L1 with lent storage: L1's lookups pass it over
 
-	vmu     sync.Mutex    // orders installing a variant with L1's accounting
-	acct    *atomic.Int64 // L1's byte count while e is in L1, else nil
-	retired bool          // e has left L1: variants made now are not kept
+	vmu     sync.Mutex // orders installing a variant with L1's accounting
+	owner   *l1        // the L1 whose byte budget e's codings count in while e is in it, else nil
+	retired bool       // e has left L1: variants made now are not kept
 }
 
 // MaxAge is the number of whole seconds of freshness e has left at now,

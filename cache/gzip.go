@@ -74,18 +74,28 @@ func (e *Entry) Gzip() (body []byte, etag string, ok bool) {
 // install keeps made in slot (the plain body or the gzip variant) unless
 // another call kept one first or e has left L1, and returns the one to
 // serve.
+// A coding made while e is in L1 counts in L1's budget, and L1 evicts
+// other entries if it no longer fits: codings made lazily (the plain body
+// of an entry read compressed from Redis, the gzip copy of a plain one)
+// must not take L1 past its byte budget.
 func (e *Entry) install(slot *atomic.Pointer[variant], made *variant) *variant {
 	e.vmu.Lock()
-	defer e.vmu.Unlock()
 	if v := slot.Load(); v != nil {
+		e.vmu.Unlock()
 		return v
 	}
 	if e.retired {
+		e.vmu.Unlock()
 		return made
 	}
 	slot.Store(made)
-	if e.acct != nil {
-		e.acct.Add(made.size())
+	owner := e.owner
+	if owner != nil {
+		owner.bytes.Add(made.size())
+	}
+	e.vmu.Unlock()
+	if owner != nil {
+		owner.shrink() // outside vmu: eviction retires entries, e among them perhaps
 	}
 	return made
 }
@@ -115,16 +125,17 @@ func (e *Entry) makeGzip() *variant {
 	return &variant{body: buf.Bytes(), etag: "W/" + e.ETag, kept: true}
 }
 
-// account makes e's codings (plain and gzip, those made so far) count in the byte budget acct and returns
-// what they count already; ok is false when e is, or was, in L1 already.
-// L1 calls it under the shard lock, before it publishes e.
-func (e *Entry) account(acct *atomic.Int64) (n int64, ok bool) {
+// account makes e's codings (plain and gzip, those made so far) count in
+// the byte budget of L1 c and returns what they count already; ok is false
+// when e is, or was, in L1 already. L1 calls it under the shard lock,
+// before it publishes e.
+func (e *Entry) account(c *l1) (n int64, ok bool) {
 	e.vmu.Lock()
 	defer e.vmu.Unlock()
-	if e.acct != nil || e.retired {
+	if e.owner != nil || e.retired {
 		return 0, false
 	}
-	e.acct = acct
+	e.owner = c
 	return e.codingsSize(), true
 }
 
@@ -138,10 +149,10 @@ func (e *Entry) retire() int64 {
 	e.vmu.Lock()
 	defer e.vmu.Unlock()
 	n := int64(0)
-	if e.acct != nil {
+	if e.owner != nil {
 		n = e.codingsSize()
 	}
-	e.acct, e.retired = nil, true
+	e.owner, e.retired = nil, true
 	return n
 }
 

@@ -138,7 +138,7 @@ func (c *l1) put(dealer int64, key string, gen uint64, cur *atomic.Uint64, e *En
 		s.mu.Unlock()
 		return false
 	}
-	variants, ok := e.account(&c.bytes)
+	variants, ok := e.account(c)
 	if !ok { // e is, or was, held by a node
 		s.mu.Unlock()
 		return false
@@ -176,6 +176,20 @@ func (c *l1) put(dealer int64, key string, gen uint64, cur *atomic.Uint64, e *En
 		}
 	}
 	return true
+}
+
+// shrink evicts entries while L1 holds more than its budget: after a coding
+// of a resident entry was made (see Entry.install).
+func (c *l1) shrink() {
+	for c.bytes.Load() > c.max {
+		victim, _ := c.evictOne(nil, 0)
+		if victim == nil {
+			return
+		}
+		if c.onEvict != nil {
+			c.onEvict(victim)
+		}
+	}
 }
 
 // wouldAdmit reports whether a newcomer of cost bytes whose key hashed to

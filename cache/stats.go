@@ -21,8 +21,8 @@ type Stats struct {
 	// L1Hits are fresh hits served from L1's hot tier (the whole L1 when
 	// it is not split in tiers) without a flight.
 	L1Hits uint64
-	// BulkHits count lookups answered from L1's bulk tier (fresh, or stale
-	// within stale-while-revalidate) after a hot-tier miss; BulkErrors
+	// BulkHits count lookups answered fresh from L1's bulk tier after a
+	// hot-tier miss (a stale answer counts in StaleServed); BulkErrors
 	// the values there that did not decode (dropped, looked up further as
 	// missing). BulkEntries and BulkBytes are the tier's current size
 	// (bytes of its ring in use, at most its share of L1MaxBytes). All
