@@ -31,7 +31,8 @@ import (
 //	        full again only that long from now (it admitted requests while
 //	        Redis was unreachable); the bucket's TAT is moved to at least
 //	        now + debt, so those admissions are paid for instead of being
-//	        granted a second time
+//	        granted a second time (stored also when this call is refused:
+//	        the caller counts its debt paid after any reply)
 //	ARGV[6] least, the fewest tokens worth granting (integer in [1, n];
 //	        absent means 1): the cost of the request that asks, which is
 //	        admitted with all of its tokens or not at all
@@ -62,8 +63,17 @@ local tat = tonumber(redis.call('GET', KEYS[1]))
 if tat == nil or tat < now then
   tat = now
 end
+local raised = false
 if now + debt > tat then
   tat = now + debt
+  raised = true
+end
+local function store()
+  local px = math.floor((tat - now) / 1000) + 1
+  if callerClock and px < 1000 then
+    px = 1000
+  end
+  redis.call('SET', KEYS[1], string.format('%d', tat), 'PX', string.format('%d', px))
 end
 local limit = now + burst * t
 local avail = math.floor((limit - tat) / t)
@@ -76,12 +86,11 @@ if got > avail then
 end
 if got >= least then
   tat = tat + got * t
-  local px = math.floor((tat - now) / 1000) + 1
-  if callerClock and px < 1000 then
-    px = 1000
-  end
-  redis.call('SET', KEYS[1], string.format('%d', tat), 'PX', string.format('%d', px))
+  store()
   return {got, avail - got, tat - now, 0}
+end
+if raised then
+  store() -- the debt is paid even when this call is refused
 end
 return {0, avail, tat - now, tat + least * t - limit}
 `
