@@ -142,10 +142,10 @@ type Cache struct {
 	gens       generations
 	flights    singleflight.Group
 	genFlights singleflight.Group
-	refreshing sync.Map      // flight key -> struct{}: refreshes under way
+	refreshing sync.Map // flight key -> struct{}: refreshes under way
 	fillsMu    sync.Mutex
 	fills      map[string]*fillTrack // flight key -> the fills of it under way in this instance
-	refreshers *workers.Pool // runs them on goroutines that keep their grown stacks
+	refreshers *workers.Pool         // runs them on goroutines that keep their grown stacks
 
 	redisUp  atomic.Bool
 	pubsubUp atomic.Bool
