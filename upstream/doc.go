@@ -25,6 +25,14 @@
 // it calls, so a 400 means the two sides disagree. Error bodies are
 // {"error": "<message>"} and are not read by the client.
 //
+// A body may be at most 32 MiB (the largest answers, a content type's
+// summary corpus, are a few hundred KiB); a longer one is a failure. A
+// body is plain JSON: a Content-Encoding the edge did not ask for is not
+// decoded, and the answer is a failure. The edge retries a call once, within
+// its deadline, only when the connection ended before any answer (a
+// keep-alive connection the service had closed); a malformed or late answer
+// is not retried.
+//
 // # Client behaviour
 //
 // Each service has its own connection pool, timeout (Options.Timeouts;
@@ -95,7 +103,11 @@
 //	    -> VehiclePage; filters and pagination are applied by the service;
 //	       service (REWIND or NOS) is required; q matches every
 //	       whitespace-separated word, case-insensitively, against make,
-//	       model or trim; upfit is an upfit slug the vehicle has;
+//	       model or trim; upfit is an upfit slug the vehicle has, as
+//	       the edge publishes it: the canonical form of the stored slug
+//	       (publicshape.CanonicalSlug; altro for the label Altro,
+//	       whatever its code; the label's canonical form when the slug
+//	       is empty), so that a published slug filters;
 //	       view=summary leaves out what only a detail shows (see
 //	       VehicleSummary: about a fifth of the bytes), view=full or none
 //	       sends whole records. The edge's listings ask for the summary.
