@@ -176,6 +176,7 @@ func (s *Server) authenticate(ctx *fasthttp.RequestCtx, rawKey []byte, rs *reqSt
 		return p, nil
 	}
 	lookupCause := LookupNoIndex
+	revoked := false
 	if state == IndexFresh || state == IndexStale {
 		sum := sha256.Sum256(rawKey)
 		ver := s.index.version.Load()
@@ -187,6 +188,13 @@ func (s *Server) authenticate(ctx *fasthttp.RequestCtx, rawKey []byte, rs *reqSt
 			return invalidPrincipal, nil
 		}
 		lookupCause = LookupIndexStale
+		// A principal resolved before the table's last good sync, which
+		// no longer holds the key, was revoked (or expired) there: it is
+		// no fallback while the index is stale, and the table's answer
+		// (invalid) stands when the lookup cannot be made.
+		if p != nil && !p.fetched.After(time.Unix(0, s.index.lastGood.Load())) {
+			p, revoked = nil, true
+		}
 	}
 	if n := s.negAuth.get(id); n != nil && now.Sub(n.fetched) < st.AuthNegativeTTL {
 		return n, nil
@@ -204,6 +212,9 @@ func (s *Server) authenticate(ctx *fasthttp.RequestCtx, rawKey []byte, rs *reqSt
 	if !s.budget.take(now, st.LookupRate, st.LookupBurst) {
 		if stale {
 			return p, nil
+		}
+		if revoked {
+			return invalidPrincipal, nil
 		}
 		s.authStats.lookups[2].Add(1)
 		return nil, errLookupBudget
@@ -234,6 +245,9 @@ func (s *Server) authenticate(ctx *fasthttp.RequestCtx, rawKey []byte, rs *reqSt
 	if err != nil {
 		if stale && errors.Is(err, upstream.ErrUnavailable) {
 			return p, nil
+		}
+		if revoked && errors.Is(err, upstream.ErrUnavailable) {
+			return invalidPrincipal, nil
 		}
 		return nil, err
 	}

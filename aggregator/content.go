@@ -63,13 +63,15 @@ func (s *Server) contentListing(ctx *fasthttp.RequestCtx, rs *reqState) {
 		s.writeProblem(ctx, rs, invalidContentType())
 		return
 	}
+	// Every answer of a deprecated type carries the deprecation headers
+	// (contract 9), a refused parameter's 422 too.
+	st := s.settings.Load()
+	setDeprecation(ctx, st, ct)
 	p, ae := parseContentListing(&rs.raw, ct)
 	if ae != nil {
 		s.writeProblem(ctx, rs, ae)
 		return
 	}
-	st := s.settings.Load()
-	setDeprecation(ctx, st, ct)
 	rs.keyBuf = appendKey(rs.keyBuf[:0], RouteContentListing, ct, &p)
 	rs.keyBuf = append(rs.keyBuf, contentKeyExtra(st, ct)...)
 	if s.serveFresh(ctx, rs, st, ct, rs.keyBuf) {
@@ -212,13 +214,15 @@ func (s *Server) contentDetails(ctx *fasthttp.RequestCtx, rs *reqState) {
 		s.writeProblem(ctx, rs, invalidContentType())
 		return
 	}
+	// Every answer of a deprecated type carries the deprecation headers
+	// (contract 9), a refused parameter's 422 too.
+	st := s.settings.Load()
+	setDeprecation(ctx, st, ct)
 	p, ae := parseContentDetails(&rs.raw)
 	if ae != nil {
 		s.writeProblem(ctx, rs, ae)
 		return
 	}
-	st := s.settings.Load()
-	setDeprecation(ctx, st, ct)
 	rs.keyBuf = appendKey(rs.keyBuf[:0], RouteContentDetails, ct, &p)
 	rs.keyBuf = append(rs.keyBuf, contentKeyExtra(st, ct)...)
 	if s.serveFresh(ctx, rs, st, ct, rs.keyBuf) {

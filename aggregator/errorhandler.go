@@ -48,3 +48,15 @@ func (s *Server) ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
 	// sampled out), under the route not_found.
 	s.report(ctx, rs)
 }
+
+// HeaderReceived is the public server's fasthttp.Server.HeaderReceived:
+// it runs once a request's headers are read, before fasthttp would answer
+// "Expect: 100-continue". RFC 9110 sections 10.1.1 and 15.2: an HTTP/1.0
+// request's expectation is ignored and such a client is never sent a 1xx
+// (it would read "100 Continue" as the final answer).
+func (s *Server) HeaderReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	if !h.IsHTTP11() {
+		h.Del(fasthttp.HeaderExpect)
+	}
+	return fasthttp.RequestConfig{}
+}

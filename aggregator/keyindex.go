@@ -109,10 +109,22 @@ type keyIndex struct {
 
 	cursor string // sync goroutine only
 	state  string // last logged state; sync goroutine only
+
+	// wake tells the sync loop that the settings changed (a reload): a
+	// new auth.index_interval applies to the wait under way.
+	wake chan struct{}
+}
+
+// settingsChanged wakes the sync loop to apply new settings to its wait.
+func (ix *keyIndex) settingsChanged() {
+	select {
+	case ix.wake <- struct{}{}:
+	default:
+	}
 }
 
 func newKeyIndex(feed KeyFeed, log *slog.Logger, now func() time.Time) *keyIndex {
-	ix := &keyIndex{feed: feed, log: log, now: now, planIdx: map[string]uint32{}, state: IndexLoading}
+	ix := &keyIndex{feed: feed, log: log, now: now, planIdx: map[string]uint32{}, state: IndexLoading, wake: make(chan struct{}, 1)}
 	ix.plans.Store(&[]string{})
 	return ix
 }
@@ -352,6 +364,7 @@ func (ix *keyIndex) run(ctx context.Context, settings func() *Settings) {
 	for {
 		st := settings()
 		sctx, cancel := context.WithTimeout(ctx, max(st.IndexInterval, 30*time.Second))
+		begun := time.Now() // the wait is timed on the real clock (ix.now may be a test's)
 		start := ix.now()
 		err := ix.syncOnce(sctx)
 		cancel()
@@ -373,12 +386,23 @@ func (ix *keyIndex) run(ctx context.Context, settings func() *Settings) {
 			}
 			ix.state = state
 		}
-		t := time.NewTimer(st.IndexInterval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
+		t := time.NewTimer(time.Until(begun.Add(st.IndexInterval)))
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+				break wait
+			case <-ix.wake: // a reload: the interval in force now times this wait
+				left := time.Until(begun.Add(settings().IndexInterval))
+				if left <= 0 {
+					t.Stop()
+					break wait
+				}
+				t.Reset(left)
+			}
 		}
 	}
 }

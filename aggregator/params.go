@@ -1,6 +1,7 @@
 package aggregator
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -142,9 +143,10 @@ func (v *validator) integer(i, def, lo, hi int) int {
 	return int(n)
 }
 
-// parseDecimal parses 1 to 18 ASCII digits.
+// parseDecimal parses 1 to 19 ASCII digits whose value fits an int64
+// (id_offerta is an int64: its largest value has 19 digits).
 func parseDecimal(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 18 {
+	if len(b) == 0 || len(b) > 19 {
 		return 0, false
 	}
 	var n int64
@@ -152,7 +154,11 @@ func parseDecimal(b []byte) (int64, bool) {
 		if c < '0' || c > '9' {
 			return 0, false
 		}
-		n = n*10 + int64(c-'0')
+		d := int64(c - '0')
+		if n > (math.MaxInt64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
 	}
 	return n, true
 }

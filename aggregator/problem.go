@@ -115,8 +115,17 @@ func (s *Server) writeProblem(ctx *fasthttp.RequestCtx, rs *reqState, ae *apiErr
 	if ae.retryAfter > 0 {
 		resp.Header.Set("Retry-After", strconv.Itoa(ae.retryAfter))
 	}
-	if status == fasthttp.StatusMethodNotAllowed {
+	switch status {
+	case fasthttp.StatusMethodNotAllowed:
 		resp.Header.Set("Allow", "GET, HEAD")
+	case fasthttp.StatusUnauthorized:
+		// RFC 9110 11.6.1: a 401 carries a challenge. A key that was sent
+		// and refused is RFC 6750's invalid_token; a missing one gets none.
+		if ae.code == codeMissingKey {
+			resp.Header.Set("WWW-Authenticate", `Bearer realm="dealer-edge"`)
+		} else {
+			resp.Header.Set("WWW-Authenticate", `Bearer realm="dealer-edge", error="invalid_token"`)
+		}
 	}
 	resp.SetBody(body)
 	rs.status = status

@@ -250,6 +250,9 @@ func (s *Server) UpdateSettings(st *Settings) error {
 	}
 	ls.depKey = dep + "|" + sun + "|" + link
 	s.settings.Store(ls)
+	if s.index != nil {
+		s.index.settingsChanged()
+	}
 	return nil
 }
 
@@ -300,7 +303,12 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	rs.start = s.now()
 	defer s.finish(ctx, rs)
 
-	rs.hdr.read(&ctx.Request.Header)
+	if ctx.Request.Header.ContentLength() == -1 {
+		// A chunked body: its trailer fields are in the parsed headers.
+		rs.hdr.readRaw(ctx.Request.Header.RawHeaders())
+	} else {
+		rs.hdr.read(&ctx.Request.Header)
+	}
 	bareLF := hasBareLF(ctx.Request.Header.RawHeaders())
 	if bareLF {
 		// Nothing read from such a header block is trusted, not even the
@@ -506,9 +514,10 @@ func (s *Server) endpoint(route string, h func(*fasthttp.RequestCtx, *reqState))
 		rs := state(ctx)
 		rs.route = route
 		rawKey, code := ExtractKey(rs.hdr.apiKey, rs.hdr.authorization)
-		if code == "" && (rs.hdr.apiKeys > 1 || rs.hdr.authorizations > 1) {
+		if code != codeInvalidKey && (rs.hdr.apiKeys > 1 || rs.hdr.authorizations > 1) {
 			// A key header given twice is as ambiguous as both headers:
-			// Peek would silently pick the first (a proxy may pick another).
+			// Peek would silently pick the first (a proxy may pick another),
+			// also when the first is empty and the key is in the second.
 			rawKey, code = nil, codeInvalidKey
 		}
 		if code != "" {

@@ -72,6 +72,22 @@ func CanonicalSlug(s string) string {
 	return b.String()
 }
 
+// UpfitSlug is the slug an upfit is published under, from the slug and
+// label the inventory service stores: altro for the label Altro (any case,
+// whatever its code and slug), else the canonical form of the stored slug,
+// else of the label; empty when neither has a slug character (the upfit is
+// not published). The service's upfit filter matches this form.
+func UpfitSlug(slug, label string) string {
+	label = strings.TrimSpace(label)
+	if strings.EqualFold(label, AltroLabel) {
+		return altroSlug
+	}
+	if c := CanonicalSlug(slug); c != "" {
+		return c
+	}
+	return CanonicalSlug(label)
+}
+
 // slugByte maps one rune to its slug byte; ok is false for separators.
 func slugByte(r rune) (byte, bool) {
 	switch {
@@ -180,17 +196,14 @@ func Upfits(src []UpfitSource) ([]ProfessionalUpfit, *ProfessionalUpfit) {
 			IsPrimary: s.Primary, // normalised below
 		}
 		label := strings.TrimSpace(s.Label)
-		if strings.EqualFold(label, AltroLabel) {
-			u.Slug, u.Label = altroSlug, AltroLabel
+		u.Slug = UpfitSlug(s.Slug, label)
+		if u.Slug == altroSlug && strings.EqualFold(label, AltroLabel) {
+			u.Label = AltroLabel
 			u.DisplayLabel = AltroLabel
 			if alias := strings.TrimSpace(s.DealerAlias); alias != "" {
 				u.DisplayLabel = alias
 			}
 		} else {
-			u.Slug = CanonicalSlug(s.Slug)
-			if u.Slug == "" {
-				u.Slug = CanonicalSlug(label)
-			}
 			if u.Slug == "" {
 				continue
 			}

@@ -2,6 +2,7 @@ package fake
 
 import (
 	"encoding/json"
+	"github.com/dealer-edge/dealer-edge/publicshape"
 	"net/url"
 	"strconv"
 	"strings"
@@ -225,7 +226,7 @@ func (s *Server) inventory(ctx *fasthttp.RequestCtx, seg []string) {
 
 func hasUpfit(v *upstream.Vehicle, slug string) bool {
 	for i := range v.Upfits {
-		if v.Upfits[i].Slug == slug {
+		if publicshape.UpfitSlug(v.Upfits[i].Slug, v.Upfits[i].Label) == slug { // upstream/doc.go: the published form
 			return true
 		}
 	}

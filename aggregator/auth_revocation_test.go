@@ -1,0 +1,98 @@
+package aggregator
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dealer-edge/dealer-edge/upstream"
+	"github.com/dealer-edge/dealer-edge/upstream/fake"
+)
+
+func rawKeyRequest(t *testing.T, addr, hdrs string) (*http.Response, string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	req := "GET /dealer/REWIND/listing?page_size=1 HTTP/1.1\r\nHost: edge.test\r\n" + hdrs + "\r\n"
+	if _, err := conn.Write([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(body)
+}
+
+// TestDuplicateKeyHeaderEmptyFirst: README "Decisions", Authentication:
+// "The same key header sent twice (two X-Api-Key or two Authorization
+// headers) is 401 invalid_api_key too: a proxy in front might pick the
+// other one." When the first of the two is empty, the edge answers
+// missing_api_key although a key was sent (the duplicate check runs only
+// when ExtractKey found a key in the first header).
+func TestDuplicateKeyHeaderEmptyFirst(t *testing.T) {
+	s := newBenchServer(t, true)
+	addr := strings.TrimPrefix(serveLoopback(t, s), "http://")
+	for _, c := range []struct{ name, hdrs string }{
+		{"empty then key", "X-Api-Key: \r\nX-Api-Key: demo-key-alpha\r\n"},
+		{"empty Authorization then Bearer", "Authorization: \r\nAuthorization: Bearer demo-key-alpha\r\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resp, body := rawKeyRequest(t, addr, c.hdrs)
+			if resp.StatusCode != 401 || !strings.Contains(body, `"code":"invalid_api_key"`) {
+				t.Fatalf("status %d body %s; want 401 invalid_api_key (key header sent twice)", resp.StatusCode, body)
+			}
+		})
+	}
+}
+
+// TestRevokedKeyComesBackWhenIndexGoesStale: a key revoked at the
+// dealers service is refused within one index interval (README: "A key
+// added, revoked or expired at the dealers service takes effect within one
+// interval"). But its principal stays in the valid-key cache; once the
+// dealers service is unreachable long enough for the index to go stale,
+// the index miss is looked up, the lookup fails, and authenticate falls
+// back to that stale principal ("stale && ErrUnavailable"): the revoked
+// key is served 200 again for up to auth.ttl + auth.stale after it was
+// last resolved, although the edge had already applied the revocation.
+func TestRevokedKeyComesBackWhenIndexGoesStale(t *testing.T) {
+	e := newIndexEdge(t, fake.Options{}, func(s *Settings) {
+		s.IndexInterval = time.Second
+		s.IndexStaleAfter = 2 * time.Second
+		// auth.ttl 60s and auth.stale 10m: the defaults.
+	}, true)
+	now := time.Now()
+	e.s.now = func() time.Time { return now }
+	e.s.index.now = e.s.now
+	e.sync(t)
+	if got := e.get("demo-key-alpha"); got != 200 {
+		t.Fatalf("warm: %d", got)
+	}
+	e.fk.RevokeKey("demo-key-alpha")
+	now = now.Add(time.Second)
+	e.sync(t)
+	if got := e.get("demo-key-alpha"); got != 401 {
+		t.Fatalf("after the revocation was synced: %d, want 401", got)
+	}
+	// The dealers service becomes unreachable; the index goes stale.
+	e.fk.SetDown(upstream.SvcDealers, true)
+	now = now.Add(3 * time.Second)
+	_ = e.s.SyncKeyIndex(context.Background())
+	if st := e.s.AuthStats(); st.IndexState != IndexStale {
+		t.Fatalf("state %q, want stale", st.IndexState)
+	}
+	if got := e.get("demo-key-alpha"); got != 401 {
+		t.Fatalf("revoked key (refused since its revocation was applied) answered %d with the dealers service down; want 401", got)
+	}
+}
