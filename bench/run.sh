@@ -239,12 +239,12 @@ off='{"ttl":"0s","stale_while_revalidate":"0s","stale_if_error":"0s"}'
 # fake upstream (one core, shared with wrk) queues, and with the production 800 ms timeouts the breakers
 # open and the edge sheds load with 503 (which the table would only show as a failed run); with 10 s the
 # table shows what that queueing costs in latency instead.
-printf '{"log":{"access_log":false},"server":{"request_timeout":"10s"},"upstream":{"timeouts":{"dealers":"10s","inventory":"10s","content":"10s"}},"cache":{"routes":{"inventory_listing":%s,"inventory_details":%s,"content_hub":%s,"content_search":%s,"content_listing":%s,"content_details":%s}}}\n' \
+printf '{"log":{"access_log":false},"server":{"request_timeout":"25s"},"upstream":{"timeouts":{"dealers":"10s","inventory":"10s","content":"10s"}},"cache":{"routes":{"inventory_listing":%s,"inventory_details":%s,"content_hub":%s,"content_search":%s,"content_listing":%s,"content_details":%s}}}\n' \
   "$off" "$off" "$off" "$off" "$off" "$off" >"$EDGE_NOCACHE_CFG"
 # As EDGE_NOCACHE_CFG but content listings cached with their default policy: the content views are cached
 # (and fresh for 5 minutes), so a hub (its own cache off) is cut from them without an upstream call.
 EDGE_VIEWS_CFG="$WORK/edge-views.json"
-printf '{"log":{"access_log":false},"server":{"request_timeout":"10s"},"upstream":{"timeouts":{"dealers":"10s","inventory":"10s","content":"10s"}},"cache":{"routes":{"inventory_listing":%s,"inventory_details":%s,"content_hub":%s,"content_search":%s,"content_details":%s}}}\n' \
+printf '{"log":{"access_log":false},"server":{"request_timeout":"25s"},"upstream":{"timeouts":{"dealers":"10s","inventory":"10s","content":"10s"}},"cache":{"routes":{"inventory_listing":%s,"inventory_details":%s,"content_hub":%s,"content_search":%s,"content_details":%s}}}\n' \
   "$off" "$off" "$off" "$off" "$off" >"$EDGE_VIEWS_CFG"
 
 

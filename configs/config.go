@@ -172,8 +172,8 @@ type Config struct {
 		// rest is the off-heap bulk tier. 0: automatic (cache.L1Tiers),
 		// negative: one tier.
 		L1HotBytes   int64             `json:"l1_hot_bytes"`
-		Routes       map[string]Policy `json:"routes"`
-		ContentTypes map[string]Policy `json:"content_types"`
+		Routes       MergedMap[Policy] `json:"routes"`
+		ContentTypes MergedMap[Policy] `json:"content_types"`
 		LockTTL      Duration          `json:"lock_ttl"`
 		LockWait     Duration          `json:"lock_wait"`
 		// AutoPipeline sends the entry reads and writes of concurrent
@@ -187,7 +187,7 @@ type Config struct {
 	RateLimit struct {
 		FailMode string           `json:"fail_mode"` // local, open, closed
 		Default  Limit            `json:"default"`
-		Plans    map[string]Limit `json:"plans"`
+		Plans    MergedMap[Limit] `json:"plans"`
 		Costs    map[string]int   `json:"costs"` // tokens per request, by route
 		MaxLease int              `json:"max_lease"`
 		// FailedAuth limits authentication failures per client address;
@@ -322,6 +322,9 @@ func Load(path string) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
+	}
+	if err := checkStrict(b, reflect.TypeFor[Config]()); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -461,8 +464,19 @@ func (c *Config) Validate() error {
 	if c.Redis.EmbeddedMaxBytes < 64<<10 {
 		bad("redis.embedded_max_bytes", "must be at least 65536")
 	}
+	if c.Redis.DB < 0 {
+		bad("redis.db", "must not be negative")
+	}
 	if c.Log.MaxEventLinesPerSec < 0 {
 		bad("log.max_event_lines_per_sec", "must not be negative (0 means no cap)")
+	}
+	if c.Upstream.BaseURL != "" { // required unless --demo brings the fake (cmd/dealer-edge)
+		if _, err := upstream.ParseBaseURL(c.Upstream.BaseURL); err != nil {
+			bad("upstream.base_url", err.Error())
+		}
+	}
+	if err := CheckRequestBudget(c.Server.RequestTimeout, c.Upstream.Timeouts); err != nil {
+		errs = append(errs, err)
 	}
 	for svc, d := range c.Upstream.Timeouts {
 		switch {
@@ -527,8 +541,8 @@ func (c *Config) Validate() error {
 	if c.Auth.LookupBurst < 1 {
 		bad("auth.lookup_burst", "must be at least 1")
 	}
-	if c.Cache.L1MaxBytes < 0 {
-		bad("cache.l1_max_bytes", "must not be negative")
+	if c.Cache.L1MaxBytes <= 0 {
+		bad("cache.l1_max_bytes", "must be positive")
 	}
 	if c.Cache.GzipLevel < 0 || c.Cache.GzipLevel > 9 {
 		bad("cache.gzip_level", "must be 0 (the default, 6) or 1-9")
@@ -809,4 +823,41 @@ func ParsePrefixes(list []string) ([]netip.Prefix, error) {
 		out = append(out, netip.PrefixFrom(a, a.BitLen()))
 	}
 	return out, nil
+}
+
+// UpstreamChain is the longest run of upstream calls one public request
+// makes one after another, by the services' timeouts (0: the default): a
+// key lookup (the dealers service twice: the key, then its dealer), a
+// vehicle detail (inventory and media at once, then catalog), or a content
+// call.
+func UpstreamChain(timeouts map[string]Duration) time.Duration {
+	t := func(svc string) time.Duration {
+		if d := timeouts[svc].D(); d > 0 {
+			return d
+		}
+		if svc == upstream.SvcCatalog || svc == upstream.SvcMedia {
+			return upstream.DefaultQuickTimeout
+		}
+		return upstream.DefaultTimeout
+	}
+	return max(2*t(upstream.SvcDealers),
+		max(t(upstream.SvcInventory), t(upstream.SvcMedia))+t(upstream.SvcCatalog),
+		t(upstream.SvcContent))
+}
+
+// CheckRequestBudget reports server.request_timeout at most the longest
+// chain of upstream timeouts (UpstreamChain): a call cut by the request's
+// deadline before its own timeout is not counted by its service's breaker
+// (the caller gave up; the service may be fine), so with such a budget a
+// hung service would never open its breaker and every request would wait
+// the whole budget. A reload checks it against the timeouts in force
+// (they are read only at start).
+func CheckRequestBudget(requestTimeout Duration, timeouts map[string]Duration) error {
+	if requestTimeout <= 0 {
+		return nil // reported as not positive
+	}
+	if chain := UpstreamChain(timeouts); requestTimeout.D() <= chain {
+		return fmt.Errorf("server.request_timeout: must be longer than the longest chain of upstream timeouts, %v (upstream.timeouts: two dealers calls, or inventory or media then catalog, or content), so that a hung service trips its breaker", chain)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel"
 	"maps"
 	"net/url"
 	"slices"
@@ -232,6 +233,11 @@ type Options struct {
 	// BatchTimeout is the batch processor's export delay; zero means the
 	// SDK's default (5s, or OTEL_BSP_SCHEDULE_DELAY). Tests shorten it.
 	BatchTimeout time.Duration
+	// OnError, when set, receives the SDK's errors (a batch that could not
+	// be exported) instead of the OpenTelemetry default, which writes them
+	// to standard error as plain text, outside the edge's JSON event log
+	// and its rate limit. It is installed process-wide (otel.SetErrorHandler).
+	OnError func(error)
 }
 
 // New builds the tracer of cfg, or returns nil (tracing off) when cfg does
@@ -244,6 +250,9 @@ func New(cfg Config, opts Options) (*Tracing, error) {
 	}
 	if !cfg.Enabled() {
 		return nil, nil
+	}
+	if opts.OnError != nil {
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(opts.OnError))
 	}
 	if cfg.Sampler == "" {
 		cfg.Sampler = DefaultSampler

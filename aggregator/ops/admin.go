@@ -13,6 +13,7 @@ import (
 	"net/http/pprof"
 	"net/netip"
 	"net/url"
+	rpprof "runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -133,7 +134,7 @@ func (a *Admin) serve(ctx *fasthttp.RequestCtx) {
 			r = route{fasthttp.MethodGet, false, pprofIndex}
 			break
 		}
-		if strings.HasPrefix(path, "/debug/pprof/") {
+		if name, ok := strings.CutPrefix(path, "/debug/pprof/"); ok && knownProfile(name) {
 			// Go's profiler (CPU, heap, goroutines, ...): what an operator
 			// needs to explain a hot spot in production, behind the admin
 			// token like everything that is not a probe.
@@ -393,6 +394,37 @@ func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
 	ctx.SetStatusCode(status)
 	ctx.SetContentType("application/json")
 	ctx.SetBody(append(b, '\n'))
+}
+
+// knownProfile reports whether pprofhandler serves name: a runtime profile
+// or one of its fixed endpoints (anything else would be its plain-text
+// 404).
+func knownProfile(name string) bool {
+	switch name {
+	case "cmdline", "profile", "symbol", "trace":
+		return true
+	}
+	return rpprof.Lookup(name) != nil
+}
+
+// ErrorHandler answers the admin requests fasthttp could not parse (set it
+// as the admin fasthttp.Server's ErrorHandler) as problem+json, like every
+// other admin error: a body over the admin's small limit (413), headers too
+// large (431), a read timeout (408), anything else malformed (400).
+func ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
+	var small *fasthttp.ErrSmallBuffer
+	var ne net.Error
+	status, title := fasthttp.StatusBadRequest, "bad request"
+	switch {
+	case errors.As(err, &small):
+		status, title = fasthttp.StatusRequestHeaderFieldsTooLarge, "request headers too large"
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		status, title = fasthttp.StatusRequestEntityTooLarge, "request body too large"
+	case errors.As(err, &ne) && ne.Timeout():
+		status, title = fasthttp.StatusRequestTimeout, "request timeout"
+	}
+	problem(ctx, status, title, "")
+	ctx.SetConnectionClose()
 }
 
 // problem writes an RFC 9457 problem body.

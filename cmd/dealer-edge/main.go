@@ -144,6 +144,12 @@ func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 	}
 	cfg, err := f.load()
 	if f.checkConfig != "" {
+		if err == nil && cfg.TLS.CertFile != "" {
+			// Start-up loads the pair; so does the check.
+			if _, cerr := listener.LoadCertificate(cfg.TLS.CertFile, cfg.TLS.KeyFile); cerr != nil {
+				err = fmt.Errorf("tls: %w", cerr)
+			}
+		}
 		if err != nil {
 			fmt.Fprintln(stderr, "dealer-edge: config invalid:", err)
 			return 2
@@ -447,7 +453,10 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 	if err != nil {
 		return nil, err
 	}
-	tr, err := tracing.New(tcfg, tracing.Options{})
+	tr, err := tracing.New(tcfg, tracing.Options{
+		// Export failures become event lines (JSON, rate-limited).
+		OnError: func(err error) { logger.Warn("tracing: export failed", "error", err.Error()) },
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -589,6 +598,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 	a.srv = &fasthttp.Server{
 		Handler:               a.api.Handler(),
 		ErrorHandler:          a.api.ErrorHandler,
+		HeaderReceived:        a.api.HeaderReceived,
 		Name:                  "dealer-edge",
 		ReadTimeout:           cfg.Server.ReadTimeout.D(),
 		WriteTimeout:          cfg.Server.WriteTimeout.D(),
@@ -696,6 +706,7 @@ func (a *app) startAdmin() error {
 	}
 	a.adminSrv = &fasthttp.Server{
 		Handler:               adm.Handler(),
+		ErrorHandler:          ops.ErrorHandler,
 		Name:                  "dealer-edge-admin",
 		ReadTimeout:           5 * time.Second,
 		WriteTimeout:          10 * time.Second,
@@ -748,6 +759,10 @@ func (a *app) reload() error {
 	a.reloadMu.Lock()
 	defer a.reloadMu.Unlock()
 	cfg, err := a.flags.load()
+	if err == nil {
+		// The upstream timeouts in force are the start's.
+		err = configs.CheckRequestBudget(cfg.Server.RequestTimeout, a.fileCfg.Upstream.Timeouts)
+	}
 	for _, hook := range a.reloadHooks {
 		if err != nil {
 			break

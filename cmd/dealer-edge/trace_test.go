@@ -252,7 +252,7 @@ func TestTracingSpanTrees(t *testing.T) {
 	// slow run, such as under -race, must not open a breaker). auth.index
 	// off: keys are looked up one by one, so the span tree has the key
 	// lookup (with the index, only the dealer profile is fetched).
-	writeConfig(t, cfgPath, `{"auth": {"index": false}, "server": {"request_timeout": "10s"}, "upstream": {"timeouts": {"dealers": "5s", "inventory": "5s", "content": "5s"}}, "tracing": {"sampler": "always_off", "service_name": "from-file", "resource_attributes": {"deployment.environment.name": "test", "team": "file"}}}`)
+	writeConfig(t, cfgPath, `{"auth": {"index": false}, "server": {"request_timeout": "15s"}, "upstream": {"timeouts": {"dealers": "5s", "inventory": "5s", "content": "5s"}}, "tracing": {"sampler": "always_off", "service_name": "from-file", "resource_attributes": {"deployment.environment.name": "test", "team": "file"}}}`)
 	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", recv.url)
 	t.Setenv("OTEL_TRACES_SAMPLER", "parentbased_always_on")
 	t.Setenv("OTEL_SERVICE_NAME", "edge-under-test")
