@@ -1,10 +1,7 @@
 package aggregator
 
 import (
-	"bufio"
 	"context"
-	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,23 +13,8 @@ import (
 
 func rawKeyRequest(t *testing.T, addr, hdrs string) (*http.Response, string) {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-	req := "GET /dealer/REWIND/listing?page_size=1 HTTP/1.1\r\nHost: edge.test\r\n" + hdrs + "\r\n"
-	if _, err := conn.Write([]byte(req)); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	return resp, string(body)
+	resps, bodies, _ := rawExchange(t, addr, "GET /dealer/REWIND/listing?page_size=1 HTTP/1.1\r\nHost: edge.test\r\nConnection: close\r\n"+hdrs+"\r\n", "GET")
+	return resps[0], string(bodies[0])
 }
 
 // TestDuplicateKeyHeaderEmptyFirst: README "Decisions", Authentication:

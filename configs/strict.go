@@ -118,13 +118,10 @@ func walkStrict(dec *json.Decoder, t reflect.Type, path string) error {
 			case t.Kind() == reflect.Map:
 				sub = t.Elem()
 			case t.Kind() == reflect.Struct:
-				f, found := fieldByJSONName(t, k)
-				if !found {
-					if g, near := fieldByJSONNameFold(t, k); near {
-						return strictError{fmt.Errorf("%s: unknown field (did you mean %s? names are case-sensitive)", name(k), name(g))}
-					}
-					// Unknown: the decoder reports it with its path.
-				}
+				f, found, fold := fieldByJSONName(t, k)
+				if !found && fold != "" {
+					return strictError{fmt.Errorf("%s: unknown field (did you mean %s? names are case-sensitive)", name(k), name(fold))}
+				} // else unknown: the decoder reports it with its path
 				sub = f
 			}
 			if err := walkStrict(dec, sub, name(k)); err != nil {
@@ -136,8 +133,10 @@ func walkStrict(dec *json.Decoder, t reflect.Type, path string) error {
 	return err
 }
 
-// fieldByJSONName returns the type of t's field whose json name is k.
-func fieldByJSONName(t reflect.Type, k string) (reflect.Type, bool) {
+// fieldByJSONName returns the type of t's field whose json name is k;
+// when none is, fold is the json name k matches only case-insensitively
+// (or "").
+func fieldByJSONName(t reflect.Type, k string) (ft reflect.Type, found bool, fold string) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		n, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -148,27 +147,11 @@ func fieldByJSONName(t reflect.Type, k string) (reflect.Type, bool) {
 			n = f.Name
 		}
 		if n == k {
-			return f.Type, true
+			return f.Type, true, ""
+		}
+		if fold == "" && strings.EqualFold(n, k) {
+			fold = n
 		}
 	}
-	return nil, false
-}
-
-// fieldByJSONNameFold returns the json name of t's field that k matches
-// only case-insensitively.
-func fieldByJSONNameFold(t reflect.Type, k string) (string, bool) {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		n, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if n == "-" || !f.IsExported() {
-			continue
-		}
-		if n == "" {
-			n = f.Name
-		}
-		if strings.EqualFold(n, k) {
-			return n, true
-		}
-	}
-	return "", false
+	return nil, false, fold
 }
