@@ -17,12 +17,11 @@ func rawKeyRequest(t *testing.T, addr, hdrs string) (*http.Response, string) {
 	return resps[0], string(bodies[0])
 }
 
-// TestDuplicateKeyHeaderEmptyFirst: README "Decisions", Authentication:
-// "The same key header sent twice (two X-Api-Key or two Authorization
-// headers) is 401 invalid_api_key too: a proxy in front might pick the
-// other one." When the first of the two is empty, the edge answers
-// missing_api_key although a key was sent (the duplicate check runs only
-// when ExtractKey found a key in the first header).
+// TestDuplicateKeyHeaderEmptyFirst: the same key header sent twice is
+// 401 invalid_api_key, also when the first is empty (README, Decisions,
+// Authentication): a proxy in front might pick the other one. Before
+// 2026-11-27 an empty first header made it missing_api_key (the duplicate
+// check ran only when the first header held a key).
 func TestDuplicateKeyHeaderEmptyFirst(t *testing.T) {
 	s := newBenchServer(t, true)
 	addr := strings.TrimPrefix(serveLoopback(t, s), "http://")
@@ -39,15 +38,13 @@ func TestDuplicateKeyHeaderEmptyFirst(t *testing.T) {
 	}
 }
 
-// TestRevokedKeyComesBackWhenIndexGoesStale: a key revoked at the
-// dealers service is refused within one index interval (README: "A key
-// added, revoked or expired at the dealers service takes effect within one
-// interval"). But its principal stays in the valid-key cache; once the
-// dealers service is unreachable long enough for the index to go stale,
-// the index miss is looked up, the lookup fails, and authenticate falls
-// back to that stale principal ("stale && ErrUnavailable"): the revoked
-// key is served 200 again for up to auth.ttl + auth.stale after it was
-// last resolved, although the edge had already applied the revocation.
+// TestRevokedKeyComesBackWhenIndexGoesStale: a key the index stopped
+// holding (revoked at the dealers service) is refused from then on
+// (README, Decisions, Authentication): when the index later goes stale and
+// the lookup fails with the dealers service down, the principal resolved
+// before the revocation is no stale fallback and the answer stays 401.
+// Before 2026-11-27 the key was served 200 again for up to auth.ttl +
+// auth.stale after it was last resolved.
 func TestRevokedKeyComesBackWhenIndexGoesStale(t *testing.T) {
 	e := newIndexEdge(t, fake.Options{}, func(s *Settings) {
 		s.IndexInterval = time.Second
@@ -75,6 +72,6 @@ func TestRevokedKeyComesBackWhenIndexGoesStale(t *testing.T) {
 		t.Fatalf("state %q, want stale", st.IndexState)
 	}
 	if got := e.get("demo-key-alpha"); got != 401 {
-		t.Fatalf("revoked key (refused since its revocation was applied) answered %d with the dealers service down; want 401", got)
+		t.Fatalf("revoked key answered %d once the index went stale with the dealers service down; want 401, as after the revocation", got)
 	}
 }

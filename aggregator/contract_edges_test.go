@@ -69,11 +69,11 @@ func TestEmptyDealer(t *testing.T) {
 	}
 }
 
-// TestDeprecationHeadersOnEveryGuidesAnswer: contract section 9,
-// "Responses for guides and glossary (listing and detail) carry these
-// headers: Deprecation, Sunset, and Link". The edge sends them on a 200, a
-// 304, a 404 content_not_found and a 503, but not on a 422 of the same
-// routes (setDeprecation runs only after parameter validation).
+// TestDeprecationHeadersOnEveryGuidesAnswer: every answer of the guides
+// and glossary routes carries Deprecation, Sunset and Link (contract
+// section 9; README, Deprecation), a 422 for a refused parameter included.
+// Before 2026-11-27 a 422 went out without them (the headers were set only
+// after parameter validation).
 func TestDeprecationHeadersOnEveryGuidesAnswer(t *testing.T) {
 	s := newBenchServer(t, true)
 	h := s.Handler()
@@ -93,10 +93,10 @@ func TestDeprecationHeadersOnEveryGuidesAnswer(t *testing.T) {
 	}
 }
 
-// TestOfferIDInt64: the OpenAPI document declares id_offerta an
-// integer of format int64; a positive 19-digit int64 is a well-formed
-// identifier and should be looked up (404 offer_not_found), not refused
-// 400 invalid_identifier "must be a positive integer".
+// TestOfferIDInt64: id_offerta is any positive int64, up to 19 digits
+// (the OpenAPI document's format: int64; README, Decisions), so a
+// well-formed id that matches no offer is 404 offer_not_found. Before
+// 2026-11-27 a 19-digit id was refused 400 invalid_identifier.
 func TestOfferIDInt64(t *testing.T) {
 	s := newBenchServer(t, true)
 	h := s.Handler()
@@ -108,10 +108,10 @@ func TestOfferIDInt64(t *testing.T) {
 	}
 }
 
-// rawSlugBackend is an inventory service whose taxonomy slugs are not in
-// canonical form (upstream.Upfit.Slug: "should be canonical; the edge
-// re-canonicalises") and which, as upstream/doc.go says, filters by "an
-// upfit slug the vehicle has", i.e. its own stored slug.
+// rawSlugBackend is an inventory service whose stored taxonomy slugs are
+// not in canonical form (upstream.Upfit.Slug: "should be canonical; the
+// edge re-canonicalises") and which, as upstream/doc.go says, filters by
+// the slug as the edge publishes it (publicshape.UpfitSlug).
 type rawSlugBackend struct{ Backend }
 
 func rawSlugVehicle() upstream.Vehicle {
@@ -129,10 +129,13 @@ func (rawSlugBackend) ListVehicles(_ context.Context, dealerID int64, q upstream
 	return upstream.VehiclePage{Total: 1, Items: []upstream.Vehicle{v}}, nil
 }
 
-// TestPublishedUpfitSlugFilters: contract 4.1, professional_upfit is
-// "slug from professional_upfits[].slug". The slug the edge publishes is
-// its re-canonicalised form, but the filter is passed to the service as
-// given, so a published slug can select nothing.
+// TestPublishedUpfitSlugFilters: professional_upfit is "slug from
+// professional_upfits[].slug" (contract 4.1), so every slug the edge
+// publishes filters, also where the stored one is not canonical: the edge
+// passes it on as given and the inventory service matches the published
+// form (upstream/doc.go; README, Upfits). Before 2026-11-27 the services'
+// contract matched the stored slug, so a published slug could select
+// nothing.
 func TestPublishedUpfitSlugFilters(t *testing.T) {
 	s := newBenchServer(t, true)
 	s.backend = rawSlugBackend{s.backend}

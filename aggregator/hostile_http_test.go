@@ -63,14 +63,14 @@ func rawExchange(t *testing.T, addr, req string, methods ...string) ([]*http.Res
 	return resps, bodies, string(rest)
 }
 
-// TestTrailerFieldsNotMergedIntoHeaders: fields sent in the trailer
-// of a chunked request body are not request headers (RFC 9110 6.5.1: a
-// recipient MUST NOT merge a trailer field into the header section unless
-// its definition allows it). fasthttp appends them to the request's
-// header list, and reqHeaders.read (hdr.All()) picks them up: an API key,
-// an If-None-Match, an Accept-Encoding or an X-Request-ID that no proxy
-// in front saw as a header is acted on, and a key smuggled behind a bare
-// LF in a trailer escapes hasBareLF (which scans the header block only).
+// TestTrailerFieldsNotMergedIntoHeaders: the trailer fields of a
+// chunked request are not request headers (RFC 9110 6.5.1: a recipient
+// MUST NOT merge a trailer field into the header section unless its
+// definition allows it; README, Decisions): an API key, If-None-Match or
+// X-Request-ID sent there, or a key behind a bare LF in the trailer, is
+// never acted on. Before 2026-11-27 they were: fasthttp appends trailer
+// fields to the parsed headers, and the bare-LF check scanned the header
+// block only.
 func TestTrailerFieldsNotMergedIntoHeaders(t *testing.T) {
 	s := newBenchServer(t, true)
 	addr := serveLikeMain(t, s)
@@ -105,12 +105,12 @@ func TestTrailerFieldsNotMergedIntoHeaders(t *testing.T) {
 	})
 }
 
-// TestNo100ContinueToHTTP10: RFC 9110 10.1.1 "A server that receives
-// a 100-continue expectation in an HTTP/1.0 request MUST ignore that
-// expectation", and 15.2 "A server MUST NOT send a 1xx response to an
-// HTTP/1.0 client". fasthttp sends "HTTP/1.1 100 Continue" first: an
-// HTTP/1.0 client reads it as the final answer (no length: its body runs
-// to the close and swallows the real 200).
+// TestNo100ContinueToHTTP10: an HTTP/1.0 request's Expect:
+// 100-continue is ignored and the client gets the final answer only (RFC
+// 9110 10.1.1: "MUST ignore that expectation"; 15.2: "MUST NOT send a 1xx
+// response to an HTTP/1.0 client"; README, Decisions). Before 2026-11-27
+// fasthttp sent "HTTP/1.1 100 Continue" first, which such a client reads
+// as the final answer (its body running to the close, over the real 200).
 func TestNo100ContinueToHTTP10(t *testing.T) {
 	s := newBenchServer(t, true)
 	addr := serveLikeMain(t, s)
@@ -121,11 +121,11 @@ func TestNo100ContinueToHTTP10(t *testing.T) {
 	}
 }
 
-// TestIfNoneMatchOverSeveralLines: If-None-Match is a list; sent as
-// two field lines it is one list (RFC 9110 5.3), so a client (or a proxy
-// that appends its own validator line) listing the current ETag on the
-// second line must get 304 (RFC 9110 13.1.2: the condition is false when
-// any listed tag matches). reqHeaders.read keeps the first line only.
+// TestIfNoneMatchOverSeveralLines: If-None-Match sent as two field
+// lines is one list (RFC 9110 5.3; README, Decisions), so the current ETag
+// on the second line gets 304 as it does on one line (RFC 9110 13.1.2:
+// the condition is false when any listed tag matches). Before 2026-11-27
+// only the first line was read.
 func TestIfNoneMatchOverSeveralLines(t *testing.T) {
 	s := newBenchServer(t, true)
 	addr := serveLikeMain(t, s)
@@ -147,11 +147,11 @@ func TestIfNoneMatchOverSeveralLines(t *testing.T) {
 	}
 }
 
-// TestUnauthorizedHasChallenge: RFC 9110 11.6.1 / 15.5.2: "A server
-// generating a 401 (Unauthorized) response MUST send a WWW-Authenticate
-// header field containing at least one challenge." The public 401s
-// (missing_api_key, invalid_api_key, expired_api_key) carry none; the
-// admin listener's do (README: "401 with WWW-Authenticate: Bearer").
+// TestUnauthorizedHasChallenge: every public 401 carries
+// WWW-Authenticate (RFC 9110 11.6.1 / 15.5.2: "A server generating a 401
+// (Unauthorized) response MUST send a WWW-Authenticate header field
+// containing at least one challenge"; README, Decisions, Authentication).
+// Before 2026-11-27 only the admin listener's 401s did.
 func TestUnauthorizedHasChallenge(t *testing.T) {
 	s := newBenchServer(t, true)
 	addr := serveLikeMain(t, s)

@@ -15,9 +15,10 @@ import (
 )
 
 // TestPurgeDuringFlightNotServedAfter: a request that arrives after
-// PurgeDealer returned must not be answered with a body whose fill started
-// before the purge. The flight key has no generation, so the post-purge
-// request joins the pre-purge flight and gets its (purged) body.
+// PurgeDealer returned is never answered with a body whose fill started
+// before the purge: its miss starts a fill of its own (flights are keyed
+// by the dealer's generation). Before 2026-11-27 it joined the pre-purge
+// flight and got the purged body.
 func TestPurgeDuringFlightNotServedAfter(t *testing.T) {
 	srv := redistest.Start(t)
 	rc := newClient(t, srv.Addr)
@@ -70,11 +71,13 @@ func TestPurgeDuringFlightNotServedAfter(t *testing.T) {
 	}
 }
 
-// TestRefreshDoesNotOverwriteNewerFillWithoutL1: the fix of
-// TestRefreshDoesNotOverwriteANewerFill relies on L1 (storedSince): when L1
-// does not hold the newer entry (L1 off, or the entry is larger than L1
-// accepts), the older background refresh still overwrites the newer fill in
-// Redis. Real redis-server.
+// TestRefreshDoesNotOverwriteNewerFillWithoutL1: as in
+// TestRefreshDoesNotOverwriteANewerFill, an older background refresh does
+// not store its body over a newer fill of the key, also when L1 does not
+// hold the newer entry (L1 off, the entry larger than L1 takes, or refused
+// by TinyLFU admission): storedSince finds it among the fills under way,
+// tracked per key. Real redis-server. Before 2026-11-27 only L1 was
+// consulted, and the refresh overwrote the newer fill in Redis.
 func TestRefreshDoesNotOverwriteNewerFillWithoutL1(t *testing.T) {
 	srv := redistest.Start(t)
 	big := strings.Repeat("x", 20<<10) // over an eighth of a 64 KiB L1
@@ -126,17 +129,18 @@ func TestRefreshDoesNotOverwriteNewerFillWithoutL1(t *testing.T) {
 			waitRefreshes(t, c)
 			e, res = mustGet(t, c, 1, "/k", pol, newFiller("unused").fill)
 			if !strings.HasPrefix(string(e.Body()), "v3") {
-				t.Fatalf("after the refresh ended: %v %.20q; the older refresh overwrote the newer fill", res, e.Body())
+				t.Fatalf("after the refresh ended: %v %.20q; the older refresh overwrote the newer fill, want v3", res, e.Body())
 			}
 		})
 	}
 }
 
-// TestL1BoundWithLazyVariants: entries read from Redis enter L1 with
-// their gzip variant only; an identity client's hit then inflates the plain
-// body (Entry.Body) and adds it to L1's count, but nothing evicts for it:
-// L1 holds far more than cache.l1_max_bytes ("bodies, keys, gzip variants
-// and per-entry overhead").
+// TestL1BoundWithLazyVariants: L1 stays within cache.l1_max_bytes, a
+// coding made after an entry entered it included (configs/README.md:
+// "making one evicts others if L1 no longer fits"): entries read from Redis
+// enter L1 with their gzip variant only, and the plain body an identity
+// client's hit inflates (Entry.Body) makes L1 evict. Before 2026-11-27
+// nothing evicted for it and a 256 KiB L1 reached 2.1 MB.
 func TestL1BoundWithLazyVariants(t *testing.T) {
 	srv := redistest.Start(t)
 	rc := newClient(t, srv.Addr)
@@ -177,7 +181,7 @@ func TestL1BoundWithLazyVariants(t *testing.T) {
 	after := c.Stats()
 	t.Logf("L1 before identity hits: %d bytes %d entries; after: %d bytes %d entries (max %d)", before.L1Bytes, before.L1Entries, after.L1Bytes, after.L1Entries, l1Max)
 	if after.L1Bytes > l1Max+l1Max/8 {
-		t.Fatalf("L1 holds %d bytes, %.1fx its %d-byte budget, and nothing evicts", after.L1Bytes, float64(after.L1Bytes)/l1Max, l1Max)
+		t.Fatalf("L1 holds %d bytes, %.1fx its %d-byte budget, after identity hits; want at most the budget and an eighth", after.L1Bytes, float64(after.L1Bytes)/l1Max, l1Max)
 	}
 }
 
@@ -192,11 +196,12 @@ func edgeLikeClient(t testing.TB, addr string, to time.Duration) *redis.Client {
 	return rc
 }
 
-// TestBulkStaleHitInHitsTotal: the README (Metrics) says
-// edge_cache_bulk_hits_total counts fresh and stale bulk-tier answers and
-// that they are "counted in edge_cache_hits_total"; a stale one is counted
-// in BulkHits and Stale but not in Hits, so bulk_hits exceeds the hits
-// total's non-L1 share.
+// TestBulkStaleHitInHitsTotal: edge_cache_bulk_hits_total counts fresh
+// answers of the bulk tier and is part of edge_cache_hits_total; a stale
+// answer from the tier counts in edge_cache_stale_served_total only
+// (README, Metrics). Before 2026-11-27 a stale one counted as a bulk hit
+// and as stale but not as a hit, so bulk hits exceeded the hits total's
+// non-L1 share.
 func TestBulkStaleHitInHitsTotal(t *testing.T) {
 	clk := newFakeClock()
 	c := bulkOnly(t, Options{Now: clk.Now})

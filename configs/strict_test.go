@@ -16,10 +16,10 @@ func writeConfigFile(t *testing.T, body string) string {
 	return p
 }
 
-// TestTrailingContentRejected: Load decodes the first JSON value and
-// ignores the rest of the file. An object closed one brace too early
-// silently drops every field after it ("Unknown fields are errors, so a
-// typo cannot silently leave a knob at its default").
+// TestTrailingContentRejected: anything after the top-level object is an
+// error, as unknown fields are (configs/README.md), so an object closed one
+// brace too early cannot silently drop the fields after it. Before
+// 2026-11-27 Load decoded the first JSON value and ignored the rest.
 func TestTrailingContentRejected(t *testing.T) {
 	for _, body := range []string{
 		`{"server": {"request_timeout": "1s"}}, "rate_limit": {"fail_mode": "closed"}}`,
@@ -33,10 +33,11 @@ func TestTrailingContentRejected(t *testing.T) {
 	}
 }
 
-// TestNullMapKeepsDefaults: configs/README.md "maps ... merge key by
-// key"; a JSON null for a map (or a map entry) is not rejected and wipes
-// the built-in entries: every route uncached, the "limited" plan lifted to
-// the default limit, with no error.
+// TestNullMapKeepsDefaults: a null for a map or a map entry is an error
+// (configs/README.md: "it would wipe a map of defaults"), and were one
+// accepted it would have to keep the defaults (maps "merge key by key").
+// Before 2026-11-27 it was accepted and wiped the built-in entries: every
+// route uncached, the "limited" plan lifted to the default limit.
 func TestNullMapKeepsDefaults(t *testing.T) {
 	def := Default()
 	for _, tc := range []struct {
@@ -59,27 +60,26 @@ func TestNullMapKeepsDefaults(t *testing.T) {
 	}
 }
 
-// TestDuplicateAndCaseVariantKeys: duplicate keys (last one wins) and
-// keys in another case ("LISTEN", "Rate_Limit") are accepted silently; a
-// hand-edited file with a field twice runs on whichever came last.
+// TestDuplicateAndCaseVariantKeys: a key given twice in one object and a
+// field name in another letter case ("Rate_Limit") are errors
+// (configs/README.md). Before 2026-11-27 both were accepted silently, and
+// a hand-edited file with a field twice ran on whichever came last.
 func TestDuplicateAndCaseVariantKeys(t *testing.T) {
 	for _, body := range []string{
 		`{"rate_limit": {"fail_mode": "closed", "fail_mode": "open"}}`,
 		`{"rate_limit": {"fail_mode": "closed"}, "Rate_Limit": {"Fail_Mode": "open"}}`,
 	} {
 		if c, err := Load(writeConfigFile(t, body)); err == nil {
-			t.Errorf("%s\n  accepted; fail_mode in force %q", body, c.RateLimit.FailMode)
+			t.Errorf("%s\n  accepted (fail_mode in force %q); want an error", body, c.RateLimit.FailMode)
 		}
 	}
 }
 
-// TestRequestTimeoutCoversUpstreamTimeouts: server.request_timeout is
-// "the budget of one request's upstream work ...; each upstream call gets the
-// earlier of this and its own upstream.timeouts entry". Below a service's
-// timeout, that service's timeout never fires: every slow call ends at the
-// caller's deadline, which the breaker excludes (upstream/breaker.go
-// IsExcluded), so the breaker of a hanging service never opens
-// (upstream.TestBreakerNeverOpensUnderShortRequestBudget).
+// TestRequestTimeoutCoversUpstreamTimeouts: server.request_timeout must
+// be longer than the longest chain of upstream timeouts (configs/README.md):
+// a call cut by the request's deadline is not counted by its service's
+// breaker, so a shorter budget would keep a hung service's breaker closed.
+// Before 2026-11-27 such a budget was accepted.
 func TestRequestTimeoutCoversUpstreamTimeouts(t *testing.T) {
 	_, err := Load(writeConfigFile(t, `{"server": {"request_timeout": "300ms"}}`)) // inventory, dealers, content: 800ms
 	if err == nil || !strings.Contains(err.Error(), "server.request_timeout") {
@@ -87,23 +87,22 @@ func TestRequestTimeoutCoversUpstreamTimeouts(t *testing.T) {
 	}
 }
 
-// TestRedisDBNegative: redis.db -1 is accepted; go-redis skips SELECT
-// for DB <= 0 (writes go to DB 0) while the embedded Redis measures and
-// evicts DB -1, so redis.embedded_max_bytes is never enforced
-// (main.TestEmbeddedCapIgnoredWithNegativeDB).
+// TestRedisDBNegative: redis.db is not negative (configs/README.md).
+// Before 2026-11-27 -1 was accepted: go-redis skips SELECT for DB <= 0, so
+// writes went to DB 0 while the embedded Redis measured and evicted DB -1,
+// and redis.embedded_max_bytes was never enforced.
 func TestRedisDBNegative(t *testing.T) {
 	if _, err := Load(writeConfigFile(t, `{"redis": {"db": -1}}`)); err == nil || !strings.Contains(err.Error(), "redis.db") {
 		t.Errorf("redis.db -1: err = %v; want an error naming redis.db", err)
 	}
 }
 
-// TestRoutePolicyMergesFieldByField: configs/README.md "Objects merge
-// field by field; maps ... merge key by key (a file that sets
-// cache.routes.content_hub leaves the other routes at their defaults)", and
-// each of ttl / stale_while_revalidate / stale_if_error has its own default
-// row. A file that sets only cache.routes.content_hub.ttl silently zeroes
-// that route's stale_while_revalidate (1m) and stale_if_error (1h):
-// encoding/json decodes a map element into a fresh zero value.
+// TestRoutePolicyMergesFieldByField: an entry of cache.routes merges
+// field by field over that route's default (configs/README.md): a file
+// that sets only cache.routes.content_hub.ttl keeps the hub's
+// stale_while_revalidate (1m) and stale_if_error (1h). Before 2026-11-27
+// they were zeroed (encoding/json decodes a map element into a fresh zero
+// value).
 func TestRoutePolicyMergesFieldByField(t *testing.T) {
 	c, err := Load(writeConfigFile(t, `{"cache": {"routes": {"content_hub": {"ttl": "10s"}}}}`))
 	if err != nil {

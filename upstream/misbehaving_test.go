@@ -275,8 +275,10 @@ func TestMisbehavingUpstream(t *testing.T) {
 }
 
 // TestHugeChunkedBodyMemory: a 400 MB chunked 200 answer (no
-// Content-Length) is cut at maxResponseBytes; how much does one call
-// allocate, and how much do N concurrent calls hold at once?
+// Content-Length) is refused at maxResponseBytes (upstream/doc.go: a body
+// is at most 32 MiB) with at most twice the limit allocated, by one call
+// and by each of N concurrent calls, and no buffer is kept after the
+// calls. Before 2026-11-27 one call allocated 191 MiB before the refusal.
 func TestHugeChunkedBodyMemory(t *testing.T) {
 	chunk := bytes.Repeat([]byte("x"), 1<<20)
 	head := fmt.Sprintf("%x\r\n", len(chunk))
@@ -451,13 +453,12 @@ func TestPathologicalBodies(t *testing.T) {
 	}
 }
 
-// TestErrorTextQuotesBody: when the dealers service's answer has a
-// malformed head, fasthttp's error quotes the read buffer (the first and
-// last 200 bytes of what arrived, the body included). The error of a key
-// index page then carries key hashes, and the edge logs that text
-// (aggregator/keyindex.go: the "key index state" warning's "error"),
-// against "the edge ... never logs either form" (upstream/doc.go) and the
-// README's "Keys are never stored or logged".
+// TestErrorTextQuotesBody: the error for an answer with a malformed head
+// names the error only, never the bytes read, since the edge logs it
+// (aggregator/keyindex.go: the "key index state" warning's "error"); the
+// edge "never logs either form" of a key (upstream/doc.go; README: "Keys
+// are never stored or logged"). Before 2026-11-27 fasthttp's error quoted
+// the read buffer, so a key index page's hashes reached the event log.
 func TestErrorTextQuotesBody(t *testing.T) {
 	const hash = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 	var body strings.Builder

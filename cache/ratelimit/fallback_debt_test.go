@@ -8,13 +8,12 @@ import (
 	"github.com/dealer-edge/dealer-edge/cache/redistest"
 )
 
-// TestFallbackDebtLostOnRejection: README "Redis slow or down": "what
-// the fallback admitted is charged to the shared bucket by the first call
-// after Redis returns". When that first call is a rejection (the debt
-// leaves fewer tokens than the request's cost), the script returns before
-// its SET, so the debt never reaches Redis, yet the limiter clears
-// e.unpaid as if it had been charged. The shared bucket then hands out a
-// second full burst.
+// TestFallbackDebtLostOnRejection: what the fallback admitted is charged
+// to the shared bucket by the first call after Redis returns, also when
+// that call is refused (README, Rate limiting, "Redis slow or down"), so
+// the shared bucket hands out no second burst. Before 2026-11-27 a refused
+// first call dropped the debt (the script returned before its SET) while
+// the limiter cleared e.unpaid as if it had been charged.
 func TestFallbackDebtLostOnRejection(t *testing.T) {
 	srv := redistest.Start(t)
 	clk := newFakeClock()
@@ -48,6 +47,6 @@ func TestFallbackDebtLostOnRejection(t *testing.T) {
 	clk.Advance(600 * time.Millisecond) // one token earned in all
 	got += allowN(a, 1, "k", lim, 10)
 	if got > 1 {
-		t.Fatalf("after Redis returned, %d more admitted within 1.1 s (want at most 1): the fallback's debt was dropped", got)
+		t.Fatalf("after Redis returned, %d more admitted within 1.1 s (want at most 1): the fallback's debt was not charged", got)
 	}
 }

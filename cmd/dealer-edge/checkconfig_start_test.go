@@ -8,20 +8,16 @@ import (
 	"testing"
 )
 
-// TestCheckConfigAgreesWithStart: --check-config "validates a file
-// exactly as start-up and a reload do" (README, Build identity and config
-// check) and configs/README.md: "The whole config is validated before the
-// edge starts (exit status 2) ... every error names the field". A malformed
-// upstream.base_url and TLS files that do not exist pass --check-config (0)
-// and then fail start-up with status 1; the base_url error does not name
-// upstream.base_url.
+// TestCheckConfigAgreesWithStart: --check-config validates a file
+// exactly as start-up does (README, Build identity and config check): a
+// malformed upstream.base_url and TLS files that do not exist are exit 2
+// with the field named, and start-up refuses them naming the same field.
+// Before 2026-11-27 they passed the check and failed only the start.
 func TestCheckConfigAgreesWithStart(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		writeConfig(t, p, body)
 		return p
 	}
 	cases := []struct {

@@ -33,13 +33,13 @@ func (l *lockedBuf) String() string {
 	return l.b.String()
 }
 
-// TestTracingExportErrorsAreJSONEventLines: README "Logs" promises
-// JSON lines (log/slog) on standard error, every event line behind
-// log.max_event_lines_per_sec. A collector that cannot be reached makes
-// the OpenTelemetry SDK report the exporter's error through its global
-// error handler, which the edge never sets: the default writes it with the
-// standard library logger ("2026/11/27 10:33:05 tracing: export: Post
-// ..."), a plain-text line outside the JSON log and its rate limit.
+// TestTracingExportErrorsAreJSONEventLines: standard error carries JSON
+// lines only, every event line behind log.max_event_lines_per_sec (README,
+// Logs): the tracing SDK's error for a span export that fails (a collector
+// that cannot be reached) is a JSON event line, and nothing is written
+// with the standard library logger. Before 2026-11-27 the SDK's default
+// error handler wrote it there as plain text ("2026/11/27 10:33:05
+// tracing: export: Post ...").
 func TestTracingExportErrorsAreJSONEventLines(t *testing.T) {
 	// A port with nothing listening.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -73,13 +73,12 @@ func TestTracingExportErrorsAreJSONEventLines(t *testing.T) {
 	}
 }
 
-// TestAdminErrorsAreProblemJSON: README "Admin endpoints": "Answers
-// are JSON; errors are application/problem+json". The admin fasthttp
-// server has no ErrorHandler, so requests it cannot take (a body over its
-// 1 KiB MaxRequestBodySize, a header block too large, garbage) get
-// fasthttp's text/plain answers, a JSON body over 1 KiB to /admin/reload
-// being told "400 Error when parsing request"; and an unknown profile
-// under /debug/pprof/ gets the profiler's text/plain 404.
+// TestAdminErrorsAreProblemJSON: admin errors are
+// application/problem+json (README, Admin endpoints), also for requests
+// the admin server cannot take (a body over its 1 KiB limit, a header
+// block too large) and for an unknown profile under /debug/pprof/. Before
+// 2026-11-27 these got fasthttp's or the profiler's text/plain answers (a
+// 2 KB body to /admin/reload was "400 Error when parsing request").
 func TestAdminErrorsAreProblemJSON(t *testing.T) {
 	e := startEdge(t, "--demo")
 	check := func(name string, req *http.Request, wantStatus int) {
