@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -23,6 +24,25 @@ const WorkerIdle = 2 * time.Second
 // per-address limit: the server closes it.
 var ErrTooManyConns = errors.New("listener: too many connections from this client address")
 
+// ErrOverloaded is the first Read's error on a connection accepted while
+// LimitOptions.MaxConns connections were open: Close answers it
+// OverloadResponse.
+var ErrOverloaded = errors.New("listener: too many open connections")
+
+// IsRefusal reports whether err is a listener layer's refusal of a
+// connection (over the per-client cap, or a PROXY header missing or
+// malformed) surfacing as its first Read's error: the client was answered,
+// or closed on, by the layer, so a server's error handler must not answer,
+// log or count it as a malformed request.
+func IsRefusal(err error) bool {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if e == ErrTooManyConns || e == ErrOverloaded || strings.HasPrefix(e.Error(), "proxyproto: ") {
+			return true
+		}
+	}
+	return false
+}
+
 // LimitOptions configure Limit.
 type LimitOptions struct {
 	// MaxConnsPerIP caps the open connections of one client address (an
@@ -31,6 +51,12 @@ type LimitOptions struct {
 	// is below, else the TCP peer (behind a load balancer without the
 	// PROXY protocol, the balancer's).
 	MaxConnsPerIP int
+	// MaxConns caps the open connections, parked ones included (a parked
+	// connection has left the server's own count of its connections): a
+	// connection accepted beyond it is answered OverloadResponse (closed
+	// unanswered when that is nil) and counted as a "concurrency"
+	// refusal. 0 means no cap. The edge sets server.concurrency.
+	MaxConns int
 	// BusyConns is the number of open connections from which the edge is
 	// under pressure; 0 means never.
 	BusyConns int
@@ -135,8 +161,13 @@ func (l *LimitListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.open.Add(1)
 	lc := &limitConn{Conn: c, l: l}
+	if n := l.open.Add(1); l.o.MaxConns > 0 && n > int64(l.o.MaxConns) {
+		lc.overCap = true
+		if l.o.OnReject != nil {
+			l.o.OnReject("concurrency")
+		}
+	}
 	if l.o.BusyConns > 0 && l.o.BusyIdleTimeout > 0 {
 		l.connsMu.Lock()
 		l.conns[lc] = struct{}{}
@@ -222,6 +253,7 @@ type limitConn struct {
 	registered bool
 	key        netip.Addr
 	rejected   bool
+	overCap    bool // accepted beyond MaxConns: refused (see ErrOverloaded)
 	// overloaded: the server answered before reading (OverloadResponse
 	// was sent instead); its further writes are dropped.
 	overloaded atomic.Bool
@@ -276,6 +308,9 @@ func (c *limitConn) Read(b []byte) (int, error) {
 	}
 	if c.rejected {
 		return 0, ErrTooManyConns
+	}
+	if c.overCap {
+		return 0, ErrOverloaded
 	}
 	if len(c.stash) > 0 {
 		n := copy(b, c.stash)
@@ -493,7 +528,7 @@ func (c *limitConn) Close() error {
 // any other.
 func (c *limitConn) refusal() []byte {
 	switch {
-	case c.overloaded.Load():
+	case c.overloaded.Load(), c.overCap:
 		return c.l.o.OverloadResponse
 	case c.rejected:
 		return c.l.o.RejectResponse

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -65,16 +66,36 @@ func Retry(ln net.Listener, o RetryOptions) *RetryListener {
 }
 
 // Accept returns the next connection, waiting out temporary errors.
+//
+// While accept fails, each retry waits at most probeWait for a client (on
+// a listener with a deadline, as a TCP listener has): when the wait ends
+// with no client and no error, accept works again and the listener is
+// accepting (ready) without waiting for a client to prove it, which a
+// pod taken out of its Service for not being ready would never get.
 func (l *RetryListener) Accept() (net.Conn, error) {
 	var delay time.Duration
 	var first time.Time
+	dl, canProbe := l.Listener.(interface{ SetDeadline(time.Time) error })
+	probing := false
+	recovered := func() {
+		if l.failing.CompareAndSwap(true, false) {
+			l.log.Info("accepting connections again", "listener", l.o.Name, "failing_for", time.Since(first).Round(time.Millisecond).String())
+		}
+	}
 	for {
 		c, err := l.Listener.Accept()
+		if probing && (err == nil || errors.Is(err, os.ErrDeadlineExceeded)) {
+			_ = dl.SetDeadline(time.Time{})
+			probing = false
+		}
 		if err == nil {
-			if l.failing.CompareAndSwap(true, false) {
-				l.log.Info("accepting connections again", "listener", l.o.Name, "failing_for", time.Since(first).Round(time.Millisecond).String())
-			}
+			recovered()
 			return c, nil
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			recovered() // the probe's wait ended without an error
+			delay, first = 0, time.Time{}
+			continue
 		}
 		kind, temporary := Classify(err)
 		if !temporary {
@@ -97,8 +118,15 @@ func (l *RetryListener) Accept() (net.Conn, error) {
 			t.Stop()
 			return nil, net.ErrClosed
 		}
+		if canProbe && dl.SetDeadline(time.Now().Add(probeWait)) == nil {
+			probing = true
+		}
 	}
 }
+
+// probeWait is how long a retry after a failed accept waits for a client
+// before it counts the listener as accepting again.
+const probeWait = 500 * time.Millisecond
 
 // Close closes the listener and ends a backoff wait at once.
 func (l *RetryListener) Close() error {

@@ -40,7 +40,7 @@ func New(tcp net.Listener, o Options) (*Stack, error) {
 	s.Limits = Limit(ln, o.Limits)
 	ln = s.Limits
 	if o.TLS != nil {
-		ln = TLS(ln, o.TLS)
+		ln = TLS(ln, o.TLS, o.Limits.OnReject)
 	}
 	s.Listener = ln
 	return s, nil

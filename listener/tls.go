@@ -117,4 +117,63 @@ func ServerConfig(c *Certificate) *tls.Config {
 
 // TLS wraps ln: every accepted connection speaks TLS with cfg (the
 // handshake runs on the connection's first Read, in its own goroutine).
-func TLS(ln net.Listener, cfg *tls.Config) net.Listener { return tls.NewListener(ln, cfg) }
+// onReject, when set, is told "concurrency" for each connection refused
+// before it was read (see tlsConn.Write).
+func TLS(ln net.Listener, cfg *tls.Config, onReject func(reason string)) net.Listener {
+	return &tlsListener{Listener: ln, cfg: cfg, onReject: onReject}
+}
+
+type tlsListener struct {
+	net.Listener
+	cfg      *tls.Config
+	onReject func(string)
+}
+
+func (l *tlsListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &tlsConn{Conn: tls.Server(c, l.cfg), onReject: l.onReject}, nil
+}
+
+// tlsConn is a server-side TLS connection that never runs its handshake
+// for an answer written before any read. A server over its concurrency
+// writes its 503 from its accept loop before reading (fasthttp does); on a
+// *tls.Conn that Write would first run the handshake, which reads the
+// client's hello with no deadline: one client that connects while the edge
+// is full and sends nothing would stop the accept loop for as long as it
+// stays silent. Such a connection is closed unanswered instead (an answer
+// needs a handshake) and counted as a concurrency refusal.
+type tlsConn struct {
+	*tls.Conn
+	read     atomic.Bool
+	refused  atomic.Bool
+	onReject func(string)
+}
+
+func (c *tlsConn) Read(b []byte) (int, error) {
+	c.read.Store(true)
+	return c.Conn.Read(b)
+}
+
+func (c *tlsConn) Write(b []byte) (int, error) {
+	if !c.read.Load() && !c.refused.Load() && bytes.HasPrefix(b, status503) {
+		c.refused.Store(true)
+		if c.onReject != nil {
+			c.onReject("concurrency")
+		}
+		return len(b), nil
+	}
+	if c.refused.Load() {
+		return len(b), nil
+	}
+	return c.Conn.Write(b)
+}
+
+func (c *tlsConn) Close() error {
+	if c.refused.Load() {
+		return c.Conn.NetConn().Close() // no handshake, so nothing to close in TLS
+	}
+	return c.Conn.Close()
+}

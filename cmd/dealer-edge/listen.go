@@ -85,6 +85,7 @@ func (a *app) listenPublic(cfg *configs.Config, conc int) error {
 		Retry: listener.RetryOptions{Name: "public", Logger: a.log, OnError: func(kind string) { a.metrics.AcceptError("public", kind) }},
 		Limits: listener.LimitOptions{
 			MaxConnsPerIP:   cfg.Server.MaxConnsPerIP,
+			MaxConns:        conc, // parked connections count too
 			BusyConns:       min(conc/2, busyConns),
 			BusyIdleTimeout: cfg.Server.IdleTimeoutBusy.D(),
 			ParkAfter:       cfg.Server.ParkIdleAfter.D(),
@@ -130,7 +131,7 @@ func refusal(problemBase, code, detail string) []byte {
 		Type: publicshape.ProblemTypeURI(problemBase, code), Title: title, Status: status, Code: code, Detail: detail,
 	})
 	return []byte("HTTP/1.1 " + strconv.Itoa(status) + " " + fasthttp.StatusMessage(status) + "\r\nConnection: close\r\nRetry-After: 1\r\n" +
-		"Cache-Control: no-store\r\nContent-Type: application/problem+json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
+		"Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nContent-Type: application/problem+json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
 }
 
 // tooManyConns answers a connection over server.max_conns_per_ip.
