@@ -15,7 +15,8 @@ type reqHeaders struct {
 	apiKeys, authorizations int    // how many times each was sent
 	requestID               []byte // X-Request-ID
 	traceparent             []byte
-	tracestate              []byte
+	tracestate              []byte // every tracestate line, joined when more than one
+	tsJoined                bool   // tracestate is a joined copy
 	ifNoneMatch             []byte // every If-None-Match line, joined when more than one
 	inmJoined               bool   // ifNoneMatch is a joined copy, not the request's bytes
 	acceptEncoding          []byte
@@ -68,8 +69,8 @@ func (h *reqHeaders) field(k, v []byte) {
 			h.apiKeys++
 		}
 	case 10: // tracestate
-		if h.tracestate == nil && bytes.EqualFold(k, []byte("tracestate")) {
-			h.tracestate = v
+		if bytes.EqualFold(k, []byte("tracestate")) {
+			h.tracestate, h.tsJoined = joinLines(h.tracestate, h.tsJoined, v)
 		}
 	case 11: // traceparent
 		if h.traceparent == nil && bytes.EqualFold(k, []byte("traceparent")) {
@@ -87,17 +88,7 @@ func (h *reqHeaders) field(k, v []byte) {
 			}
 			h.authorizations++
 		case bytes.EqualFold(k, []byte("If-None-Match")):
-			switch {
-			case h.ifNoneMatch == nil:
-				h.ifNoneMatch = v
-			case !h.inmJoined:
-				// RFC 9110 section 5.3: the lines of one field are one
-				// list. Rare, so the joined copy is allocated.
-				h.ifNoneMatch = append(append(append(make([]byte, 0, 2*(len(h.ifNoneMatch)+len(v))), h.ifNoneMatch...), ", "...), v...)
-				h.inmJoined = true
-			default:
-				h.ifNoneMatch = append(append(h.ifNoneMatch, ", "...), v...)
-			}
+			h.ifNoneMatch, h.inmJoined = joinLines(h.ifNoneMatch, h.inmJoined, v)
 		}
 	case 14: // Content-Length
 		if bytes.EqualFold(k, []byte("Content-Length")) {
@@ -107,5 +98,20 @@ func (h *reqHeaders) field(k, v []byte) {
 		if h.acceptEncoding == nil && bytes.EqualFold(k, []byte("Accept-Encoding")) {
 			h.acceptEncoding = v
 		}
+	}
+}
+
+// joinLines adds the value v of another line of a list field to cur (RFC
+// 9110 section 5.3: the lines of one field are one comma-separated list);
+// joined reports that cur is a copy made here, not the request's bytes.
+// Rare, so the joined copy is allocated.
+func joinLines(cur []byte, joined bool, v []byte) ([]byte, bool) {
+	switch {
+	case cur == nil:
+		return v, false
+	case !joined:
+		return append(append(append(make([]byte, 0, 2*(len(cur)+len(v))), cur...), ','), v...), true
+	default:
+		return append(append(cur, ','), v...), true
 	}
 }

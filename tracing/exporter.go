@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -92,6 +94,9 @@ func (c *ExportConfig) readEnv(get func(string) (string, bool)) []error {
 	}
 	if v, name, ok := pick(EnvHeaders, EnvTracesHeaders); ok {
 		h, err := parseResourceAttributes(v)
+		if err == nil {
+			err = validHeaders(h)
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("tracing: %s: %w", name, err))
 		} else {
@@ -244,8 +249,11 @@ func (e *exporter) post(ctx context.Context, body []byte) (time.Duration, error)
 	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode == http.StatusBadGateway,
 		resp.StatusCode == http.StatusServiceUnavailable, resp.StatusCode == http.StatusGatewayTimeout:
 		var wait time.Duration
-		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+		ra := resp.Header.Get("Retry-After")
+		if s, err := strconv.Atoi(ra); err == nil && s > 0 {
 			wait = time.Duration(min(s, 60)) * time.Second
+		} else if t, err := http.ParseTime(ra); err == nil { // RFC 9110 10.2.3: an HTTP-date
+			wait = min(max(time.Until(t), 0), 60*time.Second)
 		}
 		return wait, fmt.Errorf("tracing: export: collector answered %d", resp.StatusCode)
 	default:
@@ -455,4 +463,24 @@ func arrayOf[T any](vs []T, one func(T) *commonpb.AnyValue) *commonpb.AnyValue_A
 		arr.Values = append(arr.Values, one(v))
 	}
 	return &commonpb.AnyValue_ArrayValue{ArrayValue: arr}
+}
+
+// validHeaders checks the exporter's headers as net/http would send them:
+// names are RFC 9110 tokens, values have no control character but HTAB.
+// An error names the header but never shows a value (they are
+// credentials).
+func validHeaders(h map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(h)) {
+		if k == "" || strings.IndexFunc(k, func(r rune) bool { return !isTokenChar(r) }) >= 0 {
+			return errors.New("a header name is not an HTTP token (letters, digits and !#$%&'*+-.^_`|~ only)")
+		}
+		if strings.IndexFunc(h[k], func(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f }) >= 0 {
+			return fmt.Errorf("the value of header %s has a control character", k)
+		}
+	}
+	return nil
+}
+
+func isTokenChar(r rune) bool {
+	return r < 0x7f && r > 0x20 && !strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r)
 }

@@ -134,6 +134,14 @@ func (c Config) WithEnv(lookup func(string) (string, bool)) (Config, error) {
 			}
 			maps.Copy(m, attrs)
 			c.ResourceAttributes = m
+			// The OpenTelemetry specification: service.name in the
+			// resource attributes names the service unless
+			// OTEL_SERVICE_NAME does.
+			if sn, ok := attrs[string(semconv.ServiceNameKey)]; ok && sn != "" {
+				if _, set := get(EnvServiceName); !set {
+					c.ServiceName = sn
+				}
+			}
 		}
 	}
 	errs = append(errs, c.Export.readEnv(get)...)

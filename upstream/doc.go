@@ -149,7 +149,9 @@
 // whitespace-separated word occurs, case-insensitively, in the title, the
 // excerpt or the body; category, topic and brand match when the record's
 // own field equals the value case-insensitively (Unicode simple folding,
-// as Go's strings.EqualFold). The edge applies that same category, topic
+// as Go's strings.EqualFold) once both are trimmed and each run of white
+// space in them is one space (upstream.FieldMatches: "Alfa\u00a0Romeo"
+// matches "alfa romeo", so every value the edge publishes filters). The edge applies that same category, topic
 // and brand rule to its cached views (aggregator/mapping.Match), so it asks
 // the service only for q. The edge's listings, hub and search ask for the
 // summary; a detail asks for whole records.

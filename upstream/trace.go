@@ -69,7 +69,13 @@ func setTraceHeaders(ctx context.Context, h *fasthttp.RequestHeader) {
 		hex.Encode(b[53:55], []byte{byte(sc.TraceFlags())})
 		h.SetBytesV("traceparent", b[:])
 		if ts := sc.TraceState(); ts.Len() > 0 {
-			h.Set("tracestate", ts.String())
+			// The span's tracestate is the client's, parsed: the same
+			// bound as an unsampled request's, so that no client can make
+			// every call's headers too large for the services (and open
+			// their breakers for everyone).
+			if v := ts.String(); printable(v, maxTracestate) {
+				h.Set("tracestate", v)
+			}
 		}
 		return
 	}

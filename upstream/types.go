@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -318,6 +319,37 @@ type ContentFilter struct {
 	// Summary asks for the summary view (view=summary, see
 	// ContentSummary) instead of whole records. It does not narrow.
 	Summary bool
+}
+
+// FieldMatches is the content service's rule for the category, topic and
+// brand filters: the record's field equals the value under Unicode simple
+// folding (strings.EqualFold) once both are trimmed and every run of white
+// space in them (unicode.IsSpace, a no-break space too) is one space, so
+// that every value the edge publishes filters (the edge trims and
+// collapses a filter value before it asks). It allocates only for a field
+// or value with such irregular space.
+func FieldMatches(field, value string) bool {
+	if strings.EqualFold(field, value) {
+		return true
+	}
+	if !irregularSpace(field) && !irregularSpace(value) {
+		return false
+	}
+	return strings.EqualFold(strings.Join(strings.Fields(field), " "), strings.Join(strings.Fields(value), " "))
+}
+
+// irregularSpace reports white space other than single ASCII spaces
+// between words: leading, trailing, repeated or of another kind.
+func irregularSpace(s string) bool {
+	prev := true // a space at the start counts
+	for _, r := range s {
+		sp := unicode.IsSpace(r)
+		if sp && (prev || r != ' ') {
+			return true
+		}
+		prev = sp
+	}
+	return prev && s != ""
 }
 
 // SummaryBodyNonSpace is how much of body_text the content summary view

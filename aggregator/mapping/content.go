@@ -110,7 +110,7 @@ func VisibleOrder(dealerID int64, contentType string, recs []upstream.ContentRec
 			continue
 		}
 		idx = append(idx, int32(i))
-		when[i] = r.UpdatedAt.Unix()
+		when[i] = publishedUnix(r.UpdatedAt) // the order a client sees: ties as published
 	}
 	// Most recently updated first, then by slug; equal records keep their
 	// order (the index decides last), as a stable sort would. Update times
@@ -131,14 +131,13 @@ func VisibleOrder(dealerID int64, contentType string, recs []upstream.ContentRec
 
 // Match reports whether a visible record passes a listing's category,
 // topic and brand filters (an empty filter passes everything): the
-// record's own field equals the value, compared case-insensitively
-// (strings.EqualFold), which is how the content service filters
-// (upstream's package documentation). Edge listings filter the cached
-// visible view with it instead of asking the service again.
+// content service's rule, upstream.FieldMatches (case-insensitive, white
+// space trimmed and collapsed). Edge listings filter the cached visible
+// view with it instead of asking the service again.
 func Match(r *upstream.ContentRecord, category, topic, brand string) bool {
-	return (category == "" || strings.EqualFold(r.Category, category)) &&
-		(topic == "" || strings.EqualFold(r.Topic, topic)) &&
-		(brand == "" || strings.EqualFold(r.Brand, brand))
+	return (category == "" || upstream.FieldMatches(r.Category, category)) &&
+		(topic == "" || upstream.FieldMatches(r.Topic, topic)) &&
+		(brand == "" || upstream.FieldMatches(r.Brand, brand))
 }
 
 // Ranked reorders visible search matches of one type by relevance: records

@@ -152,14 +152,20 @@ func rfc3339(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	t = t.UTC()
-	switch {
-	case t.Year() > 9999:
-		t = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
-	case t.Year() < 0:
-		t = time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)
-	}
-	return t.Format(time.RFC3339)
+	return time.Unix(publishedUnix(t), 0).UTC().Format(time.RFC3339)
+}
+
+// The first and last seconds RFC 3339 can write (years 0000-9999, UTC).
+var (
+	firstRFC3339 = time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	lastRFC3339  = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC).Unix()
+)
+
+// publishedUnix is t as rfc3339 publishes it, in Unix seconds: clamped to
+// years 0000-9999 in UTC. Orders that clients see by time compare this,
+// so items shown with the same time tie.
+func publishedUnix(t time.Time) int64 {
+	return min(max(t.Unix(), firstRFC3339), lastRFC3339)
 }
 
 // VehicleDetail maps a vehicle, the equipment of its exact catalog version

@@ -596,8 +596,13 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 	logger.Info("connection limits", "fd_limit", fds, "concurrency", conc, "concurrency_source", concNote,
 		"max_conns_per_ip", cfg.Server.MaxConnsPerIP, "proxy_protocol", cfg.Server.ProxyProtocol, "tls", cfg.TLS.CertFile != "")
 	a.srv = &fasthttp.Server{
-		Handler:               a.api.Handler(),
-		ErrorHandler:          a.api.ErrorHandler,
+		Handler: a.api.Handler(),
+		ErrorHandler: func(ctx *fasthttp.RequestCtx, err error) {
+			if listener.IsRefusal(err) {
+				return // answered (or closed) by the listener: not a request
+			}
+			a.api.ErrorHandler(ctx, err)
+		},
 		HeaderReceived:        a.api.HeaderReceived,
 		Name:                  "dealer-edge",
 		ReadTimeout:           cfg.Server.ReadTimeout.D(),

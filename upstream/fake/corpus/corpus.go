@@ -83,9 +83,9 @@ func Filter(recs []upstream.ContentRecord, f upstream.ContentFilter) []upstream.
 	out := make([]upstream.ContentRecord, 0, len(recs)/4)
 	for i := range recs {
 		r := &recs[i]
-		if f.Category != "" && !strings.EqualFold(r.Category, f.Category) ||
-			f.Topic != "" && !strings.EqualFold(r.Topic, f.Topic) ||
-			f.Brand != "" && !strings.EqualFold(r.Brand, f.Brand) {
+		if f.Category != "" && !upstream.FieldMatches(r.Category, f.Category) ||
+			f.Topic != "" && !upstream.FieldMatches(r.Topic, f.Topic) ||
+			f.Brand != "" && !upstream.FieldMatches(r.Brand, f.Brand) {
 			continue
 		}
 		if len(words) > 0 && !matchWords(idx, r, words) {

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/dealer-edge/dealer-edge/cache/redistest"
+	"github.com/dealer-edge/dealer-edge/upstream/fake"
+)
+
+// TestTracingSampledTracestateUnbounded: the README bounds a forwarded
+// tracestate at 512 printable characters ("Propagation"), and an unsampled
+// request's is dropped above that. A sampled request (a client traceparent
+// with flag 01 under the default parentbased sampler) forwards the
+// tracestate of its span instead, which is only bounded by the SDK's
+// list-member rules (32 members of up to 256-character values: ~16 KB)
+// and by server.max_header_bytes (8 KiB). An internal service with a
+// common 4 KiB header buffer (the fake's fasthttp default) then refuses
+// every call with 431: the request fails with 503 and, after
+// upstream.breaker_failures of them, the breaker opens for every client.
+func TestTracingSampledTracestateUnbounded(t *testing.T) {
+	recv := startOTLPReceiver(t)
+	rds := redistest.Start(t)
+	fk := fake.NewServer(fake.Options{})
+	var mu sync.Mutex
+	var seenLens []int
+	up := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		mu.Lock()
+		seenLens = append(seenLens, len(ctx.Request.Header.Peek("tracestate")))
+		mu.Unlock()
+		fk.Handler()(ctx)
+	}} // fasthttp's default 4 KiB read buffer, as fake.Server.Start
+	ln, err := netListen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = up.Serve(ln) }()
+	defer func() { _ = up.Shutdown() }()
+
+	cfgPath := t.TempDir() + "/edge.json"
+	writeConfig(t, cfgPath, `{}`) // default sampler: parentbased_traceidratio 1%
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", recv.url)
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "20")
+	e := startEdge(t, "--config", cfgPath, "--redis", rds.Addr, "--upstream", "http://"+ln.Addr().String())
+
+	// 22 valid list members of 250-character values: ~5.7 KB, well under
+	// the edge's 8 KiB header limit.
+	var members []string
+	for i := range 22 {
+		members = append(members, fmt.Sprintf("v%02d=%s", i, strings.Repeat("a", 250)))
+	}
+	ts := strings.Join(members, ",")
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+
+	// Unsampled: the tracestate is over 512 and is dropped; the call works.
+	r := e.get("/dealer/REWIND/listing?page_size=3", "demo-key-alpha",
+		"traceparent", "00-"+traceID+"-00f067aa0ba902b7-00", "tracestate", ts)
+	if r.status != 200 {
+		t.Fatalf("unsampled request: status %d %s", r.status, r.body)
+	}
+	mu.Lock()
+	for _, n := range seenLens {
+		if n > 512 {
+			t.Errorf("unsampled: upstream got a %d-byte tracestate", n)
+		}
+	}
+	seenLens = nil
+	mu.Unlock()
+
+	// Sampled: the same tracestate reaches the internal services whole.
+	for i := range 6 {
+		r = e.get(fmt.Sprintf("/dealer/NOS/listing?page_size=%d", 3+i), "demo-key-alpha",
+			"traceparent", "00-"+traceID+"-00f067aa0ba902b7-01", "tracestate", ts)
+		if r.status != 200 {
+			t.Errorf("sampled request %d: status %d %s", i, r.status, r.body)
+		}
+	}
+	mu.Lock()
+	for _, n := range seenLens {
+		if n > 512 {
+			t.Errorf("sampled: upstream got a %d-byte tracestate (README: at most 512)", n)
+			break
+		}
+	}
+	mu.Unlock()
+
+	// Another client, no trace headers at all.
+	r = e.get("/dealer/NOS/listing?page_size=20", "demo-key-beta")
+	if r.status != 200 {
+		t.Errorf("an unrelated client's request: status %d %s (breaker opened by another client's tracestate)", r.status, r.body)
+	}
+}
+
+// TestTracingTracestateSplitOverLines: W3C Trace Context 3.3.1.1
+// ("Multiple tracestate headers MUST be combined", RFC 9110 5.3 lists)
+// and the README's own rule for If-None-Match ("over several lines is one
+// list"): a tracestate sent as two header lines is one list. The edge
+// keeps the first line only, sampled or not.
+func TestTracingTracestateSplitOverLines(t *testing.T) {
+	recv := startOTLPReceiver(t)
+	rds := redistest.Start(t)
+	fk := fake.NewServer(fake.Options{})
+	var mu sync.Mutex
+	var seen []string
+	up := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		if strings.Contains(string(ctx.Path()), "key-index") {
+			fk.Handler()(ctx) // the key index's background reads are no request's
+			return
+		}
+		mu.Lock()
+		var all []string
+		for _, v := range ctx.Request.Header.PeekAll("tracestate") {
+			all = append(all, string(v))
+		}
+		seen = append(seen, strings.Join(all, ","))
+		mu.Unlock()
+		fk.Handler()(ctx)
+	}}
+	ln, err := netListen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = up.Serve(ln) }()
+	defer func() { _ = up.Shutdown() }()
+	cfgPath := t.TempDir() + "/edge.json"
+	writeConfig(t, cfgPath, `{}`)
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", recv.url)
+	e := startEdge(t, "--config", cfgPath, "--redis", rds.Addr, "--upstream", "http://"+ln.Addr().String())
+
+	for i, flag := range []string{"00", "01"} {
+		mu.Lock()
+		seen = nil
+		mu.Unlock()
+		req, _ := http.NewRequest("GET", e.base+fmt.Sprintf("/dealer/REWIND/listing?page_size=%d", 4+i), nil)
+		req.Header.Set("X-Api-Key", "demo-key-alpha")
+		req.Header.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-"+flag)
+		req.Header.Add("tracestate", "a=1")
+		req.Header.Add("tracestate", "b=2")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		mu.Lock()
+		if len(seen) == 0 {
+			t.Errorf("flag %s: no upstream call (status %d)", flag, resp.StatusCode)
+		}
+		for _, s := range seen {
+			if s != "a=1,b=2" {
+				t.Errorf("flag %s: upstream tracestate %q, want \"a=1,b=2\" (all calls: %q)", flag, s, seen)
+				break
+			}
+		}
+		mu.Unlock()
+	}
+}
