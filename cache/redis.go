@@ -175,8 +175,8 @@ func (c *Cache) redisCmd(ctx context.Context, cmd redis.Cmder) (err error) {
 // redisResult counts a failed call and marks Redis down when the failure
 // says it is unreachable.
 func (c *Cache) redisResult(parent context.Context, err error, health bool) error {
-	if err == nil || errors.Is(err, redis.Nil) || redis.HasErrorPrefix(err, "NOSCRIPT") {
-		return err // NOSCRIPT: runScript sends the script itself
+	if err == nil || errors.Is(err, redis.Nil) || redis.HasErrorPrefix(err, "NOSCRIPT") || redis.HasErrorPrefix(err, "TRYAGAIN") {
+		return err // NOSCRIPT: runScript sends the script itself; TRYAGAIN: l2Set stores the entry key alone
 	}
 	if parent.Err() != nil {
 		// The caller gave up; that says nothing about Redis.
@@ -443,6 +443,7 @@ func (c *Cache) generation(ctx context.Context, dealer int64) (uint64, *genState
 	})
 	if err == nil {
 		c.applyGen(dealer, st, v.(uint64))
+		c.raiseGen(ctx, dealer, st, v.(uint64))
 	}
 	return st.gen.Load(), st
 }
@@ -500,11 +501,36 @@ func (c *Cache) resync(ctx context.Context) {
 		}
 		for i, d := range part {
 			if g, err := gets[i].Uint64(); err == nil {
-				c.applyGen(d, c.gens.get(d), g)
+				st := c.gens.get(d)
+				c.applyGen(d, st, g)
+				c.raiseGen(ctx, d, st, g)
 			}
 		}
 	}
 }
+
+// raiseGen moves the dealer's generation in Redis up to the one this
+// instance holds when Redis gave an older one (got): Redis came back
+// rolled back (a failover to a replica that missed the last INCRs, a
+// restart from an older snapshot). Otherwise an instance that starts
+// meanwhile would adopt the older number and number its next purge at or
+// below what the others hold, which drops nothing there.
+func (c *Cache) raiseGen(ctx context.Context, dealer int64, st *genState, got uint64) {
+	if held := st.gen.Load(); got < held && st.guess.Load() == 0 {
+		_ = c.redisDo(ctx, func(ctx context.Context) error {
+			return raiseGenScript.Run(ctx, c.rdb, []string{c.genKey(dealer)}, held).Err()
+		})
+	}
+}
+
+// raiseGenScript sets KEYS[1] to ARGV[1] when it holds less (or nothing).
+var raiseGenScript = redis.NewScript(`
+local v = tonumber(redis.call('GET', KEYS[1]) or '0')
+if v < tonumber(ARGV[1]) then
+  redis.call('SET', KEYS[1], ARGV[1])
+end
+return 0
+`)
 
 func (c *Cache) dealerIDs() []int64 { return c.gens.dealers() }
 
@@ -528,9 +554,14 @@ func (c *Cache) purgeRemote(ctx context.Context, dealer int64, st *genState) err
 		return err
 	}
 	gen := uint64(incr.Val())
-	if guess != 0 && gen <= guess {
+	// Past the guess, and past the generation this instance holds: Redis
+	// may have come back with an older number (a failover to a replica
+	// that missed the last INCRs, a restart from an older snapshot), and a
+	// purge numbered at or below what the instances hold would drop
+	// nothing anywhere.
+	if floor := max(guess, st.gen.Load()); gen <= floor {
 		err := c.redisDo(ctx, func(ctx context.Context) error {
-			incr = c.rdb.IncrBy(ctx, key, int64(guess-gen)+1)
+			incr = c.rdb.IncrBy(ctx, key, int64(floor-gen)+1)
 			return incr.Err()
 		})
 		if err != nil {
@@ -618,11 +649,26 @@ func (c *Cache) l2Set(ctx context.Context, rkey string, e *Entry, held **heldLoc
 		_ = c.redisCmd(ctx, redis.NewStatusCmd(ctx, "set", rkey, buf, "px", ttl.Milliseconds()))
 		return
 	}
-	*held = nil
 	// Not the caller's cancellation: a lock left behind makes the other
 	// instances wait for it to expire.
-	_ = c.runScript(context.WithoutCancel(ctx), setUnlockScript, setUnlockSrc, []string{rkey, h.key}, buf, ttl.Milliseconds(), h.token)
+	ctx = context.WithoutCancel(ctx)
+	err := c.runScript(ctx, setUnlockScript, setUnlockSrc, []string{rkey, h.key}, buf, ttl.Milliseconds(), h.token)
+	if err == nil {
+		*held = nil
+		return
+	}
+	if isTryAgain(err) {
+		// A Cluster slot being migrated refuses a script of two keys when
+		// one is missing on the node (TRYAGAIN) for the whole
+		// migration; single-key commands follow its ASK redirects.
+		_ = c.redisCmd(ctx, redis.NewStatusCmd(ctx, "set", rkey, buf, "px", ttl.Milliseconds()))
+	}
+	// *held stays: the caller's deferred unlock releases the lock.
 }
+
+// isTryAgain reports Redis Cluster's TRYAGAIN error (a multi-key command
+// on a slot in migration).
+func isTryAgain(err error) bool { return redis.HasErrorPrefix(err, "TRYAGAIN") }
 
 // lock tries to take the cross-instance fill lock of a key.
 func (c *Cache) lock(ctx context.Context, lkey string) (string, bool, error) {
