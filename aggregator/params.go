@@ -367,10 +367,10 @@ func parseContentDetails(raw *rawParams) (params, *apiError) {
 		switch {
 		case len(s) == 0:
 			v.add(pSlug, "must be at least 1 character long")
-		case len(s) > maxSlugLen:
-			v.add(pSlug, "must be at most 200 characters long")
 		case !utf8.Valid(s):
 			v.add(pSlug, "must be valid UTF-8")
+		case utf8.RuneCount(s) > maxSlugLen: // characters, as the OpenAPI maxLength counts
+			v.add(pSlug, "must be at most 200 characters long")
 		default:
 			p.slug = string(s)
 		}
