@@ -436,7 +436,7 @@ func TestBreaker(t *testing.T) {
 			t.Fatalf("open breaker: %v", err)
 		}
 	}
-	if d := time.Since(start); d > 20*time.Millisecond {
+	if d := time.Since(start); d > 200*time.Millisecond { // no network wait (each would cost the 800 ms timeout); the bound leaves room for a loaded VM
 		t.Errorf("20 refused calls took %v", d)
 	}
 	if n := ts.calls.Load() - before; n != 0 {

@@ -399,7 +399,7 @@ func TestFailModes(t *testing.T) {
 			}
 			// Only the first request waited for the timeout; the rest
 			// skipped Redis until the probe.
-			if el := time.Since(start); el > 500*time.Millisecond {
+			if el := time.Since(start); el > 900*time.Millisecond { // under the 1 s probe interval, with room for a loaded VM
 				t.Fatalf("20 requests took %v", el)
 			}
 			st := l.Stats()

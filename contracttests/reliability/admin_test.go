@@ -54,7 +54,16 @@ func TestAdminRefusesForeignPages(t *testing.T) {
 	if r := s.get(t, listing, keyAlpha); r.Header.Get("X-Cache") != "HIT" {
 		t.Errorf("after the refused purges: X-Cache %q, want HIT (the entry must survive)", r.Header.Get("X-Cache"))
 	}
-	if st, body := do("POST", "/admin/purge?dealer_id=101", "", "Origin", "http://"+host); st != 200 {
+	// A Redis round trip stalled past redis.timeout (50 ms) on a loaded
+	// machine marks Redis down for a moment, and a purge then is a 503
+	// (deferred): that is the documented behaviour, not what this test is
+	// about, so the purge is asked again until Redis is back.
+	st, body := do("POST", "/admin/purge?dealer_id=101", "", "Origin", "http://"+host)
+	for end := time.Now().Add(10 * time.Second); st == 503 && strings.Contains(body, "redis") && time.Now().Before(end); {
+		time.Sleep(200 * time.Millisecond)
+		st, body = do("POST", "/admin/purge?dealer_id=101", "", "Origin", "http://"+host)
+	}
+	if st != 200 {
 		t.Fatalf("purge from the admin's own origin: %d %s", st, body)
 	}
 	if r := s.get(t, listing, keyAlpha); r.Header.Get("X-Cache") != "MISS" {
