@@ -2,6 +2,7 @@ package listener
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"net"
 	"net/http"
@@ -25,18 +26,7 @@ import (
 // loop for good: after the busy connection ends, a new TLS client is not
 // served.
 func TestTLSOverloadBlocksAcceptLoop(t *testing.T) {
-	ca := testpki.NewCA(t)
-	dir := t.TempDir()
-	cp, kp := ca.Leaf(t, 10, time.Now().Add(time.Hour))
-	cf, kf := testpki.WritePair(t, dir, 1, cp, kp)
-	cert, err := LoadCertificate(cf, kf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cert, tcp, roots := tlsTestListener(t)
 	s, err := New(tcp, Options{TLS: ServerConfig(cert)})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +50,7 @@ func TestTLSOverloadBlocksAcceptLoop(t *testing.T) {
 	addr := tcp.Addr().String()
 
 	// Fill the one slot with a request that blocks.
-	busy, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.Pool})
+	busy, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: roots})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +70,7 @@ func TestTLSOverloadBlocksAcceptLoop(t *testing.T) {
 	close(release)
 	time.Sleep(200 * time.Millisecond)
 
-	cl := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool}}}
+	cl := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
 	resp, err := cl.Get("https://" + addr + "/")
 	if err != nil {
 		t.Fatalf("a new TLS client after the overload ended: %v (the accept loop is stuck in the silent connection's handshake)", err)
@@ -96,18 +86,7 @@ func TestTLSOverloadBlocksAcceptLoop(t *testing.T) {
 // edge_listener_rejected_connections_total{reason="concurrency"}; under
 // TLS the limits layer sees only ciphertext and never counts it.
 func TestTLSOverloadCounted(t *testing.T) {
-	ca := testpki.NewCA(t)
-	dir := t.TempDir()
-	cp, kp := ca.Leaf(t, 10, time.Now().Add(time.Hour))
-	cf, kf := testpki.WritePair(t, dir, 1, cp, kp)
-	cert, err := LoadCertificate(cf, kf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cert, tcp, roots := tlsTestListener(t)
 	var rejected []string
 	rej := make(chan string, 10)
 	s, err := New(tcp, Options{TLS: ServerConfig(cert), Limits: LimitOptions{OnReject: func(r string) { rej <- r }}})
@@ -126,7 +105,7 @@ func TestTLSOverloadCounted(t *testing.T) {
 	defer func() { _ = srv.Shutdown(); <-done }()
 	defer close(release)
 	addr := tcp.Addr().String()
-	busy, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.Pool})
+	busy, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: roots})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +113,7 @@ func TestTLSOverloadCounted(t *testing.T) {
 	_, _ = busy.Write([]byte("GET / HTTP/1.1\r\nHost: edge\r\n\r\n"))
 	time.Sleep(100 * time.Millisecond)
 
-	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 2 * time.Second}, "tcp", addr, &tls.Config{RootCAs: ca.Pool})
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 2 * time.Second}, "tcp", addr, &tls.Config{RootCAs: roots})
 	if err == nil {
 		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
 		_, _ = c.Write([]byte("GET / HTTP/1.1\r\nHost: edge\r\n\r\n"))
@@ -493,4 +472,22 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 	if el := time.Since(start); err == nil || el > 6500*time.Millisecond || el < 4*time.Second {
 		t.Fatalf("silent TLS connection: %v after %v, want closed after the 5 s read timeout", err, el)
 	}
+}
+
+// tlsTestListener is a loopback listener and a certificate for the TLS
+// tests of this file.
+func tlsTestListener(t *testing.T) (*Certificate, net.Listener, *x509.CertPool) {
+	t.Helper()
+	ca := testpki.NewCA(t)
+	cp, kp := ca.Leaf(t, 10, time.Now().Add(time.Hour))
+	cf, kf := testpki.WritePair(t, t.TempDir(), 1, cp, kp)
+	cert, err := LoadCertificate(cf, kf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert, tcp, ca.Pool
 }
