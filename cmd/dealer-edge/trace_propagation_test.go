@@ -29,24 +29,18 @@ func TestTracingSampledTracestateUnbounded(t *testing.T) {
 	fk := fake.NewServer(fake.Options{})
 	var mu sync.Mutex
 	var seenLens []int
-	up := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+	upstreamURL := serveUpstream(t, func(ctx *fasthttp.RequestCtx) {
 		mu.Lock()
 		seenLens = append(seenLens, len(ctx.Request.Header.Peek("tracestate")))
 		mu.Unlock()
 		fk.Handler()(ctx)
-	}} // fasthttp's default 4 KiB read buffer, as fake.Server.Start
-	ln, err := netListen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = up.Serve(ln) }()
-	defer func() { _ = up.Shutdown() }()
+	})
 
 	cfgPath := t.TempDir() + "/edge.json"
 	writeConfig(t, cfgPath, `{}`) // default sampler: parentbased_traceidratio 1%
 	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", recv.url)
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "20")
-	e := startEdge(t, "--config", cfgPath, "--redis", rds.Addr, "--upstream", "http://"+ln.Addr().String())
+	e := startEdge(t, "--config", cfgPath, "--redis", rds.Addr, "--upstream", upstreamURL)
 
 	// 22 valid list members of 250-character values: ~5.7 KB, well under
 	// the edge's 8 KiB header limit.
@@ -107,7 +101,7 @@ func TestTracingTracestateSplitOverLines(t *testing.T) {
 	fk := fake.NewServer(fake.Options{})
 	var mu sync.Mutex
 	var seen []string
-	up := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+	upstreamURL := serveUpstream(t, func(ctx *fasthttp.RequestCtx) {
 		if strings.Contains(string(ctx.Path()), "key-index") {
 			fk.Handler()(ctx) // the key index's background reads are no request's
 			return
@@ -120,17 +114,11 @@ func TestTracingTracestateSplitOverLines(t *testing.T) {
 		seen = append(seen, strings.Join(all, ","))
 		mu.Unlock()
 		fk.Handler()(ctx)
-	}}
-	ln, err := netListen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = up.Serve(ln) }()
-	defer func() { _ = up.Shutdown() }()
+	})
 	cfgPath := t.TempDir() + "/edge.json"
 	writeConfig(t, cfgPath, `{}`)
 	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", recv.url)
-	e := startEdge(t, "--config", cfgPath, "--redis", rds.Addr, "--upstream", "http://"+ln.Addr().String())
+	e := startEdge(t, "--config", cfgPath, "--redis", rds.Addr, "--upstream", upstreamURL)
 
 	for i, flag := range []string{"00", "01"} {
 		mu.Lock()
@@ -158,4 +146,19 @@ func TestTracingTracestateSplitOverLines(t *testing.T) {
 		}
 		mu.Unlock()
 	}
+}
+
+// serveUpstream serves h on loopback as an internal service (fasthttp's
+// default 4 KiB read buffer, as fake.Server.Start) until the test ends,
+// and returns its base URL.
+func serveUpstream(t *testing.T, h fasthttp.RequestHandler) string {
+	t.Helper()
+	ln, err := netListen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := &fasthttp.Server{Handler: h}
+	go func() { _ = up.Serve(ln) }()
+	t.Cleanup(func() { _ = up.Shutdown() })
+	return "http://" + ln.Addr().String()
 }
