@@ -35,9 +35,11 @@ func TestRestartOnlyChangesRollPods(t *testing.T) {
 	}
 }
 
-// values.yaml: "raising the L1, raise memoryMiB so that 80% of it stays
-// above [L1 + 1/8 + 160 MiB]" (cache.MemoryLimitFor, one tier up to
-// 256 MiB). The default values break the chart's own rule.
+// The default and production values keep GOMEMLIMIT at or above the limit
+// the edge derives for its L1 (values.yaml, memoryMiB; cache.MemoryLimitFor:
+// L1 + 1/8 + 160 MiB for one tier, up to 256 MiB); the chart now refuses to
+// render otherwise (TestGoMemLimitLeavesRoomForBulkTier covers split
+// tiers). Before the audit the default values broke that rule.
 func TestGoMemLimitCoversL1(t *testing.T) {
 	for name, args := range map[string][]string{
 		"default":    nil,
