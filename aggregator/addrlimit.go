@@ -1,11 +1,13 @@
 package aggregator
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"net"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -35,7 +37,43 @@ func (s *Server) clientAddr(ctx *fasthttp.RequestCtx, st *liveSettings) netip.Ad
 		return peer.Unmap()
 	}
 	h := &ctx.Request.Header
-	return ClientAddr(peer, h.PeekAll("Forwarded"), h.PeekAll("X-Forwarded-For"), st.TrustedProxies)
+	fwd, xff := forwardingFields(h.RawHeaders())
+	if fwd == nil && xff == nil && len(h.RawHeaders()) == 0 {
+		// A request not read from a connection (built in process): its
+		// parsed headers are all there is. PeekAll's result is reused
+		// by the next PeekAll, hence the copy.
+		fwd = slices.Clone(h.PeekAll("Forwarded"))
+		xff = h.PeekAll("X-Forwarded-For")
+	}
+	return ClientAddr(peer, fwd, xff, st.TrustedProxies)
+}
+
+// forwardingFields returns the values of the Forwarded and X-Forwarded-For
+// lines of a raw header block, in order. From the header block alone: a
+// chunked request's trailer fields, which fasthttp adds to the parsed
+// headers (Forwarded is not among those it refuses), name no address (RFC
+// 9110 6.5.1); and not through PeekAll, whose result the next PeekAll
+// overwrites.
+func forwardingFields(raw []byte) (fwd, xff [][]byte) {
+	for len(raw) > 0 {
+		line := raw
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			line, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = nil
+		}
+		k, v, ok := bytes.Cut(bytes.TrimSuffix(line, []byte("\r")), []byte(":"))
+		if !ok || len(k) == 0 || k[0] == ' ' || k[0] == '\t' {
+			continue
+		}
+		switch {
+		case bytes.EqualFold(k, []byte("Forwarded")):
+			fwd = append(fwd, bytes.Trim(v, " \t"))
+		case bytes.EqualFold(k, []byte("X-Forwarded-For")):
+			xff = append(xff, bytes.Trim(v, " \t"))
+		}
+	}
+	return fwd, xff
 }
 
 // addrAllow spends one request of the per-address limit kind for the

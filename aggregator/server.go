@@ -484,8 +484,8 @@ func (s *Server) routes() *router.Router {
 		r.GET("/dealer/"+svc+"/details", s.endpoint(RouteInventoryDetails, s.withPath("service", svc, s.inventoryDetails)))
 	}
 	for _, ct := range upstream.ContentTypes {
-		r.GET("/dealer/content/"+ct+"/listing", s.endpoint(RouteContentListing, s.withPath("content_type", ct, s.contentListing)))
-		r.GET("/dealer/content/"+ct+"/details", s.endpoint(RouteContentDetails, s.withPath("content_type", ct, s.contentDetails)))
+		r.GET("/dealer/content/"+ct+"/listing", s.contentEndpoint(RouteContentListing, ct, s.contentListing))
+		r.GET("/dealer/content/"+ct+"/details", s.contentEndpoint(RouteContentDetails, ct, s.contentDetails))
 	}
 	rr.NotFound = func(ctx *fasthttp.RequestCtx) {
 		rs := state(ctx)
@@ -506,6 +506,21 @@ func (s *Server) withPath(name, value string, h func(*fasthttp.RequestCtx, *reqS
 
 func state(ctx *fasthttp.RequestCtx) *reqState {
 	return ctx.UserValue(stateKey).(*reqState)
+}
+
+// contentEndpoint is endpoint for the static route of content type ct. A
+// deprecated type's deprecation headers are set first, so that every
+// answer of the type carries them (contract 9): the 401, 404
+// dealer_not_found, 429 and 503 of authentication and rate limiting too.
+func (s *Server) contentEndpoint(route, ct string, h func(*fasthttp.RequestCtx, *reqState)) fasthttp.RequestHandler {
+	inner := s.endpoint(route, s.withPath("content_type", ct, h))
+	if !publicshape.IsDeprecatedType(ct) {
+		return inner
+	}
+	return func(ctx *fasthttp.RequestCtx) {
+		setDeprecation(ctx, s.settings.Load(), ct)
+		inner(ctx)
+	}
 }
 
 // endpoint wraps a public endpoint with authentication and rate limiting.

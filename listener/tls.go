@@ -134,7 +134,11 @@ func (l *tlsListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tlsConn{Conn: tls.Server(c, l.cfg), onReject: l.onReject}, nil
+	onReject := l.onReject
+	if lc, ok := c.(*limitConn); ok && lc.overCap {
+		onReject = nil // counted already, by the limits layer's cap
+	}
+	return &tlsConn{Conn: tls.Server(c, l.cfg), onReject: onReject}, nil
 }
 
 // tlsConn is a server-side TLS connection that never runs its handshake

@@ -794,13 +794,13 @@ func readBody(resp *fasthttp.Response) (*bufpool.Buf, error) {
 }
 
 // retryStaleConn is the client's retry rule: only an error that shows the
-// connection ended before any answer (the service closed or reset a
-// keep-alive connection it had idled out) is worth one more attempt. A
-// malformed answer would be the same again, and a timeout has spent the
-// call's time.
+// connection ended before any byte of an answer (the service closed a
+// keep-alive connection it had idled out: fasthttp's ErrConnectionClosed,
+// or the request's write failed on it) is worth one more attempt. A
+// partial or malformed answer would be the same again, and a timeout has
+// spent the call's time.
 func retryStaleConn(_ *fasthttp.Request, _ int, err error) (resetTimeout, retry bool) {
-	return false, errors.Is(err, fasthttp.ErrConnectionClosed) || errors.Is(err, io.EOF) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+	return false, errors.Is(err, fasthttp.ErrConnectionClosed) || errors.Is(err, syscall.EPIPE)
 }
 
 // isTimeout reports a network timeout (the connection's read deadline).

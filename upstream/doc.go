@@ -29,9 +29,9 @@
 // summary corpus, are a few hundred KiB); a longer one is a failure. A
 // body is plain JSON: a Content-Encoding the edge did not ask for is not
 // decoded, and the answer is a failure. The edge retries a call once, within
-// its deadline, only when the connection ended before any answer (a
-// keep-alive connection the service had closed); a malformed or late answer
-// is not retried.
+// its deadline, only when the connection ended before any byte of an answer
+// (a keep-alive connection the service had closed); a partial, malformed or
+// late answer is not retried.
 //
 // # Client behaviour
 //
