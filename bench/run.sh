@@ -441,7 +441,7 @@ EDGE_V_PID=$EDGE_PID
 DEALER=$("$TOOL" whoami -base "$EDGE_N" -key "$HOT_KEY") || die "cannot resolve the dealer of $HOT_KEY"
 UP_DIRECT="http://127.0.0.1:$UP5/inventory/v1/dealers/$DEALER/vehicles?service=REWIND&page=1&page_size=20&view=summary"
 UP_DIRECT100="http://127.0.0.1:$UP5/inventory/v1/dealers/$DEALER/vehicles?service=REWIND&page=1&page_size=100&view=summary"
-UP_SECTION="http://127.0.0.1:$UP5/content/v1/dealers/$DEALER/faq"
+UP_SECTION="http://127.0.0.1:$UP5/content/v1/dealers/$DEALER/faq?view=summary" # as a cold hub asks each section
 "$TOOL" get -url "$EDGE_V$HUB_PATH" -key "$HOT_KEY" >/dev/null || die "edge (content views) does not answer $HUB_PATH"
 "$TOOL" get -url "$UP_DIRECT100" >/dev/null || die "fake-upstream does not answer $UP_DIRECT100"
 "$TOOL" get -url "$EDGE_N$HOT_PATH" -key "$HOT_KEY" >/dev/null || die "edge (caching off) does not answer $HOT_PATH"
@@ -631,7 +631,7 @@ scale_run() {
 }
 # Row ul: the reference of row u with the same pages: an edge whose L1 holds the whole working set (every request
 # of the uniform sequence an L1 hit), so u against ul differs only in where the hit comes from (the hot URL of row uh
-# is one 10 KB page; the uniform sequence's pages average about 2.5 times that, and bytes written are most of a hit).
+# is one 10 KB page; the uniform sequence's pages average about 9 KB but range from 0.5 to 53 KB).
 scale_cfg $((4 * ws + (64 << 20))) >"$WORK/edge-uniform-l1.json"
 start_edge edge-uniform-l1 "$UP5" "$REDIS4" "$WORK/edge-uniform-l1.json"
 EDGE_UL="http://127.0.0.1:$EDGE_PORT"

@@ -24,8 +24,12 @@ func (v *variant) size() int64 {
 	if v == nil {
 		return 0
 	}
-	return int64(len(v.body) + len(v.etag))
+	return int64(len(v.body)+len(v.etag)) + variantOverhead
 }
+
+// variantOverhead is a coding's own memory beyond its bytes: the variant
+// and its slice and string headers.
+const variantOverhead = 32
 
 // DefaultGzipLevel is the compression level of entries' gzip variants
 // when Options.GzipLevel is 0.

@@ -80,14 +80,14 @@ type row struct {
 }
 
 // cpuTarget appends the edge CPU per request and its target to r's target
-// text and reports whether it is met (true when it was not measured).
+// text and reports whether it is met (false when it was not measured).
 func cpuTarget(r *row, cpu, limit float64) bool {
 	if r.target != "" {
 		r.target += "; "
 	}
 	if cpu <= 0 {
 		r.target += fmt.Sprintf("edge CPU/request <= %.0f us (not measured)", limit)
-		return true
+		return false // an unmeasured target is not met
 	}
 	r.target += fmt.Sprintf("edge CPU/request <= %.0f us (%.0f us)", limit, cpu)
 	return cpu <= limit
@@ -350,8 +350,9 @@ func report(args []string) error {
 			if e.Pending {
 				r.result = "PENDING"
 			} else {
-				// One miss's worth of upstream calls (1 for a listing).
-				r.result = verdict(e.Calls == max(1, e.LoneCalls))
+				// The target: one upstream call for 100 identical misses
+				// of a listing (the lone miss's count is a diagnostic).
+				r.result = verdict(e.Calls == 1)
 			}
 		}
 		if nok {

@@ -1,0 +1,162 @@
+package main
+
+// Tests of the benchmark's verdicts. Each feeds the report a runs.jsonl made
+// of the figures a run would write and checks the verdict against the
+// target as bench/README.md and the README's "Targets at a glance" state it
+// (written by an audit of the bench's integrity, 2026-11-27).
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/dealer-edge/dealer-edge/upstream/fake"
+)
+
+// reportRows writes lines to a runs.jsonl, runs the report and returns the
+// markdown table's rows whose first cell starts with prefix.
+func reportRows(t *testing.T, prefix string, lines ...any) []string {
+	t.Helper()
+	dir := t.TempDir()
+	in, md := filepath.Join(dir, "runs.jsonl"), filepath.Join(dir, "results.md")
+	var b strings.Builder
+	for _, l := range lines {
+		j, err := json.Marshal(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// report prints the table on stdout: keep the test output readable.
+	stdout := os.Stdout
+	devnull, _ := os.Open(os.DevNull)
+	os.Stdout = devnull
+	err := report([]string{"-in", in, "-md", md})
+	os.Stdout = stdout
+	devnull.Close()
+	if err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	out, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "| "+prefix) {
+			rows = append(rows, l)
+		}
+	}
+	if len(rows) == 0 {
+		t.Fatalf("no row %q in\n%s", prefix, out)
+	}
+	return rows
+}
+
+func wrkLine(scn, target string, conns, run int, reqs int64, cpu float64) map[string]any {
+	return map[string]any{"kind": "wrk", "scenario": scn, "target": target, "conns": conns, "run": run,
+		"cpu_us_per_req": cpu, "wrk": map[string]any{"requests": reqs, "duration_us": 6_000_000,
+			"p50_us": 1000, "p90_us": 2000, "p99_us": 3000, "max_us": 5000}}
+}
+
+func resultCell(row string) string {
+	c := strings.Split(row, " | ")
+	return strings.TrimSpace(c[10]) // scenario, conns, 3 edge, vs, 3 vs, edge/vs, result, target
+}
+
+// Row e's verdict is its target, "upstream calls = 1" (bench/README.md): the
+// lone miss's count is a diagnostic. It used to decide the verdict: the
+// 2026-11-26 10:31 run read "MISS | upstream calls = 1; edge: 1 upstream
+// call(s) (lone miss: 2)".
+func TestStampedeVerdictFollowsLoneMissNotTarget(t *testing.T) {
+	row := reportRows(t, "e stampede",
+		map[string]any{"kind": "stampede", "target": "edge", "n": 100, "ok": 100, "calls": 1, "lone_calls": 2, "p50_us": 210000, "p99_us": 211000},
+		map[string]any{"kind": "stampede", "target": "nginx", "n": 100, "ok": 100, "calls": 1, "lone_calls": 1, "p50_us": 502000, "p99_us": 504000},
+	)[0]
+	if got := resultCell(row); got != "PASS" {
+		t.Errorf("one upstream call for 100 identical misses (target: upstream calls = 1) reads %s:\n%s", got, row)
+	}
+	row = reportRows(t, "e stampede",
+		map[string]any{"kind": "stampede", "target": "edge", "n": 100, "ok": 100, "calls": 2, "lone_calls": 2, "p50_us": 210000, "p99_us": 211000},
+	)[0]
+	if got := resultCell(row); got != "MISS" {
+		t.Errorf("two upstream calls for 100 identical misses (target: upstream calls = 1) reads %s:\n%s", got, row)
+	}
+}
+
+// Row s's verdict checks all three of its targets (bench/README.md): CPU per
+// request of edge + redis-server <= nginx's, p99 <= nginx's, and the L1
+// share of hits >= 95% of the best static share (it used to leave the last
+// out).
+func TestScaleVerdictIgnoresL1ShareTarget(t *testing.T) {
+	scale := func(target string, cpu, redis, share float64) map[string]any {
+		return map[string]any{"kind": "scale", "scenario": "s", "target": target, "conns": 64, "run": 1, "requests": 100000,
+			"cpu_us_per_req": cpu, "cpu_us_by_proc": map[string]float64{"edge": cpu - redis, "redis": redis},
+			"l1_share": share, "best_static_share": 0.8, "ws_over_l1": 12}
+	}
+	row := reportRows(t, "s scale mix",
+		wrkLine("s", "edge", 64, 1, 300000, 0), wrkLine("s", "nginx", 64, 1, 300000, 0),
+		scale("edge", 15, 1, 0.32), scale("nginx", 17, 0, 0),
+	)[0]
+	if got := resultCell(row); got != "MISS" {
+		t.Errorf("L1 share 0.32 of a best static 0.80 (40%%, target >= 95%%) reads %s:\n%s", got, row)
+	}
+}
+
+// An unmeasured CPU target (cpu_us_per_req 0, e.g. /proc unreadable) is not
+// met: d-views, whose only target it is, used to read PASS.
+func TestUnmeasuredCPUReadsPass(t *testing.T) {
+	row := reportRows(t, "d-views", wrkLine("dv", "edge", 64, 1, 80000, 0))[0]
+	if got := resultCell(row); got == "PASS" {
+		t.Errorf("d-views with no CPU measurement reads %s (should be PENDING / n/a):\n%s", got, row)
+	}
+}
+
+// Row d's baseline ("upstream/1 = one hub section called directly") asks
+// what a cold hub asks of each section: the summary view (run.sh's
+// UP_SECTION; it asked for the full view, three times the bytes, before
+// 2026-11-27).
+func TestHubBaselineIsNotAHubSection(t *testing.T) {
+	fk := fake.NewServer(fake.Options{})
+	addr, err := fk.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fk.Close()
+	size := func(path string) int {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d", path, resp.StatusCode)
+		}
+		return len(b)
+	}
+	script, err := os.ReadFile("../run.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`UP_SECTION="http://127\.0\.0\.1:\$UP5(/[^"]*)"`).FindSubmatch(script)
+	if m == nil {
+		t.Fatal("no UP_SECTION in bench/run.sh")
+	}
+	baseline := size(strings.ReplaceAll(string(m[1]), "$DEALER", "101")) // run.sh UP_SECTION
+	section := size("/content/v1/dealers/101/faq?view=summary")          // what the cold hub asks per section
+	if baseline != section {
+		t.Errorf("row d's baseline (upstream/1, run.sh UP_SECTION) answers %d bytes; the hub's faq section call answers %d: %s",
+			baseline, section, fmt.Sprintf("%.1fx", float64(baseline)/float64(section)))
+	}
+}
