@@ -150,13 +150,18 @@ func Start(t testing.TB, args ...string) *Edge {
 		for range lines {
 		}
 	}()
-	// The embedded fake's address is in the startup event line.
-	for _, l := range strings.Split(e.stderr.String(), "\n") {
-		var ev struct {
-			Msg, Addr string
-		}
-		if json.Unmarshal([]byte(l), &ev) == nil && ev.Msg == "embedded fake internal services" {
-			e.Fake = "http://" + ev.Addr
+	// The embedded fake's address is in the startup event line. Standard
+	// error is copied by its own goroutine (os/exec), which can trail the
+	// listening lines read from standard output on a loaded machine: wait
+	// for it.
+	for end := time.Now().Add(10 * time.Second); e.Fake == "" && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		for _, l := range strings.Split(e.stderr.String(), "\n") {
+			var ev struct {
+				Msg, Addr string
+			}
+			if json.Unmarshal([]byte(l), &ev) == nil && ev.Msg == "embedded fake internal services" {
+				e.Fake = "http://" + ev.Addr
+			}
 		}
 	}
 	if e.Fake == "" {
