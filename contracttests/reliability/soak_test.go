@@ -25,7 +25,7 @@ const (
 	// requests, whatever the machine.
 	soakMaxRPS = 50000
 	// No growth between the warm-up sample and the end of the run:
-	soakGoroutineSlack = 50       // end goroutines <= warm-up + 50
+	soakGoroutineSlack = 50       // goroutines once idle workers retired <= warm-up + 50
 	soakMemSlack       = 32 << 20 // end RSS (and heap in use) <= 2 x warm-up + 32 MiB
 	soakRSSCeiling     = 256 << 20
 )
@@ -148,6 +148,15 @@ func TestSoakMixedLoad(t *testing.T) {
 	hc.CloseIdleConnections()
 	time.Sleep(time.Second)
 	idleS := sample("idle")
+	// Pooled workers (hub sections, cache refreshes, the Redis batcher's
+	// flushers: internal/workers) outlive their last job by 10 s, and how
+	// many the run left depends on how slow the machine was at its end: a
+	// leak is what is still there once they have retired.
+	for settle := time.Now().Add(15 * time.Second); idleS.goroutines > warmS.goroutines+soakGoroutineSlack && time.Now().Before(settle); {
+		time.Sleep(time.Second)
+		idleS = soakSampleOf(t, s.edge)
+	}
+	t.Logf("%-8s at %5.1fs: %s", "settled", time.Since(start).Seconds(), idleS)
 	if hwm, ok := s.edge.Metric("process_resident_memory_peak_bytes"); ok {
 		peakRSS = max(peakRSS, hwm)
 	}
@@ -169,7 +178,7 @@ func TestSoakMixedLoad(t *testing.T) {
 	for k := range soakKinds {
 		t.Logf("  %-12s %7d  status %s  X-Cache %s", soakKindNames[k], all.n[k], soakCounts(all.status[k]), soakCounts(all.xcache[k]))
 	}
-	t.Logf("goroutines warm-up %.0f, end %.0f, idle %.0f, peak %.0f (bound: end <= warm-up + %d)",
+	t.Logf("goroutines warm-up %.0f, end %.0f, settled %.0f, peak %.0f (bound: settled <= warm-up + %d)",
 		warmS.goroutines, endS.goroutines, idleS.goroutines, peakG, soakGoroutineSlack)
 	t.Logf("RSS warm-up %s, end %s, idle %s, peak %s (bounds: end <= 2 x warm-up + %s = %s; peak < %s)",
 		soakMiB(warmS.rss), soakMiB(endS.rss), soakMiB(idleS.rss), soakMiB(peakRSS), soakMiB(soakMemSlack), soakMiB(2*warmS.rss+soakMemSlack), soakMiB(soakRSSCeiling))
@@ -208,8 +217,8 @@ func TestSoakMixedLoad(t *testing.T) {
 	if all.xcache[soakHit]["HIT"] == 0 || all.xcache[soakMiss]["MISS"] == 0 {
 		t.Errorf("the load made no hits or no misses: hot %s, miss %s", soakCounts(all.xcache[soakHit]), soakCounts(all.xcache[soakMiss]))
 	}
-	if endS.goroutines > warmS.goroutines+soakGoroutineSlack || idleS.goroutines > warmS.goroutines+soakGoroutineSlack {
-		t.Errorf("goroutines grew: warm-up %.0f, end %.0f, idle %.0f (bound %.0f)", warmS.goroutines, endS.goroutines, idleS.goroutines, warmS.goroutines+soakGoroutineSlack)
+	if idleS.goroutines > warmS.goroutines+soakGoroutineSlack {
+		t.Errorf("goroutines grew: warm-up %.0f, end %.0f, settled %.0f (bound %.0f)", warmS.goroutines, endS.goroutines, idleS.goroutines, warmS.goroutines+soakGoroutineSlack)
 	}
 	if endS.rss > 2*warmS.rss+soakMemSlack {
 		t.Errorf("RSS grew: warm-up %s, end %s (bound %s)", soakMiB(warmS.rss), soakMiB(endS.rss), soakMiB(2*warmS.rss+soakMemSlack))
