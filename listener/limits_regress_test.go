@@ -3,6 +3,7 @@ package listener
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -86,10 +87,18 @@ func TestTLSOverloadBlocksAcceptLoop(t *testing.T) {
 // edge_listener_rejected_connections_total{reason="concurrency"}; under
 // TLS the limits layer sees only ciphertext and never counts it.
 func TestTLSOverloadCounted(t *testing.T) {
+	// MaxConns 1 as well: the edge sets both caps to server.concurrency,
+	// and a connection over both is counted once.
+	for _, maxConns := range []int{0, 1} {
+		t.Run(fmt.Sprintf("max_conns=%d", maxConns), func(t *testing.T) { tlsOverloadCounted(t, maxConns) })
+	}
+}
+
+func tlsOverloadCounted(t *testing.T, maxConns int) {
 	cert, tcp, roots := tlsTestListener(t)
 	var rejected []string
 	rej := make(chan string, 10)
-	s, err := New(tcp, Options{TLS: ServerConfig(cert), Limits: LimitOptions{OnReject: func(r string) { rej <- r }}})
+	s, err := New(tcp, Options{TLS: ServerConfig(cert), Limits: LimitOptions{MaxConns: maxConns, OnReject: func(r string) { rej <- r }}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +138,7 @@ func TestTLSOverloadCounted(t *testing.T) {
 		rejected = append(rejected, <-rej)
 	}
 	if len(rejected) != 1 || rejected[0] != "concurrency" {
-		t.Fatalf("rejections counted %v, want [concurrency]", rejected)
+		t.Fatalf("rejections counted %v, want [concurrency]: one refused connection, counted once", rejected)
 	}
 }
 
