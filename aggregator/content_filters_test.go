@@ -67,15 +67,14 @@ func probeGetJSON(t *testing.T, h fasthttp.RequestHandler, uri string) map[strin
 	return m
 }
 
-// TestPublishedFilterValueFilters: a listing's category/brand filter
-// is "the record's own field equal to the value, case-insensitively
-// (mapping.Match), the service's rule" (README, Who filters what;
-// upstream doc.go). A record whose field holds a no-break space (common in
-// CMS text: "Alfa Romeo" typed with NBSP) or a trailing/double space is
-// published with that value, and the content service filters it with that
-// value, but the edge rewrites the value first (validator.text:
-// strings.Fields trims and turns every Unicode space run into one ASCII
-// space), so no request can ever filter to these items.
+// TestPublishedFilterValueFilters: a listing filtered by the category or
+// brand value an item is published with returns that item, as the content
+// service's filtering does, also when the value holds a no-break space
+// (common in CMS text: "Alfa Romeo" typed with NBSP) or a trailing or
+// double space (README, Who filters what: equal case-insensitively once
+// both sides are trimmed and each run of white space is one space,
+// upstream.FieldMatches). Before 2026-11-27 the edge rewrote the value
+// only, so no request could filter to these items.
 func TestPublishedFilterValueFilters(t *testing.T) {
 	s := newBenchServer(t, true)
 	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
@@ -106,19 +105,19 @@ func TestPublishedFilterValueFilters(t *testing.T) {
 			got = append(got, it.(map[string]any)["slug"].(string))
 		}
 		if len(svc) != 1 || len(got) != 1 || got[0] != c.slug {
-			t.Errorf("%s %s=%q (the item's published value): edge items %v (filters echo %v), content service matches %d record(s)",
+			t.Errorf("%s %s=%q (the item's published value): edge items %v (filters echo %v), want that item alone; the content service matches %d record(s), want 1",
 				c.ct, c.param, c.value, got, m["filters"], len(svc))
 		}
 	}
 }
 
-// TestViewFilterUnicodeFormsEqualService: the property of the
-// cached views (README: the edge's filtering of its view equals the
-// content service's filtering under the rules) for every category, topic
-// and brand value of the demo corpus in more letter-case and Unicode
-// forms than TestViewFilteringEqualsService (lower, upper, title, swapped,
-// Kelvin sign and long s folding, Turkish dotted I, NFD-like combining
-// accents), combined with a text query. Passes: recorded as checked.
+// TestViewFilterUnicodeFormsEqualService: the edge's filtering of its
+// cached view equals the content service's filtering under the rules
+// (README, Who filters what) for every category, topic and brand value of
+// the demo corpus in more letter-case and Unicode forms than
+// TestViewFilteringEqualsService (lower, upper, title, swapped, Kelvin
+// sign and long s folding, Turkish dotted I, NFD-like combining accents),
+// combined with a text query.
 func TestViewFilterUnicodeFormsEqualService(t *testing.T) {
 	s := newBenchServer(t, true)
 	st := s.settings.Load()

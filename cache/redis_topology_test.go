@@ -66,15 +66,14 @@ func (h errCountHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 	}
 }
 
-// TestClusterMigratingSlotLockedFill: while the slot of a dealer is
-// being migrated (source MIGRATING, target IMPORTING, as redis-cli
-// --cluster reshard leaves it for the whole move), a locked fill of a new
-// entry ends with setUnlockScript over two keys, one of which (the entry)
-// does not exist yet: Redis answers TRYAGAIN. The entry is not stored and
-// the lock is not released (l2Set cleared *held before the script ran), so
-// every other instance waits LockWait for an entry that never comes, for
-// LockTTL. Both keys share the hash tag; the single-key SET and unlock
-// would have followed the ASK redirect.
+// TestClusterMigratingSlotLockedFill: while a dealer's slot migrates
+// (source MIGRATING, target IMPORTING, as redis-cli --cluster reshard
+// leaves it for the whole move), a locked fill of a new entry stores the
+// entry and releases its lock without a failed Redis call, so another
+// instance reads it from L2 at once (README, Response cache, "Redis
+// Cluster resharding"). Redis refuses the two-key setUnlockScript there
+// (TRYAGAIN); the single-key SET and unlock follow the ASK redirect.
+// Before 2026-11-27 the entry was lost and the lock held for LockTTL.
 func TestClusterMigratingSlotLockedFill(t *testing.T) {
 	cl := redistest.StartCluster(t)
 	const to = 250 * time.Millisecond
@@ -126,7 +125,7 @@ func TestClusterMigratingSlotLockedFill(t *testing.T) {
 	waited := time.Since(start)
 	t.Logf("b: %v %q after %v, fills %d; a: L2 errors %d", res, e.Body(), waited, other.calls.Load(), after.L2Errors-before.L2Errors)
 	if n := after.L2Errors - before.L2Errors; n != 0 {
-		t.Errorf("a's locked fill: %d failed Redis calls while the slot migrates", n)
+		t.Errorf("a's locked fill: %d failed Redis calls while the slot migrates, want 0", n)
 	}
 	if res != Hit || other.calls.Load() != 0 {
 		t.Errorf("b: %v after %v (fills %d), want a's entry from L2 at once", res, waited, other.calls.Load())
@@ -137,19 +136,17 @@ func TestClusterMigratingSlotLockedFill(t *testing.T) {
 		locks = append(locks, k...)
 	}
 	if len(locks) != 0 {
-		t.Errorf("fill lock not released: %v", locks)
+		t.Errorf("fill locks left after the fill: %v, want none", locks)
 	}
 }
 
-// TestPurgeAfterGenerationRollback: Redis comes back with a dealer's
-// generation lower than the one the instances hold (a restart that loads
-// an older RDB snapshot; a Sentinel or Cluster failover to a replica that
-// had not received the last INCRs). Generations only move forward in the
-// instances (applyGen), so the next purges INCR to numbers the instances
-// already hold: PurgeDealer returns nil ("purged") while this very
-// instance, and every other, keeps serving the entry the purge was for,
-// until Redis's counter has been pushed past the instances' by as many
-// purges as were lost.
+// TestPurgeAfterGenerationRollback: after Redis comes back with a
+// dealer's generation lower than the one the instances hold (a restart
+// that loads an older RDB snapshot; a Sentinel or Cluster failover to a
+// replica that had not received the last INCRs), a purge that returns nil
+// is numbered past what the instances hold, so every instance, the
+// purging one included, fills anew (README, Response cache). Before
+// 2026-11-27 such a purge dropped nothing anywhere.
 func TestPurgeAfterGenerationRollback(t *testing.T) {
 	srv := redistest.Start(t)
 	a := newCache(t, Options{Redis: newClient(t, srv.Addr)})
@@ -192,10 +189,10 @@ func TestPurgeAfterGenerationRollback(t *testing.T) {
 	}
 }
 
-// TestMaxmemoryEviction runs purges against a Redis whose maxmemory
-// policy evicts any key (allkeys-random: generation and lock keys too)
-// while large entries keep it full: after every purge, both instances
-// serve the new version.
+// TestMaxmemoryEviction: against a Redis whose maxmemory policy evicts
+// any key (allkeys-random: generation and lock keys too) while large
+// entries keep it full, both instances serve the new version after every
+// purge.
 func TestMaxmemoryEviction(t *testing.T) {
 	for _, policy := range []string{"allkeys-random", "allkeys-lru", "volatile-lru"} {
 		t.Run(policy, func(t *testing.T) {
@@ -219,7 +216,7 @@ func TestMaxmemoryEviction(t *testing.T) {
 				}
 				for _, c := range []*Cache{a, b} {
 					if e, _, err := c.Get(ctx, 5, []byte("/x"), pol, fill); err != nil || string(e.Body()) != fmt.Sprint("v", version.Load()) {
-						t.Fatalf("round %d: %q %v, want v%d", round, e.Body(), err, version.Load())
+						t.Fatalf("round %d: %q %v, want v%d (the version after the last purge)", round, e.Body(), err, version.Load())
 					}
 				}
 				version.Add(1)

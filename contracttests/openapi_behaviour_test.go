@@ -187,9 +187,12 @@ func (d *specDoc) checkHeaders(e *env, method, target string, r crawlResp) []str
 	return bad
 }
 
-// TestOpenAPIResponseHeaders crawls the demo edge (every endpoint,
-// three dealers, the failure statuses it can produce) and checks every
-// response's header fields against the response the document describes.
+// TestOpenAPIResponseHeaders: every response of the demo edge (every
+// endpoint, three dealers, the failure statuses it can produce, HEAD and
+// 304 included) has the header fields the document describes for it:
+// required ones present, each valid against its schema, no watched field
+// undocumented. Before 2026-11-27 WWW-Authenticate, Allow, X-Edge-Partial
+// on 304 and Retry-After on 503 were undocumented.
 func TestOpenAPIResponseHeaders(t *testing.T) {
 	e := startEnv(t, envOptions{})
 	d := newAuditDoc(t)
@@ -311,10 +314,11 @@ func (d *specDoc) paramSchema(t *testing.T, tpl, name string) (*jsonschema.Schem
 	return nil, nil
 }
 
-// TestOpenAPIParamBounds sends, for each parameter, a value its
-// documented schema accepts and checks that the edge does not refuse it
-// (422 validation_error or 400 invalid_identifier): every bound the edge
-// enforces must be in the document.
+// TestOpenAPIParamBounds: every bound the edge enforces on a query
+// parameter is in the document, so a value the documented schema accepts
+// is not refused (422 validation_error or 400 invalid_identifier). Before
+// 2026-11-27 page's maximum, q's, category/topic/brand's and slug's
+// lengths and id_offerta's minimum were undocumented.
 func TestOpenAPIParamBounds(t *testing.T) {
 	e := startEnv(t, envOptions{})
 	d := newAuditDoc(t)
@@ -356,14 +360,14 @@ func TestOpenAPIParamBounds(t *testing.T) {
 			if len(v) > 12 {
 				v = v[:12] + fmt.Sprintf("...(%d bytes)", len(c.value))
 			}
-			t.Errorf("GET %s?%s=%s: the document's schema for %s accepts it, the edge answers %d %s (%s)", c.target, c.param, v, c.param, r.status, p.Code, msg)
+			t.Errorf("GET %s?%s=%s: the document's schema for %s accepts it, but the edge refuses it with %d %s (%s)", c.target, c.param, v, c.param, r.status, p.Code, msg)
 		}
 	}
 }
 
-// TestOpenAPICrawlBodies fetches every page, detail and content item
-// of the three demo dealers, with filters, and validates each body with
-// the shared validator (e.get checks every answer).
+// TestOpenAPICrawlBodies: every page, detail and content item of the
+// three demo dealers, with filters, has a body valid against the
+// document (e.get checks every answer with the shared validator).
 func TestOpenAPICrawlBodies(t *testing.T) {
 	e := startEnv(t, envOptions{})
 	n := 0
@@ -446,8 +450,9 @@ func TestOpenAPICrawlBodies(t *testing.T) {
 	t.Logf("%d responses validated", n)
 }
 
-// TestOpenAPIPartialHeaders: a degraded vehicle detail (media down)
-// and its conditional revalidation, headers against the document.
+// TestOpenAPIPartialHeaders: a degraded vehicle detail (media down) and
+// its conditional revalidation (304) have the header fields the document
+// describes for them, X-Edge-Partial included.
 func TestOpenAPIPartialHeaders(t *testing.T) {
 	e := startEnv(t, envOptions{})
 	d := newAuditDoc(t)
@@ -458,7 +463,7 @@ func TestOpenAPIPartialHeaders(t *testing.T) {
 	tgt := "/dealer/REWIND/details?id_auto=" + id
 	r := doRequest(t, e, "GET", tgt, keyAlpha)
 	if r.header.Get("X-Edge-Partial") != "true" {
-		t.Fatalf("not partial: %d %v", r.status, r.header)
+		t.Fatalf("media down: %d %v, want X-Edge-Partial: true", r.status, r.header)
 	}
 	var bad []string
 	bad = append(bad, d.checkHeaders(e, "GET", tgt, r)...)

@@ -19,13 +19,13 @@ import (
 	"github.com/dealer-edge/dealer-edge/internal/testpki"
 )
 
-// TestTLSOverloadBlocksAcceptLoop: under TLS, a connection beyond
-// the server's Concurrency is answered by fasthttp's writeFastError in the
-// accept loop. The write goes through tls.Conn, which runs the handshake
-// there, reading the ClientHello with no deadline. One client that
-// connects while the edge is full and sends nothing then stops the accept
-// loop for good: after the busy connection ends, a new TLS client is not
-// served.
+// TestTLSOverloadBlocksAcceptLoop: under TLS, a client that connects
+// while the server is at its Concurrency and sends nothing does not stop
+// the accept loop: once the busy connection ends, a new TLS client is
+// served (README, "The public listener": a connection over the cap is
+// closed unanswered). Before 2026-11-27 fasthttp's refusal, written from
+// the accept loop through tls.Conn, waited for the silent client's
+// ClientHello with no deadline.
 func TestTLSOverloadBlocksAcceptLoop(t *testing.T) {
 	cert, tcp, roots := tlsTestListener(t)
 	s, err := New(tcp, Options{TLS: ServerConfig(cert)})
@@ -74,18 +74,19 @@ func TestTLSOverloadBlocksAcceptLoop(t *testing.T) {
 	cl := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
 	resp, err := cl.Get("https://" + addr + "/")
 	if err != nil {
-		t.Fatalf("a new TLS client after the overload ended: %v (the accept loop is stuck in the silent connection's handshake)", err)
+		t.Fatalf("a new TLS client after the overload ended: %v, want it served (a silent connection's handshake must not hold the accept loop)", err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
-		t.Fatalf("status %d", resp.StatusCode)
+		t.Fatalf("a new TLS client after the overload ended: status %d, want 200", resp.StatusCode)
 	}
 }
 
-// TestTLSOverloadCounted: the README promises that a connection
-// beyond server.concurrency is counted as
-// edge_listener_rejected_connections_total{reason="concurrency"}; under
-// TLS the limits layer sees only ciphertext and never counts it.
+// TestTLSOverloadCounted: under TLS, a connection beyond
+// server.concurrency is counted once as
+// edge_listener_rejected_connections_total{reason="concurrency"}, like
+// the plain-HTTP 503s (README, "The public listener"). Before 2026-11-27
+// the limits layer saw only ciphertext and never counted it.
 func TestTLSOverloadCounted(t *testing.T) {
 	// MaxConns 1 as well: the edge sets both caps to server.concurrency,
 	// and a connection over both is counted once.
@@ -142,13 +143,12 @@ func tlsOverloadCounted(t *testing.T, maxConns int) {
 	}
 }
 
-// TestParkingBypassesConcurrency: README ("Memory per idle
-// connection") says idle memory is bounded by "at most server.concurrency
-// connections", and server.concurrency exists so that "a flood then meets
-// fast 503s, not a process out of descriptors". A parked connection leaves
-// the server's worker pool and no longer counts against Concurrency, so
-// the edge keeps accepting and serving new connections without bound: with
-// Concurrency 2, six keep-alive connections are open and every one got 200.
+// TestParkingBypassesConcurrency: parked connections count against the
+// cap, so with Concurrency 2 at most two of six keep-alive connections are
+// open and served (README, "The public listener": "The cap counts every
+// open connection, parked ones included"; "Memory per idle connection":
+// "at most server.concurrency connections"). Before 2026-11-27 a parked
+// connection left the worker pool's count and all six got 200.
 func TestParkingBypassesConcurrency(t *testing.T) {
 	if !parkSupported {
 		t.Skip("no parking here")
@@ -188,18 +188,17 @@ func TestParkingBypassesConcurrency(t *testing.T) {
 	}
 	t.Logf("open %d, parked %d, served %d of %d with Concurrency 2", s.Limits.Open(), s.Limits.Parked(), ok, n)
 	if s.Limits.Open() > 2 || ok > 2 {
-		t.Fatalf("%d connections open and %d served with Concurrency 2: parked connections are not bounded by server.concurrency", s.Limits.Open(), ok)
+		t.Fatalf("%d connections open and %d served with Concurrency 2, want at most 2 of each: parked connections count against server.concurrency", s.Limits.Open(), ok)
 	}
 }
 
-// TestRefusedConnectionsReachErrorHandler: with
-// server.reduce_memory false, fasthttp hands the first Read's error of a
-// connection refused by max_conns_per_ip (ErrTooManyConns), or of one
-// whose required PROXY header is missing, to the server's ErrorHandler.
-// The edge's ErrorHandler (aggregator.Server.ErrorHandler) writes a 400
-// bad_request problem and reports it: the refusal is logged and counted in
-// edge_requests_total as a 400 "the request is not valid HTTP" that no
-// client received (the client got the 429, or nothing).
+// TestRefusedConnectionsReachErrorHandler: the error fasthttp hands its
+// ErrorHandler for a connection refused by max_conns_per_ip, or one whose
+// required PROXY header is missing (with server.reduce_memory false), is
+// one IsRefusal names, so the edge's ErrorHandler neither logs nor counts
+// it as a 400 (README, "The public listener": "A refused connection ... is
+// never logged or counted as a 400 request"). Before 2026-11-27 each was
+// counted as a 400 no client received.
 func TestRefusedConnectionsReachErrorHandler(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -238,7 +237,7 @@ func TestRefusedConnectionsReachErrorHandler(t *testing.T) {
 				}
 				defer c.Close()
 				if st, _, err := ask(c, nil); err != nil || st != 200 {
-					t.Fatalf("held connection: %d %v", st, err)
+					t.Fatalf("held connection: %d %v, want 200", st, err)
 				}
 			}
 			c, err := net.Dial("tcp", tcp.Addr().String())
@@ -253,7 +252,7 @@ func TestRefusedConnectionsReachErrorHandler(t *testing.T) {
 				// fasthttp hands the first read's error to its
 				// ErrorHandler; the edge's skips what IsRefusal names.
 				if !IsRefusal(e) {
-					t.Fatalf("ErrorHandler called with %v, which IsRefusal does not name: the edge would log and count a 400 for a refused connection", e)
+					t.Fatalf("ErrorHandler called with %v, which IsRefusal does not name, want a refusal: the edge must not log or count a 400 for a refused connection", e)
 				}
 			case <-time.After(300 * time.Millisecond):
 			}
@@ -286,14 +285,12 @@ func (l *emfileFirst) Accept() (net.Conn, error) {
 	return l.Listener.Accept()
 }
 
-// TestReadinessRecoversWithoutTraffic: after a burst of EMFILE the
-// listener is able to accept again (accept blocks waiting for a client,
-// it no longer fails), but Accepting() stays false until a new client
-// connects. /readyz is the orchestrator's signal to send traffic: a pod
-// that is not ready gets no new connections (Kubernetes removes it from
-// the Service's endpoints; the chart probes /readyz on the admin port), so
-// after an EMFILE episode longer than the readiness probe's threshold the
-// edge stays unready for good although it could serve.
+// TestReadinessRecoversWithoutTraffic: once accept stops failing after a
+// burst of EMFILE, Accepting() turns true without a client connecting
+// (README, "The public listener": "ready again as soon as accept works");
+// a pod that is not ready gets no new connections, so waiting for one
+// would leave it unready for good. Before 2026-11-27 Accepting() stayed
+// false until a client connected.
 func TestReadinessRecoversWithoutTraffic(t *testing.T) {
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -317,7 +314,7 @@ func TestReadinessRecoversWithoutTraffic(t *testing.T) {
 	deadline := time.Now().Add(3 * time.Second)
 	for !rl.Accepting() {
 		if time.Now().After(deadline) {
-			t.Fatal("accept stopped failing 3 s ago (a client could connect now), but Accepting() is still false: /readyz stays 503 until a client connects, which a not-ready pod never gets")
+			t.Fatal("accept stopped failing 3 s ago, but Accepting() is still false, want true without a client connecting (a not-ready pod gets none)")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -397,7 +394,9 @@ func TestParkedPipelinedAndHalfClosed(t *testing.T) {
 	}
 }
 
-// TestProxyEdgeCases: PROXY protocol corner cases (expected to pass).
+// TestProxyEdgeCases: PROXY protocol corner cases: valid v1 and v2
+// headers (TLVs, LOCAL, UNKNOWN) give the right client address; malformed,
+// oversize or split v1 headers are refused.
 func TestProxyEdgeCases(t *testing.T) {
 	v2 := func(cmd byte, fam byte, addr []byte, tlv []byte) []byte {
 		b := []byte("\r\n\r\n\x00\r\nQUIT\n")
@@ -440,7 +439,7 @@ func TestProxyEdgeCases(t *testing.T) {
 			st, body, err := ask(c, tc.prefix)
 			if !tc.served {
 				if err == nil {
-					t.Fatalf("served %d %q", st, body)
+					t.Fatalf("served %d %q, want the connection refused", st, body)
 				}
 				return
 			}
@@ -459,8 +458,7 @@ func TestProxyEdgeCases(t *testing.T) {
 }
 
 // TestTLSHandshakeTimeout: a TLS connection that never sends its
-// ClientHello (below the concurrency) is closed after the read timeout
-// (expected to pass).
+// ClientHello (below the concurrency) is closed after the read timeout.
 func TestTLSHandshakeTimeout(t *testing.T) {
 	ca := testpki.NewCA(t)
 	cp, kp := ca.Leaf(t, 10, time.Now().Add(time.Hour))

@@ -8,9 +8,10 @@ import (
 
 // TestOpenAPIHeadOperationIDs: every HEAD operation is named after its
 // GET operation as headContentHub is after getContentHub: "head", then a
-// word boundary (an upper-case letter), then a tail of the GET's id.
-// Three are cut inside a word (headtInventory, headrchContent,
-// headtContent), names a client generator turns into SDK methods.
+// word boundary (an upper-case letter), then a tail of the GET's id
+// (client generators turn these names into SDK methods). Before
+// 2026-11-27 three were cut inside a word (headtInventory, headrchContent,
+// headtContent).
 func TestOpenAPIHeadOperationIDs(t *testing.T) {
 	doc := loadDoc(t)
 	for path, item := range at(t, doc, "paths").(map[string]any) {
@@ -24,10 +25,11 @@ func TestOpenAPIHeadOperationIDs(t *testing.T) {
 	}
 }
 
-// TestOpenAPIDocumentHeadNoRateLimit: HEAD /dealer/openapi.json is
-// described as having "the RateLimit fields" and "the same rate-limit
-// cost", but the document is served without a key, without RateLimit
-// fields, and none of its responses documents them.
+// TestOpenAPIDocumentHeadNoRateLimit: the description of HEAD
+// /dealer/openapi.json promises the RateLimit fields only if its
+// responses document them (the document is served without a key, so
+// without RateLimit fields). Before 2026-11-27 it promised "the RateLimit
+// fields" and "the same rate-limit cost" that no response documented.
 func TestOpenAPIDocumentHeadNoRateLimit(t *testing.T) {
 	doc := loadDoc(t)
 	desc := at(t, doc, "paths", "/dealer/openapi.json", "head", "description").(string)

@@ -10,13 +10,12 @@ import (
 	"time"
 )
 
-// TestHeadersNotValidatedAtStart: README "Tracing": "a malformed value
-// stops the start and --check-config with the variable's name". A header
-// name that is no HTTP token, or a value that decodes to a control
-// character, is accepted by WithEnv and New; then every export fails in
-// net/http before it is sent, and is retried as a connection failure for
-// the whole export timeout (the batch processor is blocked that long per
-// batch), so the collector never gets a span.
+// TestHeadersNotValidatedAtStart: an OTEL_EXPORTER_OTLP_HEADERS name that
+// is no HTTP token, or a value that decodes to a control character, is
+// refused by WithEnv (README "Tracing": "a malformed value stops the start
+// and --check-config with the variable's name"). Before 2026-11-27 it was
+// accepted and every export then failed in net/http, retried for the
+// whole export timeout, so the collector never got a span.
 func TestHeadersNotValidatedAtStart(t *testing.T) {
 	for _, hv := range []string{"x tenant=a", "x-token=abc%0D%0AX-Evil: 1", "x-token=abc%00"} {
 		t.Run(hv, func(t *testing.T) {
@@ -32,16 +31,17 @@ func TestHeadersNotValidatedAtStart(t *testing.T) {
 			}
 			start := time.Now()
 			err = e.ExportSpans(context.Background(), recorded(t))
-			t.Errorf("%s=%q accepted at start; export: calls %d, %v after %v: %v",
+			t.Errorf("%s=%q accepted at start, want it refused; export: calls %d, failed %v after %v: %v",
 				EnvHeaders, hv, r.calls.Load(), err != nil, time.Since(start).Round(100*time.Millisecond), err)
 		})
 	}
 }
 
-// TestRetryAfterHTTPDate: README "Tracing": "429, 502, 503, 504 are
-// retried with backoff (Retry-After honoured)". RFC 9110 10.2.3 allows
-// Retry-After as an HTTP-date as well as seconds; the exporter only parses
-// seconds and retries a date form after its 250 ms backoff.
+// TestRetryAfterHTTPDate: the exporter honours Retry-After as an
+// HTTP-date as well as in seconds (RFC 9110 10.2.3; README "Tracing":
+// "Retry-After honoured, in seconds or as an HTTP-date"). Before
+// 2026-11-27 it parsed seconds only and retried a date after its 250 ms
+// backoff.
 func TestRetryAfterHTTPDate(t *testing.T) {
 	var mu sync.Mutex
 	var times []time.Time
@@ -65,19 +65,18 @@ func TestRetryAfterHTTPDate(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	if len(times) != 2 {
-		t.Fatalf("%d calls", len(times))
+		t.Fatalf("%d calls, want 2 (the 503, then the retry)", len(times))
 	}
 	if gap := times[1].Sub(times[0]); gap < 2*time.Second {
 		t.Errorf("retried %v after a 503 with Retry-After 3 s ahead (HTTP-date form), want >= 2s", gap.Round(10*time.Millisecond))
 	}
 }
 
-// TestServiceNameFromResourceAttributes: the OpenTelemetry resource
-// specification, which the README follows for OTEL_* ("that is how the
-// OpenTelemetry SDKs read their configuration"): service.name given in
-// OTEL_RESOURCE_ATTRIBUTES is the service name unless OTEL_SERVICE_NAME is
-// set. The edge drops that key and exports service.name=dealer-edge (the
-// file default), so spans land under the wrong service.
+// TestServiceNameFromResourceAttributes: service.name given in
+// OTEL_RESOURCE_ATTRIBUTES names the service unless OTEL_SERVICE_NAME is
+// set, and wins over the file's default (the OpenTelemetry resource
+// specification; README "Tracing"). Before 2026-11-27 the edge dropped
+// that key and exported service.name=dealer-edge.
 func TestServiceNameFromResourceAttributes(t *testing.T) {
 	r := startReceiver(t)
 	env := map[string]string{EnvTracesEndpoint: r.srv.URL + "/v1/traces", EnvResourceAttributes: "service.name=checkout-edge,team=edge", EnvSampler: "always_on"}
@@ -101,7 +100,7 @@ func TestServiceNameFromResourceAttributes(t *testing.T) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.reqs) != 1 {
-		t.Fatalf("%d exports", len(r.reqs))
+		t.Fatalf("%d exports, want 1", len(r.reqs))
 	}
 	got := map[string]string{}
 	for _, kv := range r.reqs[0].ResourceSpans[0].Resource.Attributes {
@@ -112,9 +111,8 @@ func TestServiceNameFromResourceAttributes(t *testing.T) {
 	}
 }
 
-// TestShutdownDeadlineHungCollector: checks that Shutdown returns by
-// its deadline when the collector accepts and never answers, and that a
-// healthy collector gets the queued spans at Shutdown.
+// TestShutdownDeadlineHungCollector: Shutdown returns by its deadline
+// when the collector accepts and never answers.
 func TestShutdownDeadlineHungCollector(t *testing.T) {
 	block := make(chan struct{})
 	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { <-block }))
@@ -133,6 +131,6 @@ func TestShutdownDeadlineHungCollector(t *testing.T) {
 	start := time.Now()
 	_ = tr.Shutdown(ctx)
 	if d := time.Since(start); d > 1500*time.Millisecond {
-		t.Errorf("Shutdown took %v with a 1s deadline", d)
+		t.Errorf("Shutdown took %v, want it back by its 1s deadline", d)
 	}
 }

@@ -7,13 +7,12 @@ import (
 	"github.com/dealer-edge/dealer-edge/upstream"
 )
 
-// TestClampedTimesInSlugOrder: README (Listings and content): "Update
-// times are compared in whole seconds, as updated_at is published, so
-// items a client sees with the same updated_at are in slug order".
-// rfc3339 publishes every time past year 9999 (in UTC) as
-// 9999-12-31T23:59:59Z (and before year 0 as 0000-01-01T00:00:00Z), but
-// VisibleOrder compares the unclamped seconds: two items a client sees
-// with the same updated_at come out of slug order.
+// TestClampedTimesInSlugOrder: items a client sees with the same
+// updated_at are in slug order, also when the time was clamped to RFC
+// 3339's years on output (README, Listings and content): rfc3339 publishes
+// every time past year 9999 (in UTC) as 9999-12-31T23:59:59Z and before
+// year 0 as 0000-01-01T00:00:00Z. Before 2026-11-27 VisibleOrder compared
+// the unclamped seconds, so such items came out of slug order.
 func TestClampedTimesInSlugOrder(t *testing.T) {
 	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	recs := []upstream.ContentRecord{
@@ -26,7 +25,7 @@ func TestClampedTimesInSlugOrder(t *testing.T) {
 		a := ContentItem(vis[i-1], "faq", ListingForm)
 		b := ContentItem(vis[i], "faq", ListingForm)
 		if a.UpdatedAt == b.UpdatedAt && a.Slug > b.Slug {
-			t.Errorf("items %q and %q both show updated_at %s but are out of slug order", a.Slug, b.Slug, a.UpdatedAt)
+			t.Errorf("items %q and %q both show updated_at %s, want them in slug order", a.Slug, b.Slug, a.UpdatedAt)
 		}
 	}
 }

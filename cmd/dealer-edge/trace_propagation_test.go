@@ -13,16 +13,14 @@ import (
 	"github.com/dealer-edge/dealer-edge/upstream/fake"
 )
 
-// TestTracingSampledTracestateUnbounded: the README bounds a forwarded
-// tracestate at 512 printable characters ("Propagation"), and an unsampled
-// request's is dropped above that. A sampled request (a client traceparent
-// with flag 01 under the default parentbased sampler) forwards the
-// tracestate of its span instead, which is only bounded by the SDK's
-// list-member rules (32 members of up to 256-character values: ~16 KB)
-// and by server.max_header_bytes (8 KiB). An internal service with a
-// common 4 KiB header buffer (the fake's fasthttp default) then refuses
-// every call with 431: the request fails with 503 and, after
-// upstream.breaker_failures of them, the breaker opens for every client.
+// TestTracingSampledTracestateUnbounded: a tracestate forwarded to the
+// internal services is at most 512 printable characters, for an unsampled
+// request and for a sampled one (a client traceparent with flag 01 under
+// the default parentbased sampler) alike (README, "Propagation"), so a
+// client's large tracestate never makes internal calls too large for a
+// service's 4 KiB header buffer nor opens the breakers for other clients.
+// Before 2026-11-27 a sampled request forwarded its span's tracestate
+// whole (a 5.7 KB one: 431 from the services, 503s, breakers open).
 func TestTracingSampledTracestateUnbounded(t *testing.T) {
 	recv := startOTLPReceiver(t)
 	rds := redistest.Start(t)
@@ -60,7 +58,7 @@ func TestTracingSampledTracestateUnbounded(t *testing.T) {
 	mu.Lock()
 	for _, n := range seenLens {
 		if n > 512 {
-			t.Errorf("unsampled: upstream got a %d-byte tracestate", n)
+			t.Errorf("unsampled: upstream got a %d-byte tracestate, want at most 512", n)
 		}
 	}
 	seenLens = nil
@@ -71,13 +69,13 @@ func TestTracingSampledTracestateUnbounded(t *testing.T) {
 		r = e.get(fmt.Sprintf("/dealer/NOS/listing?page_size=%d", 3+i), "demo-key-alpha",
 			"traceparent", "00-"+traceID+"-00f067aa0ba902b7-01", "tracestate", ts)
 		if r.status != 200 {
-			t.Errorf("sampled request %d: status %d %s", i, r.status, r.body)
+			t.Errorf("sampled request %d: status %d %s, want 200", i, r.status, r.body)
 		}
 	}
 	mu.Lock()
 	for _, n := range seenLens {
 		if n > 512 {
-			t.Errorf("sampled: upstream got a %d-byte tracestate (README: at most 512)", n)
+			t.Errorf("sampled: upstream got a %d-byte tracestate, want at most 512 (README)", n)
 			break
 		}
 	}
@@ -86,15 +84,15 @@ func TestTracingSampledTracestateUnbounded(t *testing.T) {
 	// Another client, no trace headers at all.
 	r = e.get("/dealer/NOS/listing?page_size=20", "demo-key-beta")
 	if r.status != 200 {
-		t.Errorf("an unrelated client's request: status %d %s (breaker opened by another client's tracestate)", r.status, r.body)
+		t.Errorf("an unrelated client's request: status %d %s, want 200 (another client's tracestate must not open the breaker)", r.status, r.body)
 	}
 }
 
-// TestTracingTracestateSplitOverLines: W3C Trace Context 3.3.1.1
-// ("Multiple tracestate headers MUST be combined", RFC 9110 5.3 lists)
-// and the README's own rule for If-None-Match ("over several lines is one
-// list"): a tracestate sent as two header lines is one list. The edge
-// keeps the first line only, sampled or not.
+// TestTracingTracestateSplitOverLines: a tracestate sent as two header
+// lines is one list, forwarded joined with "," whether the request is
+// sampled or not (W3C Trace Context 3.3.1.1: "Multiple tracestate headers
+// MUST be combined"; RFC 9110 5.3; README, "Propagation"). Before
+// 2026-11-27 the edge kept the first line only.
 func TestTracingTracestateSplitOverLines(t *testing.T) {
 	recv := startOTLPReceiver(t)
 	rds := redistest.Start(t)

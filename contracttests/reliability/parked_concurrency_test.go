@@ -9,14 +9,13 @@ import (
 	"time"
 )
 
-// TestParkedConnectionsPassConcurrency: README ("The public
-// listener"): server.concurrency, derived from the descriptor limit, makes
-// a flood "meet fast 503s, not a process out of descriptors", and idle
-// memory is bounded by "at most server.concurrency connections". Parked
-// keep-alive connections are not counted against it: clients that each
-// send one request and stay idle keep being accepted and served past the
-// concurrency until the process runs out of descriptors (accept fails
-// with EMFILE, /readyz turns 503).
+// TestParkedConnectionsPassConcurrency: server.concurrency counts every
+// open connection, parked ones included, so keep-alive clients that each
+// send one request and stay idle meet fast 503s past it, the process
+// never runs out of descriptors and /readyz stays 200 (README, "The
+// public listener": "a flood then meets fast 503s, not a process out of
+// descriptors"). Before 2026-11-27 parked connections were not counted:
+// 9 EMFILE accept errors at a 256 descriptor limit.
 func TestParkedConnectionsPassConcurrency(t *testing.T) {
 	s := startLimited(t, 256, map[string]any{"server": map[string]any{"park_above": 16}})
 	conc, _ := s.edge.Metric("edge_listener_concurrency", `listener="public"`)
@@ -61,6 +60,6 @@ func TestParkedConnectionsPassConcurrency(t *testing.T) {
 	// must hold: the cap refuses (fast 503s), descriptors never run out,
 	// the edge stays ready.
 	if refused == 0 || emfile > 0 || ready != 200 {
-		t.Fatalf("%d served, %d refused with server.concurrency %v (EMFILE accept errors %v, /readyz %d): parked connections must count against the concurrency", served, refused, conc, emfile, ready)
+		t.Fatalf("%d served, %d refused with server.concurrency %v (EMFILE accept errors %v, /readyz %d), want refusals, no EMFILE and /readyz 200: parked connections count against the concurrency", served, refused, conc, emfile, ready)
 	}
 }
