@@ -14,7 +14,7 @@ import (
 
 // serveLikeMain serves s with the public fasthttp.Server settings of
 // cmd/dealer-edge (main.go, configs defaults) and returns its address.
-func serveLikeMain(t *testing.T, s *Server) string {
+func serveLikeMain(t testing.TB, s *Server) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
