@@ -39,6 +39,13 @@ const (
 	DefaultRefreshTimeout = 5 * time.Second
 	DefaultLockTTL        = 5 * time.Second
 	DefaultGenerationPoll = 2 * time.Second
+	// DefaultMaxRefreshes is half of the upstream client's default
+	// connection pool per service (upstream.DefaultMaxConnsPerHost, 256):
+	// background refreshes alone never hold more than half of a service's
+	// connections, so foreground misses keep the rest. At a 5 ms upstream
+	// the bench's refresh row (3,000 refreshes a second) has 15-30 under
+	// way; 128 is 25,000 a second at 5 ms, 2,500 at 50 ms.
+	DefaultMaxRefreshes = 128
 
 	backoffMin = 500 * time.Millisecond
 	backoffMax = 5 * time.Second
@@ -117,6 +124,15 @@ type Options struct {
 	// larger value: on listing pages level 1 takes half the time of level
 	// 6 for 11-17% more bytes. Decompression costs the same at any level.
 	GzipLevel int
+	// MaxRefreshes bounds the background stale-while-revalidate refreshes
+	// under way at once in this process. A stale hit that finds the bound
+	// reached is served stale as always but starts no refresh (counted in
+	// Stats.RefreshesSkipped); the next stale hit of the key tries again.
+	// Nothing waits or queues for it, and foreground fills (misses,
+	// refills within stale-if-error) are neither counted nor bounded.
+	// Zero means DefaultMaxRefreshes; negative means no bound.
+	// SetMaxRefreshes changes it at run time.
+	MaxRefreshes int
 }
 
 // Cache is a two-level response cache. It is safe for concurrent use.
@@ -146,6 +162,10 @@ type Cache struct {
 	fillsMu    sync.Mutex
 	fills      map[string]*fillTrack // flight key -> the fills of it under way in this instance
 	refreshers *workers.Pool         // runs them on goroutines that keep their grown stacks
+	// refreshSlots counts the refreshes under way, at most maxRefreshes
+	// (negative: no bound); a stale hit takes a slot without waiting.
+	refreshSlots atomic.Int64
+	maxRefreshes atomic.Int64
 
 	redisUp  atomic.Bool
 	pubsubUp atomic.Bool
@@ -227,6 +247,7 @@ func New(opts Options) (*Cache, error) {
 		downCh:         make(chan struct{}, 1),
 		pending:        make(map[int64]struct{}),
 	}
+	c.SetMaxRefreshes(opts.MaxRefreshes)
 	c.gens.m = make(map[int64]*genState)
 	if opts.TracerProvider != nil {
 		c.tracer = opts.TracerProvider.Tracer("github.com/dealer-edge/dealer-edge/cache")
@@ -797,14 +818,26 @@ func (c *Cache) l1put(dealer int64, key string, gen uint64, cur *genState, e *En
 }
 
 // refresh starts one background refresh of the key unless one is running in
-// this instance already.
+// this instance already or MaxRefreshes are (then it counts a skip: the
+// caller serves the stale entry all the same, and its next stale hit tries
+// again). It never waits.
 func (c *Cache) refresh(ctx context.Context, dealer int64, key string, pol Policy, fill FillFunc) {
 	fk := c.flightKey(dealer, key)
-	if _, busy := c.refreshing.LoadOrStore(fk, struct{}{}); busy {
+	// A key already refreshing is the common case (every hit of a hot key
+	// while its refresh runs): it is settled by a read of the map alone,
+	// without touching the shared slot counter.
+	if _, busy := c.refreshing.Load(fk); busy {
 		return
 	}
 	if c.ctx.Err() != nil {
-		c.refreshing.Delete(fk)
+		return
+	}
+	if !c.takeRefreshSlot() {
+		c.st.refreshesSkipped.Add(1)
+		return
+	}
+	if _, busy := c.refreshing.LoadOrStore(fk, struct{}{}); busy {
+		c.refreshSlots.Add(-1)
 		return
 	}
 	c.st.refreshes.Add(1)
@@ -815,12 +848,43 @@ func (c *Cache) refresh(ctx context.Context, dealer int64, key string, pol Polic
 			stop()
 			cancel()
 			c.refreshing.Delete(fk)
+			c.refreshSlots.Add(-1)
 		}()
 		if _, err := c.load(rctx, dealer, key, pol, fill, nil, true, l2Probe{}, false); err != nil && !errors.Is(err, errRefreshElsewhere) {
 			c.st.refreshErrors.Add(1)
 			c.log.Debug("cache: background refresh failed", "dealer", dealer, "err", err)
 		}
 	})
+}
+
+// takeRefreshSlot takes one of the MaxRefreshes slots, or reports false
+// when all are taken. It never waits; a failed compare-and-swap only means
+// another refresh took or gave back a slot meanwhile.
+func (c *Cache) takeRefreshSlot() bool {
+	for {
+		n, limit := c.refreshSlots.Load(), c.maxRefreshes.Load()
+		if limit >= 0 && n >= limit {
+			return false
+		}
+		if c.refreshSlots.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// SetMaxRefreshes sets the bound of background refreshes under way at once
+// (Options.MaxRefreshes: zero means DefaultMaxRefreshes, negative no
+// bound), for the refreshes started from now on. Lowering it below the
+// number under way stops no refresh: new ones are skipped until enough
+// have ended.
+func (c *Cache) SetMaxRefreshes(n int) {
+	switch {
+	case n == 0:
+		n = DefaultMaxRefreshes
+	case n < 0:
+		n = -1
+	}
+	c.maxRefreshes.Store(int64(n))
 }
 
 // workerIdle is how long a pooled worker of the cache (a refresh's, the

@@ -10,8 +10,9 @@
 //     (`<prefix>:{d<id>}:g<generation>:<key>`), so one dealer's entries can
 //     never be served to another;
 //   - freshness with two stale windows per entry: stale-while-revalidate
-//     (serve stale, refresh once in the background) and stale-if-error (serve
-//     stale when the fill fails);
+//     (serve stale, refresh once in the background, with at most
+//     [Options.MaxRefreshes] refreshes under way at once) and stale-if-error
+//     (serve stale when the fill fails);
 //   - request coalescing: concurrent misses of one key make one fill
 //     (singleflight in process and, when [Options.LockWait] is set, a short
 //     Redis lock across instances);

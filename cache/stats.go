@@ -10,6 +10,7 @@ type counters struct {
 	fillsUnchanged, fillsRevalidated atomic.Uint64
 	coalesced, lockWaitHits          atomic.Uint64
 	refreshes, refreshErrors, purges atomic.Uint64
+	refreshesSkipped                 atomic.Uint64
 	redisDownEvents                  atomic.Uint64
 }
 
@@ -53,6 +54,13 @@ type Stats struct {
 	// Refreshes counts background refreshes started, RefreshErrors those that
 	// failed.
 	Refreshes, RefreshErrors uint64
+	// RefreshesSkipped counts stale hits that would have started a
+	// background refresh but found Options.MaxRefreshes under way (served
+	// stale all the same, with no refresh).
+	RefreshesSkipped uint64
+	// RefreshesInFlight is the number of background refreshes under way;
+	// MaxRefreshes the bound in force (-1: none).
+	RefreshesInFlight, MaxRefreshes int64
 	// Purges counts PurgeDealer calls.
 	Purges uint64
 	// Evictions counts entries evicted from L1 for space; L1Rejected the
@@ -85,6 +93,8 @@ func (c *Cache) Stats() Stats {
 		LockWaitHits:     c.st.lockWaitHits.Load(),
 		Refreshes:        c.st.refreshes.Load(),
 		RefreshErrors:    c.st.refreshErrors.Load(),
+		RefreshesSkipped: c.st.refreshesSkipped.Load(),
+		MaxRefreshes:     c.maxRefreshes.Load(),
 		Purges:           c.st.purges.Load(),
 		RedisUp:          c.RedisHealthy(),
 		PubSubUp:         c.pubsubUp.Load(),
@@ -102,6 +112,7 @@ func (c *Cache) Stats() Stats {
 		s.BulkErrors = c.bulk.errors.Load()
 		s.BulkEntries, s.BulkBytes = c.bulk.stats()
 	}
+	s.RefreshesInFlight = c.refreshSlots.Load()
 	s.Hits = s.L1Hits + c.st.hitsL2.Load()
 	return s
 }

@@ -182,6 +182,10 @@ type Config struct {
 		// GzipLevel is the compression level of cached bodies (1-9; 0:
 		// cache.DefaultGzipLevel).
 		GzipLevel int `json:"gzip_level"`
+		// MaxRefreshes bounds the background (stale-while-revalidate)
+		// refreshes under way at once in the instance (positive; see
+		// cache.Options.MaxRefreshes). Reloadable.
+		MaxRefreshes int `json:"max_refreshes"`
 	} `json:"cache"`
 
 	RateLimit struct {
@@ -283,6 +287,7 @@ func Default() *Config {
 	c.Cache.LockTTL = Duration(2 * time.Second)
 	c.Cache.LockWait = Duration(250 * time.Millisecond)
 	c.Cache.AutoPipeline = true
+	c.Cache.MaxRefreshes = cache.DefaultMaxRefreshes
 	c.RateLimit.FailMode = "local"
 	c.RateLimit.Default = Limit{def.DefaultLimit.Rate, def.DefaultLimit.Burst}
 	c.RateLimit.Plans = map[string]Limit{}
@@ -547,6 +552,11 @@ func (c *Config) Validate() error {
 	if c.Cache.GzipLevel < 0 || c.Cache.GzipLevel > 9 {
 		bad("cache.gzip_level", "must be 0 (the default, 6) or 1-9")
 	}
+	if c.Cache.MaxRefreshes <= 0 {
+		// Zero would silently become the cache package's own default, a
+		// negative value its "no bound".
+		bad("cache.max_refreshes", "must be positive (background refreshes under way at once)")
+	}
 	if c.Cache.L1HotBytes > 0 && c.Cache.L1HotBytes > c.Cache.L1MaxBytes {
 		bad("cache.l1_hot_bytes", "must not exceed cache.l1_max_bytes (0: automatic, negative: no bulk tier)")
 	}
@@ -737,7 +747,7 @@ var reloadable = []string{
 	"server.request_timeout", "server.gzip_min_bytes", "auth.ttl", "auth.stale", "auth.negative_ttl",
 	"auth.index_interval", "auth.index_stale_after", "auth.lookup_rate", "auth.lookup_burst",
 	"server.trusted_proxies", "rate_limit.failed_auth", "rate_limit.openapi",
-	"cache.routes", "cache.content_types", "rate_limit.default", "rate_limit.plans",
+	"cache.routes", "cache.content_types", "cache.max_refreshes", "rate_limit.default", "rate_limit.plans",
 	"rate_limit.costs",
 	"deprecation", "log",
 }

@@ -101,6 +101,11 @@ type CacheStats struct {
 	// BulkBytes and BulkEntries are its size (zero without one).
 	BulkHits               uint64
 	BulkBytes, BulkEntries int64
+	// Refreshes counts background (stale-while-revalidate) refreshes
+	// started; RefreshesSkipped the stale hits that started none because
+	// MaxRefreshes were under way; RefreshesInFlight those under way now.
+	Refreshes, RefreshesSkipped     uint64
+	RefreshesInFlight, MaxRefreshes int64
 }
 
 // LimiterStats is a snapshot of the rate limiter's counters (cumulative
@@ -481,6 +486,12 @@ func (m *Metrics) writeDynamic(w io.Writer) {
 		metrics.WriteCounterUint64(w, "edge_cache_bulk_hits_total", s.BulkHits)
 		metrics.WriteGaugeUint64(w, "edge_cache_bulk_bytes", uint64(max(s.BulkBytes, 0)))
 		metrics.WriteGaugeUint64(w, "edge_cache_bulk_entries", uint64(max(s.BulkEntries, 0)))
+		metrics.WriteCounterUint64(w, "edge_cache_refreshes_total", s.Refreshes)
+		metrics.WriteCounterUint64(w, "edge_cache_refreshes_skipped_total", s.RefreshesSkipped)
+		metrics.WriteGaugeUint64(w, "edge_cache_refreshes_in_flight", uint64(max(s.RefreshesInFlight, 0)))
+		if s.MaxRefreshes > 0 { // absent without a bound
+			metrics.WriteGaugeUint64(w, "edge_cache_refreshes_max", uint64(s.MaxRefreshes))
+		}
 		cacheRedisErr = s.RedisErrors
 	}
 	if src.Limiter != nil {

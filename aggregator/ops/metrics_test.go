@@ -66,7 +66,8 @@ func TestMetricsFamilies(t *testing.T) {
 	m := NewMetrics(MetricsOptions{Routes: []string{"inventory_listing", "content_hub"}, Services: []string{"inventory", "dealers"}})
 	m.SetSources(Sources{
 		Cache: func() CacheStats {
-			return CacheStats{Hits: 7, Misses: 3, StaleServed: 2, L1Evictions: 1, L1Bytes: 4096, L1Entries: 12, RedisErrors: 4}
+			return CacheStats{Hits: 7, Misses: 3, StaleServed: 2, L1Evictions: 1, L1Bytes: 4096, L1Entries: 12, RedisErrors: 4,
+				Refreshes: 9, RefreshesSkipped: 5, RefreshesInFlight: 3, MaxRefreshes: 128}
 		},
 		Limiter: func() LimiterStats {
 			return LimiterStats{Admitted: 10, Rejected: 2, FallbackActivations: 1, FallbackActive: true, RedisErrors: 5, FailMode: "local"}
@@ -125,6 +126,10 @@ func TestMetricsFamilies(t *testing.T) {
 		`edge_cache_l1_evictions_total 1`,
 		`edge_cache_l1_bytes 4096`,
 		`edge_cache_l1_entries 12`,
+		`edge_cache_refreshes_total 9`,
+		`edge_cache_refreshes_skipped_total 5`,
+		`edge_cache_refreshes_in_flight 3`,
+		`edge_cache_refreshes_max 128`,
 		`edge_ratelimit_admitted_total 10`,
 		`edge_ratelimit_rejected_total 2`,
 		`edge_ratelimit_fallback_activations_total 1`,

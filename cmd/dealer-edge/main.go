@@ -517,6 +517,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		// per-request calls are pipelined (cache.batcher).
 		NoAutoPipeline: !cfg.Cache.AutoPipeline,
 		GzipLevel:      cfg.Cache.GzipLevel,
+		MaxRefreshes:   cfg.Cache.MaxRefreshes,
 		TracerProvider: tp,
 	})
 	if err != nil {
@@ -784,6 +785,9 @@ func (a *app) reload() error {
 	}
 	a.loaded.Store(cfg)
 	a.logs.Update(cfg.LogOptions())
+	// Validated above (positive), so it cannot fail: installed with the
+	// settings, not before them in a hook a later failure would not undo.
+	a.cache.SetMaxRefreshes(cfg.Cache.MaxRefreshes)
 	a.log.Info("config reloaded", "file", a.flags.config)
 	if changed := configs.RestartOnly(configs.ChangedFields(a.fileCfg.Flatten(), cfg.Flatten())); len(changed) > 0 {
 		a.log.Warn("config fields changed that take effect only at restart", "fields", strings.Join(changed, ","))
@@ -841,6 +845,8 @@ func cacheStats(s cache.Stats) ops.CacheStats {
 		Coalesced:        s.Coalesced,
 		L1Evictions:      s.Evictions, L1Bytes: s.L1Bytes, L1Entries: s.L1Entries, RedisErrors: s.L2Errors,
 		BulkHits: s.BulkHits, BulkBytes: s.BulkBytes, BulkEntries: s.BulkEntries,
+		Refreshes: s.Refreshes, RefreshesSkipped: s.RefreshesSkipped,
+		RefreshesInFlight: s.RefreshesInFlight, MaxRefreshes: s.MaxRefreshes,
 	}
 }
 

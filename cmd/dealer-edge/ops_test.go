@@ -175,6 +175,9 @@ func TestMetricsMoveAfterRequests(t *testing.T) {
 		`edge_upstream_breaker_state{service="inventory"}`,
 		`edge_cache_stale_served_total`,
 		`edge_cache_l1_evictions_total`,
+		`edge_cache_refreshes_skipped_total`,
+		`edge_cache_refreshes_in_flight`,
+		`edge_cache_refreshes_max`,
 		`edge_ratelimit_rejected_total`,
 		`edge_ratelimit_fallback_activations_total`,
 		`edge_ratelimit_fallback_active`,
@@ -344,6 +347,45 @@ func TestReloadChangesTTLAndLimit(t *testing.T) {
 	}
 	if a := maxAge(t, e.get("/dealer/REWIND/listing?page_size=1", "demo-key-alpha")); a > 4 {
 		t.Errorf("max-age %d after SIGHUP, want at most 4", a)
+	}
+}
+
+// TestReloadChangesMaxRefreshes: cache.max_refreshes reloads (README,
+// "Live config reload"): the bound in force, edge_cache_refreshes_max,
+// follows the file without a restart and without the restart-only
+// warning, and a zero is rejected with the field named while the bound in
+// force stays.
+func TestReloadChangesMaxRefreshes(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "edge.json")
+	writeConfig(t, cfg, `{"watch_interval": "0s", "cache": {"max_refreshes": 8}}`)
+	e := startEdge(t, "--demo", "--config", cfg)
+	if v := e.scrape()["edge_cache_refreshes_max"]; v != 8 {
+		t.Fatalf("edge_cache_refreshes_max = %v at start, want 8", v)
+	}
+	steps := []struct {
+		name, body string
+		status     int
+		want       float64
+	}{
+		{"lowered", `{"watch_interval": "0s", "cache": {"max_refreshes": 3}}`, 200, 3},
+		{"zero rejected", `{"watch_interval": "0s", "cache": {"max_refreshes": 0}}`, 422, 3},
+		{"default", `{"watch_interval": "0s"}`, 200, 128},
+	}
+	for _, s := range steps {
+		writeConfig(t, cfg, s.body)
+		r := e.do("POST", e.admin+"/admin/reload")
+		if r.status != s.status {
+			t.Fatalf("%s: reload %d %s, want %d", s.name, r.status, r.body, s.status)
+		}
+		if s.status != 200 && !strings.Contains(string(r.body), "cache.max_refreshes") {
+			t.Errorf("%s: the rejection %s does not name cache.max_refreshes", s.name, r.body)
+		}
+		if v := e.scrape()["edge_cache_refreshes_max"]; v != s.want {
+			t.Errorf("%s: edge_cache_refreshes_max = %v, want %v", s.name, v, s.want)
+		}
+	}
+	if strings.Contains(e.stderr.String(), "take effect only at restart") {
+		t.Errorf("a reload of cache.max_refreshes warned of a restart-only field:\n%s", e.stderr.String())
 	}
 }
 
@@ -729,7 +771,7 @@ func TestRareMetricsMove(t *testing.T) {
 		t.Fatalf("after the TTL: X-Cache %q, want STALE", r.header.Get("X-Cache"))
 	}
 	m2 := e.scrape()
-	moved(m1, m2, "edge_cache_stale_served_total", `edge_requests_total{route="inventory_listing",status="200",cache="stale"}`)
+	moved(m1, m2, "edge_cache_stale_served_total", "edge_cache_refreshes_total", `edge_requests_total{route="inventory_listing",status="200",cache="stale"}`)
 
 	// Rejections: the limited plan (burst 10) until a 429.
 	limited := false
