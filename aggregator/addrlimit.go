@@ -55,22 +55,12 @@ func (s *Server) clientAddr(ctx *fasthttp.RequestCtx, st *liveSettings) netip.Ad
 // 9110 6.5.1); and not through PeekAll, whose result the next PeekAll
 // overwrites.
 func forwardingFields(raw []byte) (fwd, xff [][]byte) {
-	for len(raw) > 0 {
-		line := raw
-		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
-			line, raw = raw[:i], raw[i+1:]
-		} else {
-			raw = nil
-		}
-		k, v, ok := bytes.Cut(bytes.TrimSuffix(line, []byte("\r")), []byte(":"))
-		if !ok || len(k) == 0 || k[0] == ' ' || k[0] == '\t' {
-			continue
-		}
+	for k, v := range rawFields(raw) {
 		switch {
-		case bytes.EqualFold(k, []byte("Forwarded")):
-			fwd = append(fwd, bytes.Trim(v, " \t"))
-		case bytes.EqualFold(k, []byte("X-Forwarded-For")):
-			xff = append(xff, bytes.Trim(v, " \t"))
+		case len(k) == len("Forwarded") && bytes.EqualFold(k, []byte("Forwarded")):
+			fwd = append(fwd, v)
+		case len(k) == len("X-Forwarded-For") && bytes.EqualFold(k, []byte("X-Forwarded-For")):
+			xff = append(xff, v)
 		}
 	}
 	return fwd, xff

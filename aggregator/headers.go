@@ -2,6 +2,7 @@ package aggregator
 
 import (
 	"bytes"
+	"iter"
 
 	"github.com/valyala/fasthttp"
 )
@@ -36,24 +37,68 @@ func (h *reqHeaders) read(hdr *fasthttp.RequestHeader) {
 // request with a chunked body, whose trailer fields fasthttp adds to the
 // parsed headers. RFC 9110 section 6.5.1: a trailer field is never merged
 // into the header section (an API key, If-None-Match or X-Request-ID sent
-// after the body would be a header no proxy in front saw). Continuation
-// lines (obs-fold) are skipped; the request line, if raw has one, matches
-// no field.
+// after the body would be a header no proxy in front saw). It reads the
+// fields rawFields yields: a folded field's value is its first line only.
 func (h *reqHeaders) readRaw(raw []byte) {
 	*h = reqHeaders{}
-	for len(raw) > 0 {
-		line := raw
-		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
-			line, raw = raw[:i], raw[i+1:]
-		} else {
-			raw = nil
-		}
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		if len(line) == 0 || line[0] == ' ' || line[0] == '\t' {
-			continue
-		}
-		if k, v, ok := bytes.Cut(line, []byte(":")); ok {
-			h.field(k, bytes.Trim(v, " \t"))
+	for k, v := range rawFields(raw) {
+		h.field(k, v)
+	}
+}
+
+// rawFields yields the fields of a raw header block, name and value, in
+// order: the one line loop of every reader of fasthttp's RawHeaders
+// (readRaw, hasRawHeader, forwardingFields), which read the header
+// section as received, without the trailer fields fasthttp adds to the
+// parsed headers of a chunked request. It does not allocate.
+//
+// What it accepts, line by line:
+//   - Lines end at LF; one CR before the LF is dropped. A bare LF ends a
+//     line too, as fasthttp splits there: the edge refuses such a block
+//     (hasBareLF in serve) before it acts on any field, so no caller sees
+//     one on a request it answers. A last line without LF (not in a block
+//     fasthttp read, which ends with the empty line) is a line too.
+//   - Empty lines yield nothing, and the iteration goes on past them to
+//     the end of raw: RawHeaders ends with the block's empty line, so
+//     nothing follows it there.
+//   - A line that starts with SP or HT is an obs-fold continuation (RFC
+//     9112 section 5.2) and yields nothing: a folded field's value is its
+//     first line only, where fasthttp's parsed headers join the lines with
+//     a space. No continuation can pass for a field of its own.
+//   - A line without a colon, or with nothing before its first colon,
+//     yields nothing (fasthttp refuses both in a request's header block).
+//   - The name is everything before the first colon, untrimmed (fasthttp
+//     refuses a request with whitespace before the colon); the value is
+//     everything after it with leading and trailing SP and HT trimmed,
+//     inner whitespace kept. Neither is checked for token or field-value
+//     bytes: fasthttp has done that for a block it read.
+//
+// The first line is not special: RawHeaders starts after the request line.
+// A request line, if raw had one, would yield at most a name with a space
+// in it ("GET http" from "GET http://h/ HTTP/1.1"), which no caller looks
+// for. Names are compared by the callers (ASCII case folding, length
+// first: bytes.EqualFold alone also folds "ſ" to "s" and "K" to "k").
+func rawFields(raw []byte) iter.Seq2[[]byte, []byte] {
+	return func(yield func(name, value []byte) bool) {
+		rest := raw
+		for len(rest) > 0 {
+			line := rest
+			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+				line, rest = rest[:i], rest[i+1:]
+			} else {
+				rest = nil
+			}
+			line = bytes.TrimSuffix(line, []byte("\r"))
+			if len(line) == 0 || line[0] == ' ' || line[0] == '\t' {
+				continue
+			}
+			i := bytes.IndexByte(line, ':')
+			if i <= 0 {
+				continue
+			}
+			if !yield(line[:i], bytes.Trim(line[i+1:], " \t")) {
+				return
+			}
 		}
 	}
 }

@@ -378,17 +378,11 @@ func hasBareLF(raw []byte) bool {
 	}
 }
 
-// hasRawHeader reports whether the raw header block (one "Name: value"
-// line per header) has a header called name (lowercase), in any case.
+// hasRawHeader reports whether the raw header block has a field called
+// name (ASCII), in any case, among the fields rawFields yields.
 func hasRawHeader(raw []byte, name string) bool {
-	for len(raw) > 0 {
-		line := raw
-		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
-			line, raw = raw[:i], raw[i+1:]
-		} else {
-			raw = nil
-		}
-		if len(line) > len(name) && line[len(name)] == ':' && bytes.EqualFold(line[:len(name)], []byte(name)) {
+	for k := range rawFields(raw) {
+		if len(k) == len(name) && bytes.EqualFold(k, []byte(name)) {
 			return true
 		}
 	}
