@@ -310,7 +310,8 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		rs.hdr.read(&ctx.Request.Header)
 	}
 	bareLF := hasBareLF(ctx.Request.Header.RawHeaders())
-	if bareLF {
+	folded := !bareLF && hasObsFold(ctx.Request.Header.RawHeaders())
+	if bareLF || folded {
 		// Nothing read from such a header block is trusted, not even the
 		// request id to echo.
 		rs.hdr = reqHeaders{}
@@ -327,6 +328,21 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		// closes the connection, so no header can be smuggled that way.
 		rs.route = RouteNotFound
 		s.writeProblem(ctx, rs, problemf(codeBadRequest, "header lines must end in CRLF"))
+		ctx.SetConnectionClose()
+		return
+	}
+	if folded {
+		// A header line that starts with a space or tab continues the line
+		// before it (obs-fold) or, first in the block, follows the request
+		// line with whitespace. fasthttp joins a folded value into its
+		// field, but the reader of a chunked request's header block
+		// (readRaw) and the forwarding fields' reader keep the first line
+		// only, so the same bytes would mean two things; a proxy in front
+		// may read them a third way. RFC 9112 sections 5.2 and 2.2 let a
+		// server reject both with 400; the edge does, and closes the
+		// connection, as for a bare LF.
+		rs.route = RouteNotFound
+		s.writeProblem(ctx, rs, problemf(codeBadRequest, "header fields must not be folded over lines"))
 		ctx.SetConnectionClose()
 		return
 	}
@@ -375,6 +391,27 @@ func hasBareLF(raw []byte) bool {
 			return true
 		}
 		off += i + 1
+	}
+}
+
+// hasObsFold reports whether a raw header block has a line that starts
+// with a space or a tab: a folded field's continuation (obs-fold, RFC 9112
+// section 5.2), or whitespace before the first field (section 2.2). It
+// does not allocate.
+func hasObsFold(raw []byte) bool {
+	if len(raw) > 0 && (raw[0] == ' ' || raw[0] == '\t') {
+		return true
+	}
+	off := 0
+	for {
+		i := bytes.IndexByte(raw[off:], '\n')
+		if i < 0 {
+			return false
+		}
+		off += i + 1
+		if off < len(raw) && (raw[off] == ' ' || raw[off] == '\t') {
+			return true
+		}
 	}
 }
 
