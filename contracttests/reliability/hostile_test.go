@@ -385,12 +385,7 @@ func hostileCases() []hostileCase {
 		{name: "CR in traceparent", req: get("/dealer/REWIND/listing?page_size=1", "traceparent: "+validTraceparent+"\rX-Injected: 1\r\n"), want: 400, code: "bad_request", closeOK: true},
 		{name: "bare LF in traceparent", req: get("/dealer/REWIND/listing?page_size=1", "traceparent: "+validTraceparent+"\nX-Evil: 1\r\n"), want: 400, code: "bad_request"},
 		{name: "percent-encoded CRLF in traceparent", req: get("/dealer/REWIND/listing?page_size=1", "traceparent: 00-%0d%0aX-Evil:%201\r\n"), want: 200},
-		{name: "folded X-Request-ID (obs-fold)", req: get("/dealer/REWIND/listing?page_size=1", "X-Request-ID: abc\r\n def\r\n"), want: 200, also: []int{400}, check: func(resp *http.Response, b []byte) error {
-			if resp.StatusCode == 200 {
-				return generatesRequestID(resp, b)
-			}
-			return nil
-		}},
+		{name: "folded X-Request-ID (obs-fold)", req: get("/dealer/REWIND/listing?page_size=1", "X-Request-ID: abc\r\n def\r\n"), want: 400, code: "bad_request", check: notEchoed("abc")},
 		{name: "X-Request-ID with markup", req: get("/dealer/REWIND/listing?page_size=1", "X-Request-ID: <script>alert(1)</script>\r\n"), want: 200, check: generatesRequestID},
 		{name: "X-Request-ID of 129 characters", req: get("/dealer/REWIND/listing?page_size=1", "X-Request-ID: "+pad(129)+"\r\n"), want: 200, check: generatesRequestID},
 		{name: "valid X-Request-ID on an error is echoed", req: get("/dealer/nope", "X-Request-ID: client-id.1:2_3\r\n"), want: 404, code: "not_found", check: echoesRequestID("client-id.1:2_3")},
