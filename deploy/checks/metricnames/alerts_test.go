@@ -161,3 +161,56 @@ tests:
 		}
 	}
 }
+
+// EdgeUpstreamBreakerOpen fires on a breaker that is not closed while
+// calls to its service are refused or fail, not on a breaker left
+// half-open by an outage after which no call came: the gauge reads the
+// breaker's State(), which turns open into half-open once
+// upstream.breaker_open_for has passed, and only a call leaves half-open.
+// An outage under traffic still fires 5 minutes after the breaker opens.
+// Until 2026-11-27 the alert read the gauge alone and fired for good after
+// any outage of a service that then got no calls.
+func TestBreakerAlertQuietHalfOpen(t *testing.T) {
+	promtoolTest(t, `rule_files:
+  - RULES
+evaluation_interval: 30s
+tests:
+  - name: quiet half-open breaker does not fire
+    interval: 1m
+    input_series:
+      - series: 'edge_upstream_breaker_state{job="dealer-edge",instance="a:9091",service="dealers"}'
+        values: '0 2 1x60'
+      - series: 'edge_upstream_requests_total{job="dealer-edge",instance="a:9091",service="dealers",outcome="ok"}'
+        values: '40 40x61'
+      - series: 'edge_upstream_requests_total{job="dealer-edge",instance="a:9091",service="dealers",outcome="error"}'
+        values: '0 5x61'
+    alert_rule_test:
+      - eval_time: 7m
+        alertname: EdgeUpstreamBreakerOpen
+        exp_alerts: []
+      - eval_time: 60m
+        alertname: EdgeUpstreamBreakerOpen
+        exp_alerts: []
+  - name: breaker open under traffic fires after 5 minutes
+    interval: 1m
+    input_series:
+      - series: 'edge_upstream_breaker_state{job="dealer-edge",instance="a:9091",service="inventory"}'
+        values: '0 0 2 2 1 2 2 1 2 2 1 2 2 1 2'
+      - series: 'edge_upstream_requests_total{job="dealer-edge",instance="a:9091",service="inventory",outcome="ok"}'
+        values: '0 600 1200x12'
+      - series: 'edge_upstream_requests_total{job="dealer-edge",instance="a:9091",service="inventory",outcome="error"}'
+        values: '3 3 8+1x12'
+    alert_rule_test:
+      - eval_time: 6m30s
+        alertname: EdgeUpstreamBreakerOpen
+        exp_alerts: []
+      - eval_time: 7m
+        alertname: EdgeUpstreamBreakerOpen
+        exp_alerts:
+          - exp_labels: {severity: warning, job: dealer-edge, instance: "a:9091", service: inventory}
+            exp_annotations:
+              summary: "breaker of inventory not closed and refusing or failing calls for 5 minutes on a:9091"
+              description: "Calls to inventory are refused or fail; requests that need it get stale answers or fast 503s."
+              runbook_url: https://github.com/dealer-edge/dealer-edge/blob/main/docs/runbook.md#edgeupstreambreakeropen
+`)
+}
