@@ -17,6 +17,7 @@
 #
 #   deploy/image/rootfs.sh              # build, assemble, run both checks (needs root)
 #   deploy/image/rootfs.sh assemble DIR # only lay out the tree in DIR
+#   deploy/image/rootfs.sh identity     # only the build identity of a plain docker build
 #
 # Listeners are on 127.0.0.1 port 0 (the flags override the image's
 # 0.0.0.0:8080/9091); the addresses are read from the edge's first lines.
@@ -34,6 +35,79 @@ assemble() { # DIR
 
 if [ "${1:-}" = assemble ]; then
   assemble "${2:?usage: rootfs.sh assemble DIR}"
+  exit 0
+fi
+
+# identity WORK: the build identity a plain `docker build .` (no build
+# arguments) stamps. The build stage bind-mounts the build context, which is
+# the work tree as .dockerignore filters it, and runs build.sh with VERSION,
+# COMMIT, BUILD_TIME and SOURCE_DATE_EPOCH empty. buildah applies
+# .dockerignore as docker does: it copies a context (the work tree's files
+# and a .git at HEAD) into a scratch image, and build.sh runs on that tree.
+# With .git: HEAD, its commit time, and a version not marked -dirty for the
+# files .dockerignore drops. Without .git (a tarball, a git URL context, a
+# worktree's .git file): the build clock, or SOURCE_DATE_EPOCH when given.
+identity() {
+  local w="$1" ctx="$1/context" b m c out head ctime ver t0 t1 at
+  if ! command -v buildah >/dev/null 2>&1; then
+    echo "== buildah not installed: build identity of a plain docker build not checked"
+    return 0
+  fi
+  echo "== build identity of a plain docker build (no build arguments)"
+  grep -q '^RUN --mount=type=bind,target=/src ' "$repo/Dockerfile" ||
+    { echo "the Dockerfile's build stage does not bind-mount the context at /src for build.sh" >&2; return 1; }
+  grep -q '^ARG SOURCE_DATE_EPOCH=""$' "$repo/Dockerfile" ||
+    { echo "the Dockerfile's build stage does not pass SOURCE_DATE_EPOCH" >&2; return 1; }
+  mkdir -p "$ctx"
+  (cd "$repo" && git ls-files -z --cached --others --exclude-standard |
+    tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -C "$ctx" -xf -
+  git clone -q --no-checkout "$repo" "$w/clone"
+  mv "$w/clone/.git" "$ctx/.git"
+  git -C "$ctx" reset -q
+  head="$(git -C "$repo" rev-parse HEAD)"
+  [ "$(git -C "$ctx" rev-parse HEAD)" = "$head" ] || { echo "the context's HEAD is not $head" >&2; return 1; }
+  ctime="$(TZ=UTC git -C "$repo" log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ)"
+  ver="$(git -C "$repo" describe --tags --always)"
+  git -C "$repo" diff --quiet --diff-filter=d HEAD -- || ver="$ver-dirty"
+  printf 'FROM scratch\nCOPY . /src/\n' >"$w/Containerfile"
+  b=(buildah --storage-driver vfs --root "$w/bstore" --runroot "$w/brun")
+  "${b[@]}" bud --quiet --isolation chroot -t dealer-edge:context-test -f "$w/Containerfile" "$ctx" >/dev/null
+  c="$("${b[@]}" from dealer-edge:context-test)"
+  m="$("${b[@]}" mount "$c")"
+  # build_in OUT [VAR=VALUE...]: build.sh in the context's tree with the
+  # build arguments empty, as the Dockerfile's ARGs pass them.
+  build_in() {
+    local o="$1"; shift
+    env VERSION= COMMIT= BUILD_TIME= SOURCE_DATE_EPOCH= GIT_CEILING_DIRECTORIES="$m" "$@" \
+      "$m/src/deploy/image/build.sh" "$o"
+    "$o" --version
+  }
+  out="$(build_in "$w/ctx.bin")"
+  echo "  context with .git: $out"
+  [[ "$out" == "dealer-edge $ver (commit $head, built $ctime, go"* ]] ||
+    { echo "want dealer-edge $ver (commit $head, built $ctime, ...)" >&2; return 1; }
+  rm -rf "$m/src/.git"
+  t0="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  out="$(build_in "$w/ctx.bin")"
+  t1="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "  context without .git: $out"
+  at="$(sed -n 's/.*, built \([^,]*\),.*/\1/p' <<<"$out")"
+  [[ "$out" == "dealer-edge devel (commit unknown, built "* && "$at" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$ && ! "$at" < "$t0" && ! "$at" > "$t1" ]] ||
+    { echo "want the build clock ($t0 to $t1) as the build time" >&2; return 1; }
+  out="$(build_in "$w/ctx.bin" SOURCE_DATE_EPOCH=1700000000)"
+  echo "  context without .git, SOURCE_DATE_EPOCH=1700000000: $out"
+  [[ "$out" == *", built 2023-11-14T22:13:20Z, "* ]] || { echo "want built 2023-11-14T22:13:20Z" >&2; return 1; }
+  "${b[@]}" umount "$c" >/dev/null
+  "${b[@]}" rm -a >/dev/null 2>&1 || true
+  "${b[@]}" rmi -a -f >/dev/null 2>&1 || true
+  rm -rf "$w/ctx.bin"
+}
+
+if [ "${1:-}" = identity ]; then
+  w="$(mktemp -d)"
+  trap 'rm -rf "$w"' EXIT
+  identity "$w"
+  echo "identity: ok"
   exit 0
 fi
 
@@ -129,6 +203,8 @@ if command -v buildah >/dev/null 2>&1; then
 else
   echo "== buildah not installed: OCI image build skipped (the chroot runs below are the proof)"
 fi
+
+identity "$work/identity"
 
 echo "== run 1: --demo"
 run_image "$work/demo.out" - --demo --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0
