@@ -7,7 +7,9 @@
 package redistest
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -50,7 +52,10 @@ func Require(t TB) string {
 	return p
 }
 
-// FreePort returns a currently unused TCP port on 127.0.0.1.
+// FreePort returns a currently unused TCP port on 127.0.0.1. It is free
+// when chosen only: another process may bind it before the caller does, so
+// a caller that hands it to a child process checks that the child bound
+// it (as Start, StartSentinel and StartCluster do, retrying on another).
 func FreePort(t TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -73,46 +78,145 @@ type Server struct {
 	pass string // password the readiness check authenticates with
 	mu   sync.Mutex
 	cmd  *exec.Cmd
+	done chan struct{} // closed when cmd has exited
 }
+
+// startAttempts is how many free ports a start tries. A port is free when
+// FreePort chooses it, but another process (a parallel test's server, an
+// outgoing connection) can bind it before redis-server does.
+const startAttempts = 5
+
+// beforeLaunch, when set (by this package's tests), runs after a start has
+// chosen a port and before redis-server is started on it: a test takes the
+// port there to check that the start moves to another.
+var beforeLaunch func(port int)
+
+// errPortTaken reports that redis-server could not bind its port (or a
+// port it needs besides, such as a cluster bus port).
+var errPortTaken = errors.New("port taken")
 
 // Start starts a standalone redis-server on a free loopback port, with no
 // persistence, stopped at the end of the test.
 func Start(t TB, extraArgs ...string) *Server {
 	t.Helper()
-	bin := Require(t)
-	port := FreePort(t)
-	s := &Server{
-		Addr: fmt.Sprintf("127.0.0.1:%d", port),
-		Port: port,
-		t:    t,
-		bin:  bin,
-		dir:  t.TempDir(),
-	}
-	s.args = append([]string{
-		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", s.dir,
-		"--protected-mode", "no", "--loglevel", "warning",
-	}, extraArgs...)
-	s.start()
+	s := &Server{t: t, bin: Require(t), dir: t.TempDir()}
+	s.startOnFreePort(func(port int) []string {
+		return append([]string{
+			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--dir", s.dir,
+			"--protected-mode", "no", "--loglevel", "warning",
+		}, extraArgs...)
+	})
 	t.Cleanup(s.Stop)
 	return s
 }
 
-func (s *Server) start() {
+// startOnFreePort starts the server with argsFor(port) on a free port and,
+// when the port was taken before redis-server bound it, on another, up to
+// startAttempts ports. Addr, Port and args are those of the port it runs
+// on.
+func (s *Server) startOnFreePort(argsFor func(port int) []string) {
 	s.t.Helper()
-	s.mu.Lock()
+	var err error
+	for range startAttempts {
+		port := FreePort(s.t)
+		if beforeLaunch != nil {
+			beforeLaunch(port)
+		}
+		s.Port, s.Addr = port, fmt.Sprintf("127.0.0.1:%d", port)
+		s.args = argsFor(port)
+		if err = s.launch(); err == nil {
+			return
+		}
+		if !errors.Is(err, errPortTaken) {
+			break
+		}
+		s.t.Logf("redistest: trying another port: %v", err)
+	}
+	s.t.Fatalf("start redis-server: %v", err)
+}
+
+// launch starts redis-server with s.args and waits until it answers on
+// s.Addr as itself: the server that answers must report this process's id,
+// since a server another test started on the port answers too. It returns
+// an error wrapping errPortTaken when redis-server could not bind its port.
+func (s *Server) launch() error {
+	logPath := filepath.Join(s.dir, "redis-server.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
 	cmd := exec.Command(s.bin, s.args...)
 	cmd.Dir = s.dir
-	if err := cmd.Start(); err != nil {
-		s.mu.Unlock()
-		s.t.Fatalf("start redis-server: %v", err)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	err = cmd.Start()
+	logf.Close() // the child has its own descriptor
+	if err != nil {
+		return err
 	}
-	s.cmd = cmd
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	s.mu.Lock()
+	s.cmd, s.done = cmd, done
 	s.mu.Unlock()
-	if err := waitPing(s.Addr, s.pass, 10*time.Second); err != nil {
-		s.Stop()
-		s.t.Fatalf("redis-server on %s did not come up: %v", s.Addr, err)
+	err = waitOwn(s.Addr, s.pass, cmd.Process.Pid, done, 10*time.Second)
+	if err == nil {
+		return nil
 	}
+	s.Stop()
+	out, _ := os.ReadFile(logPath)
+	if errors.Is(err, errPortTaken) {
+		return fmt.Errorf("%w\n%s", err, out)
+	}
+	if bytes.Contains(out, []byte("Address already in use")) {
+		return fmt.Errorf("%w: redis-server could not bind %s (%v)\n%s", errPortTaken, s.Addr, err, out)
+	}
+	return fmt.Errorf("redis-server on %s did not come up: %v\n%s", s.Addr, err, out)
+}
+
+// errExited reports that redis-server exited before it answered.
+var errExited = errors.New("redis-server exited")
+
+// waitOwn waits until the server on addr answers PING and reports pid as
+// its process id, or the process exits (done), or within passes. A server
+// with another process id means the port was someone else's: errPortTaken.
+func waitOwn(addr, password string, pid int, done <-chan struct{}, within time.Duration) error {
+	// Short timeouts that the context bounds too: a port taken by a
+	// listener that accepts and never answers must not hold a check longer
+	// than one round, so that an exit of redis-server is seen at once.
+	c := redis.NewClient(&redis.Options{
+		Addr: addr, Password: password, MaxRetries: -1,
+		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond,
+		ContextTimeoutEnabled: true,
+	})
+	defer c.Close()
+	want := "process_id:" + strconv.Itoa(pid)
+	deadline := time.Now().Add(within)
+	var err error
+	for time.Now().Before(deadline) {
+		select {
+		case <-done:
+			return errExited
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		var info string
+		info, err = c.Info(ctx, "server").Result()
+		cancel()
+		if err == nil {
+			for _, l := range strings.Split(info, "\n") {
+				if strings.HasPrefix(l, "process_id:") {
+					if strings.TrimSpace(l) == want {
+						return nil
+					}
+					return fmt.Errorf("%w: the server on %s is another process (%s)", errPortTaken, addr, strings.TrimSpace(l))
+				}
+			}
+			err = fmt.Errorf("INFO server has no process_id")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return err
 }
 
 // Stop kills the server (SIGKILL, like a crash) and waits for it to exit.
@@ -125,7 +229,7 @@ func (s *Server) Stop() {
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGCONT) // a paused process dies as well
 	_ = s.cmd.Process.Kill()
-	_, _ = s.cmd.Process.Wait()
+	<-s.done
 	s.cmd = nil
 }
 
@@ -157,11 +261,15 @@ func (s *Server) signal(sig syscall.Signal) {
 }
 
 // Restart starts the server again on the same port after Stop. The data is
-// gone (no persistence), as after a crash of a cache node.
+// gone (no persistence), as after a crash of a cache node. The port stays
+// (clients hold the address): if another process took it meanwhile, the
+// test fails.
 func (s *Server) Restart() {
 	s.t.Helper()
 	s.Stop()
-	s.start()
+	if err := s.launch(); err != nil {
+		s.t.Fatalf("restart redis-server: %v", err)
+	}
 }
 
 // Client returns a go-redis client of the server, closed with the test.
@@ -169,23 +277,6 @@ func (s *Server) Client() *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr})
 	s.t.Cleanup(func() { _ = c.Close() })
 	return c
-}
-
-func waitPing(addr, password string, within time.Duration) error {
-	c := redis.NewClient(&redis.Options{Addr: addr, Password: password, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
-	defer c.Close()
-	deadline := time.Now().Add(within)
-	var err error
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		err = c.Ping(ctx).Err()
-		cancel()
-		if err == nil {
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return err
 }
 
 // SentinelMaster is the master name StartSentinel monitors.
@@ -206,43 +297,35 @@ const SentinelMaster = "mymaster"
 func StartSentinel(t TB, extraConf ...string) (addr, masterName string) {
 	t.Helper()
 	master := Start(t)
-	bin := Require(t)
-	port := FreePort(t)
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "sentinel.conf")
-	lines := []string{
-		"port " + strconv.Itoa(port),
-		"bind 127.0.0.1",
-		"protected-mode no",
-		"daemonize no",
-		"dir " + dir,
-		"loglevel warning",
-		fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 1", SentinelMaster, master.Port),
-		"sentinel down-after-milliseconds " + SentinelMaster + " 5000",
-		"sentinel failover-timeout " + SentinelMaster + " 60000",
-	}
 	var pass string
 	for _, l := range extraConf {
 		if k, v, ok := strings.Cut(strings.TrimSpace(l), " "); ok && strings.EqualFold(k, "requirepass") {
 			pass = strings.TrimSpace(v)
 		}
-		lines = append(lines, l)
 	}
-	// The Sentinel rewrites its config file (its id, what it learns), so
-	// the file lives in a directory of its own.
-	if err := os.WriteFile(conf, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
-		t.Fatalf("write sentinel config: %v", err)
-	}
-	s := &Server{
-		Addr: fmt.Sprintf("127.0.0.1:%d", port),
-		Port: port,
-		t:    t,
-		bin:  bin,
-		dir:  dir,
-		args: []string{conf, "--sentinel"},
-		pass: pass,
-	}
-	s.start()
+	s := &Server{t: t, bin: Require(t), dir: dir, pass: pass}
+	s.startOnFreePort(func(port int) []string {
+		lines := append([]string{
+			"port " + strconv.Itoa(port),
+			"bind 127.0.0.1",
+			"protected-mode no",
+			"daemonize no",
+			"dir " + dir,
+			"loglevel warning",
+			fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 1", SentinelMaster, master.Port),
+			"sentinel down-after-milliseconds " + SentinelMaster + " 5000",
+			"sentinel failover-timeout " + SentinelMaster + " 60000",
+		}, extraConf...)
+		// The Sentinel rewrites its config file (its id, what it learns),
+		// so the file lives in a directory of its own, written anew for
+		// each port tried.
+		if err := os.WriteFile(conf, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+			t.Fatalf("write sentinel config: %v", err)
+		}
+		return []string{conf, "--sentinel"}
+	})
 	t.Cleanup(s.Stop)
 
 	sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr, Password: pass, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
@@ -286,14 +369,36 @@ func (c *Cluster) Client(t TB) *redis.ClusterClient {
 // StartCluster starts three cluster-enabled redis-server processes on free
 // loopback ports, assigns the 16384 slots among them and waits until the
 // cluster reports state ok on every node.
+//
+// Each node's cluster bus port is a free port of its own (--cluster-port):
+// by default it is the client port + 10000, which nobody checked was free,
+// and which Redis refuses outright for a client port above 55535 (inside
+// Linux's ephemeral range, 32768-60999, which FreePort draws from).
 func StartCluster(t TB) *Cluster {
 	t.Helper()
 	c := &Cluster{}
+	var bus0 int // the first node's cluster bus port, which the others meet
 	for i := 0; i < 3; i++ {
-		dir := t.TempDir()
-		n := Start(t, "--cluster-enabled", "yes",
-			"--cluster-config-file", filepath.Join(dir, "nodes.conf"),
-			"--cluster-node-timeout", "2000")
+		n := &Server{t: t, bin: Require(t), dir: t.TempDir()}
+		var bus int
+		n.startOnFreePort(func(port int) []string {
+			bus = FreePort(t)
+			return []string{
+				"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+				"--save", "", "--appendonly", "no", "--dir", n.dir,
+				"--protected-mode", "no", "--loglevel", "warning",
+				"--cluster-enabled", "yes",
+				"--cluster-port", strconv.Itoa(bus),
+				// A file per port tried: a node that failed to bind may
+				// have written its own.
+				"--cluster-config-file", filepath.Join(n.dir, fmt.Sprintf("nodes-%d.conf", port)),
+				"--cluster-node-timeout", "2000",
+			}
+		})
+		t.Cleanup(n.Stop)
+		if i == 0 {
+			bus0 = bus
+		}
 		c.Nodes = append(c.Nodes, n)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -315,7 +420,9 @@ func StartCluster(t TB) *Cluster {
 			t.Fatalf("cluster addslots on %s: %v", n.Addr, err)
 		}
 		if i > 0 {
-			if err := cl.ClusterMeet(ctx, "127.0.0.1", strconv.Itoa(c.Nodes[0].Port)).Err(); err != nil {
+			// CLUSTER MEET's third argument (Redis 7) is the bus port,
+			// else taken as the client port + 10000.
+			if err := cl.Do(ctx, "cluster", "meet", "127.0.0.1", c.Nodes[0].Port, bus0).Err(); err != nil {
 				cl.Close()
 				t.Fatalf("cluster meet: %v", err)
 			}
