@@ -3,10 +3,12 @@ package reliability
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,7 +73,8 @@ func (r *recorder) take() string {
 }
 
 // freePort finds a loopback port for nginx (which cannot be told to take
-// port 0 and report it).
+// port 0 and report it). It is free when chosen only: startNginx checks
+// that nginx bound it.
 func freePort(t *testing.T) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -82,10 +85,21 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
+// beforeNginx, when set (by a test), runs after startNginx has chosen a
+// port and before nginx starts on it: the test takes the port there.
+var beforeNginx func(port int)
+
+// errNginxPortTaken reports that nginx did not get its port: another
+// process bound it first.
+var errNginxPortTaken = errors.New("port taken")
+
 // startNginx runs nginx as the front proxy of upstream (host:port) with
 // the usual front-proxy header policy: it sets X-Request-ID, traceparent
 // and X-Forwarded-For itself and passes the client's X-Api-Key,
-// Authorization, If-None-Match and Accept-Encoding on.
+// Authorization, If-None-Match and Accept-Encoding on. The port is free
+// when chosen, and another process can bind it before nginx does: nginx
+// then exits, or another server answers there, and startNginx tries
+// another port (5 in all).
 func startNginx(t *testing.T, upstream string) string {
 	t.Helper()
 	bin, err := exec.LookPath("nginx")
@@ -95,13 +109,36 @@ func startNginx(t *testing.T, upstream string) string {
 		}
 		t.Skip("nginx not installed")
 	}
+	for range 5 {
+		port := freePort(t)
+		if beforeNginx != nil {
+			beforeNginx(port)
+		}
+		addr, err := launchNginx(t, bin, port, upstream)
+		if err == nil {
+			return addr
+		}
+		if !errors.Is(err, errNginxPortTaken) {
+			t.Fatal(err)
+		}
+		t.Logf("nginx: trying another port: %v", err)
+	}
+	t.Fatal("nginx: no port of 5 tried was free")
+	return ""
+}
+
+// launchNginx starts nginx on port and waits until it answers there as
+// itself: a location of the config answers a token of this start, which
+// another server on the port does not know.
+func launchNginx(t *testing.T, bin string, port int, upstream string) (string, error) {
+	t.Helper()
 	dir := t.TempDir()
 	for _, d := range []string{"tmp/client_body", "tmp/proxy", "tmp/fastcgi", "tmp/uwsgi", "tmp/scgi", "logs"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	port := freePort(t)
+	token := fmt.Sprintf("front-ready-%d-%d", port, time.Now().UnixNano())
 	conf := fmt.Sprintf(`worker_processes 1;
 daemon off;
 master_process off;
@@ -117,6 +154,9 @@ http {
     scgi_temp_path %[1]s/tmp/scgi;
     server {
         listen 127.0.0.1:%[2]d;
+        location = /__front_ready {
+            return 200 "%[4]s";
+        }
         location / {
             proxy_pass http://%[3]s;
             proxy_http_version 1.1;
@@ -127,30 +167,122 @@ http {
         }
     }
 }
-`, dir, port, upstream)
+`, dir, port, upstream, token)
 	confPath := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "-p", dir+"/", "-c", confPath, "-e", filepath.Join(dir, "logs/error.log"))
-	var stderr bytes.Buffer
+	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	stop := func() { _ = cmd.Process.Kill(); <-done }
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	hc := &http.Client{Timeout: 300 * time.Millisecond}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return addr
+		select {
+		case <-done:
+			log, _ := os.ReadFile(filepath.Join(dir, "logs/error.log"))
+			out := stderr.String() + string(log)
+			if strings.Contains(out, "Address already in use") {
+				return "", fmt.Errorf("%w: nginx could not bind %s", errNginxPortTaken, addr)
+			}
+			return "", fmt.Errorf("nginx exited before listening on %s:\n%s", addr, out)
+		default:
+		}
+		if resp, err := hc.Get("http://" + addr + "/__front_ready"); err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if string(body) == token {
+				t.Cleanup(stop)
+				return addr, nil
+			}
+			stop()
+			return "", fmt.Errorf("%w: another server answers on %s", errNginxPortTaken, addr)
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("nginx did not listen on %s: %v\n%s", addr, err, stderr.String())
+			stop()
+			return "", fmt.Errorf("nginx did not listen on %s:\n%s", addr, stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer that a process writes while a test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startNginx moves to another port when the one it chose is taken before
+// nginx binds it, by a listener that never answers or by another HTTP
+// server, and returns a front proxy of its own. Before 2026-11-27 it
+// waited for a TCP connect to the port: next to another server it
+// returned that server's address, and the front-proxy tests then sent
+// their requests to a stranger.
+func TestStartNginxPortTakenMeanwhile(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "from the upstream")
+	}))
+	defer up.Close()
+	cases := []struct {
+		name  string
+		serve func(ln net.Listener)
+	}{
+		{"silent listener", func(ln net.Listener) {}},
+		{"another HTTP server", func(ln net.Listener) {
+			go func() {
+				_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					_, _ = io.WriteString(w, "a stranger")
+				}))
+			}()
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			taken := ""
+			beforeNginx = func(port int) {
+				beforeNginx = nil
+				ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = ln.Close() })
+				taken = ln.Addr().String()
+				c.serve(ln)
+			}
+			t.Cleanup(func() { beforeNginx = nil })
+			front := startNginx(t, strings.TrimPrefix(up.URL, "http://"))
+			if taken == "" || front == taken {
+				t.Fatalf("front %s, taken %q", front, taken)
+			}
+			resp, err := http.Get("http://" + front + "/x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if string(body) != "from the upstream" {
+				t.Errorf("through the front proxy: %q", body)
+			}
+		})
 	}
 }
 
