@@ -28,16 +28,22 @@ func acceptsGzip(v []byte) bool {
 
 // weightNonZero reads the parameters of one Accept-Encoding entry
 // ("q=0.5", " q=1 ") and reports whether its weight is above zero. No q
-// parameter means 1; a malformed weight counts as zero.
+// parameter means 1; a malformed weight counts as zero. White space around
+// the "=" ("q = 0") is outside the grammar (RFC 9110 12.4.2) but is read as
+// the weight the client meant: skipped as no weight, it would mean q=1 and
+// send gzip to a client that refused it.
 func weightNonZero(params []byte) bool {
 	for len(params) > 0 {
 		var p []byte
 		p, params = nextItem(params, ';')
-		p = bytes.TrimSpace(p)
-		if len(p) < 2 || (p[0] != 'q' && p[0] != 'Q') || p[1] != '=' {
+		name, value := nextItem(p, '=')
+		if value == nil {
 			continue
 		}
-		return qvalueNonZero(bytes.TrimSpace(p[2:]))
+		if name = bytes.TrimSpace(name); len(name) != 1 || (name[0] != 'q' && name[0] != 'Q') {
+			continue
+		}
+		return qvalueNonZero(bytes.TrimSpace(value))
 	}
 	return true
 }

@@ -39,6 +39,16 @@ func TestAcceptsGzip(t *testing.T) {
 		{"gzip;q=-1", false},
 		{",,,", false},
 		{";q=1", false},
+		// White space around "=" is not in the grammar (RFC 9110 12.4.2:
+		// "q=" qvalue), but such a parameter is still the weight the client
+		// meant: read as one, never as no weight (which would mean q=1 and
+		// send gzip to a client refusing it).
+		{"gzip; q = 0", false},
+		{"gzip;q =0", false},
+		{"gzip;Q\t=\t0", false},
+		{"gzip; q = 0.5", true},
+		{"*;q =0", false},
+		{"gzip;qq=0", true}, // another parameter, not a weight
 	}
 	for _, c := range cases {
 		if got := acceptsGzip([]byte(c.v)); got != c.want {

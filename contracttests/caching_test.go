@@ -335,7 +335,7 @@ func TestGzipResponses(t *testing.T) {
 			}
 		}
 	}
-	for _, ae := range []string{"gzip;q=0", "identity", "br", "gzip;q=0, *", "*;q=0", "gzip;q=abc", "deflate, gzip;q=0.000"} {
+	for _, ae := range []string{"gzip;q=0", "identity", "br", "gzip;q=0, *", "*;q=0", "gzip;q=abc", "deflate, gzip;q=0.000", "gzip; q = 0"} {
 		if r := e.get(path, keyAlpha, "Accept-Encoding: "+ae); r.header.Get("Content-Encoding") != "" || !bytes.Equal(r.body, plain.body) {
 			t.Errorf("%q: Content-Encoding %q", ae, r.header.Get("Content-Encoding"))
 		}
