@@ -2,6 +2,8 @@ package aggregator
 
 import (
 	"bytes"
+	"io"
+	"net/http"
 	"testing"
 )
 
@@ -88,4 +90,49 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// TestAcceptEncodingLinesAreOneList: an Accept-Encoding sent on several
+// lines is one list (RFC 9110 5.3), so a refusal on a later line holds
+// against a "*" on the first, and a later line's gzip is accepted. Before,
+// the first line alone was read: "*" then "gzip;q=0" was sent gzip.
+func TestAcceptEncodingLinesAreOneList(t *testing.T) {
+	s := newBenchServer(t, true)
+	base := serveLoopback(t, s)
+	const path = "/dealer/REWIND/listing?page_size=20"
+	cases := []struct {
+		name  string
+		lines []string
+		gzip  bool
+	}{
+		{"star then refusal", []string{"*", "gzip;q=0"}, false},
+		{"refusal then star", []string{"gzip;q=0", "*"}, false},
+		{"identity then gzip", []string{"identity", "gzip"}, true},
+		{"br then x-gzip", []string{"br", "x-gzip;q=0.5"}, true},
+		{"empty then gzip", []string{"", "gzip"}, true},
+		{"one line", []string{"gzip"}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, err := http.NewRequest("GET", base+path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("X-Api-Key", "demo-key-alpha")
+			for _, l := range c.lines {
+				req.Header.Add("Accept-Encoding", l)
+			}
+			resp, err := (&http.Client{Transport: &http.Transport{DisableCompression: true}}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			gz := resp.Header.Get("Content-Encoding") == "gzip"
+			if resp.StatusCode != 200 || gz != c.gzip {
+				t.Fatalf("Accept-Encoding lines %q: %d, Content-Encoding %q (%d bytes), want gzip %v",
+					c.lines, resp.StatusCode, resp.Header.Get("Content-Encoding"), len(body), c.gzip)
+			}
+		})
+	}
 }

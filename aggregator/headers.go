@@ -20,12 +20,14 @@ type reqHeaders struct {
 	tsJoined                bool   // tracestate is a joined copy
 	ifNoneMatch             []byte // every If-None-Match line, joined when more than one
 	inmJoined               bool   // ifNoneMatch is a joined copy, not the request's bytes
-	acceptEncoding          []byte
-	contentLength           bool // a Content-Length header was sent
+	acceptEncoding          []byte // every Accept-Encoding line, joined when more than one
+	aeJoined                bool   // acceptEncoding is a joined copy
+	contentLength           bool   // a Content-Length header was sent
 }
 
 // read fills h from hdr, keeping the first value of each header as
-// fasthttp's Peek would.
+// fasthttp's Peek would, and every line of the list fields (tracestate,
+// If-None-Match, Accept-Encoding) joined.
 func (h *reqHeaders) read(hdr *fasthttp.RequestHeader) {
 	*h = reqHeaders{}
 	for k, v := range hdr.All() {
@@ -140,8 +142,10 @@ func (h *reqHeaders) field(k, v []byte) {
 			h.contentLength = true
 		}
 	case 15: // Accept-Encoding
-		if h.acceptEncoding == nil && bytes.EqualFold(k, []byte("Accept-Encoding")) {
-			h.acceptEncoding = v
+		if bytes.EqualFold(k, []byte("Accept-Encoding")) {
+			// One list over all its lines: a refusal (gzip;q=0) on a later
+			// line holds against a "*" on the first.
+			h.acceptEncoding, h.aeJoined = joinLines(h.acceptEncoding, h.aeJoined, v)
 		}
 	}
 }

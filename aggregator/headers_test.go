@@ -26,7 +26,7 @@ func TestReqHeadersRead(t *testing.T) {
 		rh.requestID = []byte("stale") // read starts from zero
 		rh.read(&h)
 		got := []string{string(rh.apiKey), string(rh.authorization), string(rh.requestID), string(rh.traceparent), string(rh.ifNoneMatch), string(rh.acceptEncoding), string(rh.tracestate)}
-		want := []string{"k1", "Bearer b", "r1", "tp", `"e"`, "gzip", "ts,ts2"} // list fields (tracestate, If-None-Match) join their lines
+		want := []string{"k1", "Bearer b", "r1", "tp", `"e"`, "gzip,br", "ts,ts2"} // list fields (tracestate, If-None-Match, Accept-Encoding) join their lines
 		for i := range want {
 			if got[i] != want[i] {
 				t.Errorf("normalise %v: field %d = %q, want %q", normalise, i, got[i], want[i])
@@ -47,14 +47,15 @@ func TestReqHeadersRead(t *testing.T) {
 
 // FuzzReqHeadersMatchPeek: the one-pass reader finds what fasthttp's own
 // lookups find (the first value, the number of values) for any header
-// block fasthttp accepts; for the list fields (tracestate, If-None-Match)
-// every line's value, joined with commas, as PeekAll finds them (RFC 9110
-// 5.3; empty members are no members).
+// block fasthttp accepts; for the list fields (tracestate, If-None-Match,
+// Accept-Encoding) every line's value, joined with commas, as PeekAll
+// finds them (RFC 9110 5.3; empty members are no members).
 func FuzzReqHeadersMatchPeek(f *testing.F) {
 	f.Add("X-Api-Key: a\r\nAuthorization: Bearer b\r\nX-Api-Key: c\r\n")
 	f.Add("x-request-id: r\r\ntraceparent: t\r\ntracestate: a=b\r\nIF-NONE-MATCH: \"e\"\r\naccept-encoding: gzip\r\nContent-Length: 0\r\n")
 	f.Add("Accept-Encoding:\r\nX-Api-Key:\r\nAuthorization: \r\n")
 	f.Add("tracestate: a=1\r\ntracestate: b=2\r\nIf-None-Match: \"x\"\r\nIf-None-Match:\r\nIf-None-Match: \"y\"\r\n")
+	f.Add("Accept-Encoding: *\r\nAccept-Encoding:\r\naccept-encoding: gzip;q=0\r\n")
 	f.Fuzz(func(t *testing.T, block string) {
 		var h fasthttp.RequestHeader
 		if err := h.Read(bufio.NewReader(strings.NewReader("GET / HTTP/1.1\r\nHost: x\r\n" + block + "\r\n"))); err != nil {
@@ -70,7 +71,7 @@ func FuzzReqHeadersMatchPeek(f *testing.F) {
 			{"traceparent", rh.traceparent}, {"tracestate", rh.tracestate}, {"If-None-Match", rh.ifNoneMatch}, {"Accept-Encoding", rh.acceptEncoding},
 		} {
 			want := h.Peek(c.name)
-			if c.name == "tracestate" || c.name == "If-None-Match" {
+			if c.name == "tracestate" || c.name == "If-None-Match" || c.name == "Accept-Encoding" {
 				if listMembers(c.got) != listMembers(bytes.Join(h.PeekAll(c.name), []byte(","))) {
 					t.Fatalf("%s: one pass %q, PeekAll %q", c.name, c.got, h.PeekAll(c.name))
 				}
