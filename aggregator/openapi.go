@@ -47,7 +47,7 @@ func newOpenAPIDoc(doc []byte) openapiDoc {
 
 // openAPI serves GET and HEAD /dealer/openapi.json: no key needed (it is
 // documentation, identical for everyone), gzip-coded to clients that
-// accept it, cacheable, revalidated by ETag. Requests without a key pass
+// accept it while compression is on, cacheable, revalidated by ETag. Requests without a key pass
 // the anonymous limit first, when one is configured.
 func (s *Server) openAPI(ctx *fasthttp.RequestCtx) {
 	rs := state(ctx)
@@ -60,7 +60,9 @@ func (s *Server) openAPI(ctx *fasthttp.RequestCtx) {
 	}
 	d := &s.openapi
 	body, etag := d.plain, d.etag
-	if d.gzOK && acceptsGzip(rs.hdr.acceptEncoding) {
+	// server.gzip_min_bytes applies as to any body: 0 turns compression
+	// off here too.
+	if least := s.settings.Load().GzipMinBytes; d.gzOK && least > 0 && len(d.plain) >= least && acceptsGzip(rs.hdr.acceptEncoding) {
 		body, etag, rs.gzip = d.gz, d.gzETag, true
 	}
 	// The document is the same for every caller: it varies by coding only.

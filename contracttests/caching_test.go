@@ -350,11 +350,31 @@ func TestGzipResponses(t *testing.T) {
 	}
 }
 
-// TestGzipOff: server.gzip_min_bytes 0 turns compression off.
+// TestGzipOff: server.gzip_min_bytes 0 turns compression off, for the
+// OpenAPI document too (it was still sent gzip-coded), and the document
+// follows the threshold like any body.
 func TestGzipOff(t *testing.T) {
 	e := startEnv(t, envOptions{settings: func(s *aggregatorSettings) { s.GzipMinBytes = 0 }})
-	r := e.get("/dealer/REWIND/listing?page_size=20", keyAlpha, "Accept-Encoding: gzip")
-	if r.status != 200 || r.header.Get("Content-Encoding") != "" || len(r.body) < 1024 {
-		t.Errorf("%d, Content-Encoding %q, %d bytes", r.status, r.header.Get("Content-Encoding"), len(r.body))
+	for _, path := range []string{"/dealer/REWIND/listing?page_size=20", "/dealer/openapi.json"} {
+		r := e.get(path, keyAlpha, "Accept-Encoding: gzip")
+		if r.status != 200 || r.header.Get("Content-Encoding") != "" || len(r.body) < 1024 || strings.HasPrefix(r.header.Get("ETag"), "W/") {
+			t.Errorf("%s: %d, Content-Encoding %q, ETag %q, %d bytes", path, r.status, r.header.Get("Content-Encoding"), r.header.Get("ETag"), len(r.body))
+		}
+	}
+	doc := e.get("/dealer/openapi.json")
+	st := aggregator.DefaultSettings()
+	st.GzipMinBytes = len(doc.body) + 1
+	if err := e.api.UpdateSettings(st); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.get("/dealer/openapi.json", "Accept-Encoding: gzip"); r.status != 200 || r.header.Get("Content-Encoding") != "" {
+		t.Errorf("document of %d bytes under a threshold of %d: Content-Encoding %q", len(doc.body), st.GzipMinBytes, r.header.Get("Content-Encoding"))
+	}
+	st.GzipMinBytes = len(doc.body)
+	if err := e.api.UpdateSettings(st); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.get("/dealer/openapi.json", "Accept-Encoding: gzip"); r.status != 200 || r.header.Get("Content-Encoding") != "gzip" {
+		t.Errorf("document of %d bytes at a threshold of %d: Content-Encoding %q", len(doc.body), st.GzipMinBytes, r.header.Get("Content-Encoding"))
 	}
 }
