@@ -570,6 +570,7 @@ const (
 // descriptor for long. Without a TCP connection below (a test's pipe) it
 // writes resp and closes.
 func (l *LimitListener) answer(c net.Conn, resp []byte) error {
+	resp = dated(resp, time.Now())
 	tc := tcpConn(c)
 	if tc == nil {
 		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
@@ -589,6 +590,45 @@ func (l *LimitListener) answer(c net.Conn, resp []byte) error {
 		answerNow(c, tc, resp)
 	}()
 	return nil
+}
+
+// dated returns resp with a Date field after its status line, the time
+// now: RFC 9110 6.6.1 asks an origin server with a clock for one on every
+// 2xx, 3xx and 4xx answer (the 429 of a connection over its address's cap
+// among them), and the answers are made once, at start. A resp without a
+// status line, or with a Date already, is returned as it is. Refusals are
+// rare next to requests, so the copy is allocated.
+func dated(resp []byte, now time.Time) []byte {
+	i := bytes.Index(resp, []byte("\r\n"))
+	if i < 0 || hasField(resp[i+2:], "date") {
+		return resp
+	}
+	out := make([]byte, 0, len(resp)+len("Date: Mon, 02 Jan 2006 15:04:05 GMT\r\n"))
+	out = append(out, resp[:i+2]...)
+	out = append(out, "Date: "...)
+	out = now.UTC().AppendFormat(out, "Mon, 02 Jan 2006 15:04:05 GMT")
+	out = append(out, "\r\n"...)
+	return append(out, resp[i+2:]...)
+}
+
+// hasField reports whether a header block (lines ended by CRLF, up to the
+// empty line) has a field called name (lowercase), in any case.
+func hasField(block []byte, name string) bool {
+	for len(block) > 0 {
+		line := block
+		if i := bytes.Index(block, []byte("\r\n")); i >= 0 {
+			line, block = block[:i], block[i+2:]
+		} else {
+			block = nil
+		}
+		if len(line) == 0 {
+			return false
+		}
+		if len(line) > len(name) && line[len(name)] == ':' && strings.EqualFold(string(line[:len(name)]), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // answerNow writes resp to tc, ends its sending side, discards what its

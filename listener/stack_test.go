@@ -2,6 +2,7 @@ package listener
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"net"
 	"net/http"
@@ -308,12 +309,71 @@ func TestOverloadAnswer(t *testing.T) {
 			if err != nil {
 				t.Fatalf("read %q, then %v", got, err)
 			}
-			if string(got) != string(resp) {
-				t.Fatalf("answer %q, want %q", got, resp)
+			if undated := checkDated(t, got); string(undated) != string(resp) {
+				t.Fatalf("answer %q, want %q with a Date", got, resp)
 			}
 			if rejected.Load() != 1 {
 				t.Fatalf("%d counted as concurrency, want 1", rejected.Load())
 			}
 		})
+	}
+}
+
+// checkDated fails t unless answer has a Date field after its status line
+// with the time now (RFC 9110 6.6.1: every 4xx of an origin server with a
+// clock, the refusals' 429 among them), and returns answer without it.
+func checkDated(t *testing.T, answer []byte) []byte {
+	t.Helper()
+	status, rest, _ := bytes.Cut(answer, []byte("\r\n"))
+	line, rest, _ := bytes.Cut(rest, []byte("\r\n"))
+	v, ok := bytes.CutPrefix(line, []byte("Date: "))
+	if !ok {
+		t.Fatalf("answer %q: no Date after the status line", answer)
+	}
+	d, err := http.ParseTime(string(v))
+	if err != nil || time.Since(d) > 5*time.Second || time.Until(d) > time.Second {
+		t.Fatalf("Date %q (%v), now %v", v, err, time.Now().UTC())
+	}
+	return append(append(append([]byte(nil), status...), "\r\n"...), rest...)
+}
+
+// TestRefusalIsDated: the answer to a connection over its address's cap,
+// a 429, carries the Date an origin server must send on a 4xx (RFC 9110
+// 6.6.1); it was made once at start and had none. An answer that has a
+// Date already keeps it alone.
+func TestRefusalIsDated(t *testing.T) {
+	resp := []byte("HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nRetry-After: 1\r\nContent-Length: 0\r\n\r\n")
+	addr, _ := serve(t, Options{Limits: LimitOptions{MaxConnsPerIP: 1, RejectResponse: resp}})
+	first, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	if st, _, err := ask(first, nil); err != nil || st != 200 {
+		t.Fatalf("first connection: %d %v", st, err)
+	}
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte("GET / HTTP/1.1\r\nHost: edge\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatalf("read %q, then %v", got, err)
+	}
+	if undated := checkDated(t, got); string(undated) != string(resp) {
+		t.Fatalf("answer %q, want %q with a Date", got, resp)
+	}
+	withDate := []byte("HTTP/1.1 429 Too Many Requests\r\ndate: Thu, 01 Jan 2026 00:00:00 GMT\r\nContent-Length: 0\r\n\r\n")
+	if got := dated(withDate, time.Now()); string(got) != string(withDate) {
+		t.Fatalf("an answer with a Date got another: %q", got)
+	}
+	noDateInBody := []byte("HTTP/1.1 429 Too Many Requests\r\nContent-Length: 9\r\n\r\nDate: x\r\n")
+	if got := dated(noDateInBody, time.Now()); !bytes.Contains(got, []byte("Too Many Requests\r\nDate: ")) {
+		t.Fatalf("a Date line in the body counted as a field: %q", got)
 	}
 }
