@@ -179,7 +179,7 @@ func TestExtractKey(t *testing.T) {
 	}
 }
 
-func TestRequestIDAndTraceparent(t *testing.T) {
+func TestRequestID(t *testing.T) {
 	for _, c := range []struct {
 		id string
 		ok bool
@@ -188,25 +188,71 @@ func TestRequestIDAndTraceparent(t *testing.T) {
 			t.Errorf("ValidRequestID(%q) = %v", c.id, got)
 		}
 	}
-	for _, c := range []struct {
-		tp string
-		ok bool
-	}{
-		{"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", true},
-		{"00-00000000000000000000000000000000-00f067aa0ba902b7-01", false},
-		{"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", false},
-		{"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", false},
-		{"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", false},
-		{"garbage", false},
-	} {
-		if got := ValidTraceparent([]byte(c.tp)); got != c.ok {
-			t.Errorf("ValidTraceparent(%q) = %v", c.tp, got)
-		}
-	}
 	g := newIDGen()
 	a, b := g.appendID(nil), g.appendID(nil)
 	if string(a) == string(b) || !ValidRequestID(a) {
 		t.Fatalf("generated ids %q %q", a, b)
+	}
+}
+
+// TestParseTraceparent: the traceparent the edge passes on is version 00
+// with only the sampled flag, whatever version the client sent (W3C Trace
+// Context 3.2.2.5 "Other Flags": vendors MUST set them to zero; 3.2.4
+// "Versioning of traceparent": a higher version of at least 55 characters
+// is parsed at version 00's positions, its delimiters checked, and the
+// header rebuilt as the highest version known; ff is invalid; README,
+// "Propagation"). Before 2026-11-27 a version above 00 was dropped (the
+// trace restarted) and flag bits other than sampled were passed on.
+func TestParseTraceparent(t *testing.T) {
+	const ids = "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7"
+	cases := []struct {
+		name, tp, want string // want "" means rejected
+	}{
+		{"version 00 sampled", "00-" + ids + "-01", "00-" + ids + "-01"},
+		{"version 00 unsampled", "00-" + ids + "-00", "00-" + ids + "-00"},
+		{"version 00 undefined flags zeroed", "00-" + ids + "-ff", "00-" + ids + "-01"},
+		{"version 00 undefined flags zeroed, unsampled", "00-" + ids + "-fe", "00-" + ids + "-00"},
+		{"version 00 flag 09", "00-" + ids + "-09", "00-" + ids + "-01"},
+		{"version 00 flag 0a", "00-" + ids + "-0a", "00-" + ids + "-00"},
+		{"version 00 with more fields", "00-" + ids + "-01-what-the-future-holds", ""},
+		{"version 00 one character more", "00-" + ids + "-01-", ""},
+		{"version 00 uppercase ids", "00-" + strings.ToUpper(ids) + "-01", ""},
+		{"version 00 uppercase flags", "00-" + ids + "-0A", ""},
+		{"version 00 zero trace id", "00-00000000000000000000000000000000-00f067aa0ba902b7-01", ""},
+		{"version 00 zero parent id", "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", ""},
+		{"version 00 too short", "00-" + ids + "-1", ""},
+		{"future version, same length", "01-" + ids + "-01", "00-" + ids + "-01"},
+		{"future version, more fields", "cc-" + ids + "-01-what-the-future-holds", "00-" + ids + "-01"},
+		{"future version, a dash after the flags", "cc-" + ids + "-00-", "00-" + ids + "-00"},
+		{"future version, undefined flags zeroed", "fe-" + ids + "-0b-x", "00-" + ids + "-01"},
+		{"future version, no dash after the flags", "cc-" + ids + "-01x", ""},
+		{"future version, flags run on", "cc-" + ids + "-011", ""},
+		{"future version, shorter than 55", "cc-" + ids + "-1", ""},
+		{"future version, shorter than 55, no flags", "cc-" + ids, ""},
+		{"future version, no dash after the trace id", "cc-4bf92f3577b34da6a3ce929d0e0e4736x00f067aa0ba902b7-01", ""},
+		{"future version, no dash after the parent id", "cc-" + ids + "x01", ""},
+		{"future version, zero trace id", "cc-00000000000000000000000000000000-00f067aa0ba902b7-01-x", ""},
+		{"future version, uppercase ids", "cc-" + strings.ToUpper(ids) + "-01-x", ""},
+		{"version ff", "ff-" + ids + "-01", ""},
+		{"version ff, more fields", "ff-" + ids + "-01-x", ""},
+		{"uppercase version", "CC-" + ids + "-01-x", ""},
+		{"version not hex", "0g-" + ids + "-01", ""},
+		{"no version", "-" + ids + "-01-", ""},
+		{"garbage", "garbage", ""},
+		{"empty", "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var dst [TraceparentLen]byte
+			ok := ParseTraceparent(&dst, []byte(c.tp))
+			got := ""
+			if ok {
+				got = string(dst[:])
+			}
+			if got != c.want {
+				t.Errorf("ParseTraceparent(%q) = %q, %v; want %q", c.tp, got, ok, c.want)
+			}
+		})
 	}
 }
 
@@ -315,6 +361,9 @@ func FuzzExtractKey(f *testing.F) {
 func FuzzRequestHeaders(f *testing.F) {
 	f.Add("req-1", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", `"abc", W/"d"`)
 	f.Add("\r\n", "00-", "*")
+	f.Add("id", "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0b-future", "")
+	f.Add("id", "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "")
+	f.Add("id", "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x", "")
 	f.Fuzz(func(t *testing.T, id, tp, inm string) {
 		if ValidRequestID([]byte(id)) {
 			for _, c := range []byte(id) {
@@ -323,9 +372,48 @@ func FuzzRequestHeaders(f *testing.F) {
 				}
 			}
 		}
-		if ValidTraceparent([]byte(tp)) && len(tp) != 55 {
-			t.Fatal("traceparent of wrong length accepted")
-		}
+		checkParseTraceparent(t, tp)
 		_ = etagMatch([]byte(inm), `"abc"`)
 	})
+}
+
+// checkParseTraceparent is FuzzRequestHeaders' property of
+// ParseTraceparent: what it accepts is a valid version-00 traceparent of
+// the input's trace-id and parent-id with the sampled bit of its flags
+// only; the input is version 00 of exactly 55 characters, or a version
+// other than 00 and ff of at least 55 whose 56th character, if any, is
+// "-"; and a version-00 result is accepted as itself.
+func checkParseTraceparent(t *testing.T, tp string) {
+	t.Helper()
+	var dst [TraceparentLen]byte
+	if !ParseTraceparent(&dst, []byte(tp)) {
+		return
+	}
+	out := string(dst[:])
+	if len(tp) < TraceparentLen || tp[:2] == "ff" || (tp[:2] == "00" && len(tp) != TraceparentLen) ||
+		(len(tp) > TraceparentLen && tp[TraceparentLen] != '-') {
+		t.Fatalf("traceparent %q accepted", tp)
+	}
+	if out[:3] != "00-" || out[3:53] != tp[3:53] || out[53] != '0' || (out[54] != '0' && out[54] != '1') {
+		t.Fatalf("traceparent %q passed on as %q", tp, out)
+	}
+	if sampled := strings.IndexByte("13579bdf", tp[54]) >= 0; sampled != (out[54] == '1') {
+		t.Fatalf("traceparent %q passed on as %q: sampled flag changed", tp, out)
+	}
+	for i, c := range []byte(out) {
+		if i == 2 || i == 35 || i == 52 {
+			if c != '-' {
+				t.Fatalf("traceparent %q passed on as %q", tp, out)
+			}
+		} else if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			t.Fatalf("traceparent %q passed on as %q: not lowercase hex", tp, out)
+		}
+	}
+	if strings.Trim(out[3:35], "0") == "" || strings.Trim(out[36:52], "0") == "" {
+		t.Fatalf("traceparent %q passed on as %q: an all-zero id", tp, out)
+	}
+	var again [TraceparentLen]byte
+	if !ParseTraceparent(&again, dst[:]) || again != dst {
+		t.Fatalf("traceparent %q passed on as %q, which is not accepted as itself", tp, out)
+	}
 }

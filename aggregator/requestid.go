@@ -57,28 +57,72 @@ func (g *idGen) appendID(dst []byte) []byte {
 	return dst
 }
 
-// ValidTraceparent reports whether v is a W3C trace-context traceparent
-// header of version 00: "00-<32 hex>-<16 hex>-<2 hex>", lowercase, with
-// non-zero trace and parent ids. Only a valid one is passed upstream.
-func ValidTraceparent(v []byte) bool {
-	if len(v) != 55 || v[0] != '0' || v[1] != '0' || v[2] != '-' || v[35] != '-' || v[52] != '-' {
+// TraceparentLen is the length of a version-00 traceparent, the only form
+// the edge passes on.
+const TraceparentLen = 55
+
+// ParseTraceparent reads a client's W3C trace-context traceparent header
+// and writes into dst the version-00 traceparent the edge passes on and
+// continues: the same trace-id and parent-id, and only the trace-flags
+// bit version 00 defines (sampled). It reports false, leaving dst
+// unspecified, for a header that is not to be used (the trace restarts).
+// It allocates nothing.
+//
+// W3C Trace Context (section 3.2.2.5, "Other Flags"; 3.2.4, "Versioning of
+// traceparent"):
+//   - version 00 is exactly "00-<32 hex>-<16 hex>-<2 hex>", lowercase;
+//   - version ff is invalid;
+//   - a higher version is parsed for what version 00 knows: it is at least
+//     55 characters, its trace-id, parent-id and flags sit where version
+//     00 has them, each followed by "-" (the flags by "-" or the end); the
+//     fields it may add after them are not read;
+//   - trace-id and parent-id are never all zeros;
+//   - flags other than sampled are not defined and are set to zero, and
+//     the header is rewritten as the version the edge knows, 00.
+func ParseTraceparent(dst *[TraceparentLen]byte, v []byte) bool {
+	n := TraceparentLen
+	if len(v) < n || !lowerHex(v[0:2]) || v[2] != '-' || v[35] != '-' || v[52] != '-' {
 		return false
 	}
-	allZero := func(b []byte) bool {
-		for _, c := range b {
-			if c != '0' {
-				return false
-			}
+	switch {
+	case v[0] == '0' && v[1] == '0':
+		if len(v) != n {
+			return false
 		}
-		return true
+	case v[0] == 'f' && v[1] == 'f':
+		return false
+	case len(v) > n && v[n] != '-':
+		return false
 	}
-	for i, c := range v {
-		if i == 2 || i == 35 || i == 52 {
-			continue
-		}
+	if !lowerHex(v[3:35]) || !lowerHex(v[36:52]) || !lowerHex(v[53:55]) || allZero(v[3:35]) || allZero(v[36:52]) {
+		return false
+	}
+	copy(dst[:], v[:n])
+	dst[0], dst[1] = '0', '0'
+	// Of the flags' low hex digit only bit 0 (sampled) is kept; the high
+	// digit holds no defined flag.
+	lo := v[54] - '0'
+	if v[54] >= 'a' {
+		lo = v[54] - 'a' + 10
+	}
+	dst[53], dst[54] = '0', '0'+(lo&1)
+	return true
+}
+
+func lowerHex(b []byte) bool {
+	for _, c := range b {
 		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
 			return false
 		}
 	}
-	return !allZero(v[3:35]) && !allZero(v[36:52])
+	return true
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != '0' {
+			return false
+		}
+	}
+	return true
 }

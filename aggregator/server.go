@@ -346,8 +346,11 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		ctx.SetConnectionClose()
 		return
 	}
-	if tp := rs.hdr.traceparent; len(tp) > 0 && ValidTraceparent(tp) {
-		rs.traceparent = string(tp)
+	var tp [TraceparentLen]byte
+	if len(rs.hdr.traceparent) > 0 && ParseTraceparent(&tp, rs.hdr.traceparent) {
+		// The version-00 form, whatever version the client sent: what the
+		// internal services get and the server span continues.
+		rs.traceparent = string(tp[:])
 		if ts := rs.hdr.tracestate; len(ts) > 0 {
 			rs.tracestate = string(ts)
 		}

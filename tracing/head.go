@@ -84,8 +84,9 @@ type Decision struct {
 func (d Decision) Sampled() bool { return d.sampled }
 
 // Decide makes the head sampling decision of a request from its
-// traceparent header, which the caller has validated (see
-// ValidTraceparent) or passes as nil. It allocates nothing and, for a
+// traceparent header in its version-00 form, which the caller has
+// validated (see aggregator.ParseTraceparent, which also rewrites a later
+// version as 00), or nil. It allocates nothing and, for a
 // request without traceparent, costs one random number: what an unsampled
 // request pays for tracing. A nil *Tracing samples nothing.
 func (t *Tracing) Decide(traceparent []byte) Decision {
@@ -100,7 +101,10 @@ func (t *Tracing) Decide(traceparent []byte) Decision {
 		decodeHex(d.sid[:], traceparent[36:52])
 		var f [1]byte
 		decodeHex(f[:], traceparent[53:55])
-		d.flags = trace.TraceFlags(f[0])
+		// Only the sampled flag is defined (W3C Trace Context 3.2.2.5:
+		// other flags are set to zero), so no other bit reaches a span or
+		// the traceparent of a call the span makes.
+		d.flags = trace.TraceFlags(f[0]) & trace.FlagsSampled
 		if h.parentBased {
 			// ParentBased's defaults for a remote parent: follow its
 			// sampled flag.

@@ -106,6 +106,30 @@ func TestDecideAllocatesNothing(t *testing.T) {
 	}
 }
 
+// TestDecideKeepsSampledFlagOnly: of a client's trace-flags only the
+// sampled bit reaches the server span (and the traceparent of its calls):
+// W3C Trace Context 3.2.2.5, the other flags are not defined and vendors
+// set them to zero. Before 2026-11-27 every bit was copied.
+func TestDecideKeepsSampledFlagOnly(t *testing.T) {
+	tr := &Tracing{head: newHead(SamplerParentBasedAlwaysOn, 0)}
+	for _, c := range []struct {
+		name, flags string
+		want        trace.TraceFlags
+	}{
+		{"sampled", "01", 0x01},
+		{"unsampled", "00", 0x00},
+		{"all flags", "ff", 0x01},
+		{"all but sampled", "fe", 0x00},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := tr.Decide([]byte("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-" + c.flags))
+			if d.flags != c.want || d.Sampled() != c.want.IsSampled() {
+				t.Errorf("flags %s: decision flags %#02x sampled %v, want %#02x", c.flags, byte(d.flags), d.Sampled(), byte(c.want))
+			}
+		})
+	}
+}
+
 func randomTraceparent(rng *rand.Rand, sampled bool) []byte {
 	var id [24]byte
 	for i := 0; i < 24; i += 8 {

@@ -497,6 +497,50 @@ func TestTracingSpanTrees(t *testing.T) {
 		}
 	})
 
+	// W3C Trace Context 3.2.4: a traceparent of a later version is parsed
+	// at version 00's positions and continued as version 00; 3.2.2.5:
+	// flags other than sampled are set to zero, in the spans and in the
+	// calls' traceparent (README, "Propagation"). Before 2026-11-27 such a
+	// request started a new trace, and a version-00 client's undefined
+	// flag bits were copied into its spans and passed on.
+	t.Run("future version continued as 00", func(t *testing.T) {
+		const traceID = "5bf92f3577b34da6a3ce929d0e0e4737"
+		const parent = "10f067aa0ba902b8"
+		// Keys not used before: each request looks its key up (GET dealers).
+		for _, c := range []struct{ name, key, reqID, tp string }{
+			{"version cc with a field more", "demo-key-gamma", "tr-future", "cc-" + traceID + "-" + parent + "-0b-" + "future-field"},
+			{"version 00, undefined flags", "bench-key-007", "tr-flags", "00-" + traceID + "-" + parent + "-ff"},
+		} {
+			mu.Lock()
+			calls = nil
+			mu.Unlock()
+			r := get("/dealer/content/faq/listing?page_size=3", c.key, c.reqID, "traceparent", c.tp, "tracestate", "vendor=abc")
+			if r.status != 200 {
+				t.Fatalf("%s: status %d", c.name, r.status)
+			}
+			tr := recv.trace(t, c.reqID, func(tr spanTree) bool { return tr.has("GET dealers") })
+			if hex.EncodeToString(tr.root.TraceId) != traceID || hex.EncodeToString(tr.root.ParentSpanId) != parent {
+				t.Errorf("%s: server span trace %x parent %x, want the client's %s %s", c.name, tr.root.TraceId, tr.root.ParentSpanId, traceID, parent)
+			}
+			for _, sp := range append([]*tracepb.Span{tr.root}, tr.children(tr.root)...) {
+				if f := sp.Flags & 0xff; f != 0x01 {
+					t.Errorf("%s: span %q trace flags %#02x, want 0x01 (sampled only)", c.name, sp.Name, f)
+				}
+			}
+			mu.Lock()
+			got := calls
+			mu.Unlock()
+			if len(got) == 0 {
+				t.Fatalf("%s: no upstream call", c.name)
+			}
+			for _, u := range got {
+				if !strings.HasPrefix(u.traceparent, "00-"+traceID+"-") || !strings.HasSuffix(u.traceparent, "-01") || len(u.traceparent) != 55 || u.tracestate != "vendor=abc" {
+					t.Errorf("%s: %s: traceparent %q tracestate %q, want version 00 of the client's trace, flags 01", c.name, u.path, u.traceparent, u.tracestate)
+				}
+			}
+		}
+	})
+
 	// Resource: the variables won over the file, key by key.
 	recv.mu.Lock()
 	res := map[string]string{}
