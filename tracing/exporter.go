@@ -143,6 +143,7 @@ type exporter struct {
 	client  *http.Client
 	cfg     ExportConfig
 	stopped atomic.Bool
+	drops   *drops // nil: nothing counted (the exporter alone, in tests)
 }
 
 func newExporter(url string, cfg ExportConfig) (*exporter, error) {
@@ -182,10 +183,22 @@ var errNotRetryable = errors.New("not retryable")
 // ExportSpans sends spans in one request, retrying a failed connection and
 // the statuses the specification calls retryable (429, 502, 503, 504;
 // Retry-After honoured) with backoff, all within the export timeout.
+// A failed export's spans are dropped (the batch processor makes a new
+// batch whatever the result) and counted.
 func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	e.drops.handedOver(len(spans))
 	if e.stopped.Load() || len(spans) == 0 {
 		return nil
 	}
+	err := e.export(ctx, spans)
+	if err != nil {
+		e.drops.exportFailed(len(spans))
+	}
+	return err
+}
+
+// export sends spans in one request, with the retries of ExportSpans.
+func (e *exporter) export(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	body := marshalExportRequest(nil, spans)
 	if e.cfg.Gzip {
 		var buf bytes.Buffer

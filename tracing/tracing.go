@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"maps"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -231,6 +232,7 @@ type Tracing struct {
 	tracer   trace.Tracer
 	head     head
 	url      string // where spans go, its password redacted (for logs)
+	drops    *drops
 }
 
 // Options are the knobs of New that are not configuration.
@@ -241,6 +243,9 @@ type Options struct {
 	// BatchTimeout is the batch processor's export delay; zero means the
 	// SDK's default (5s, or OTEL_BSP_SCHEDULE_DELAY). Tests shorten it.
 	BatchTimeout time.Duration
+	// MaxQueueSize, when positive, is the batch queue's size instead of
+	// OTEL_BSP_MAX_QUEUE_SIZE (default 2048). Tests shorten it.
+	MaxQueueSize int
 	// OnError, when set, receives the SDK's errors (a batch that could not
 	// be exported) instead of the OpenTelemetry default, which writes them
 	// to standard error as plain text, outside the edge's JSON event log
@@ -284,13 +289,24 @@ func New(cfg Config, opts Options) (*Tracing, error) {
 		attrs = append(attrs, semconv.ServiceVersion(opts.ServiceVersion))
 	}
 	res := resource.NewWithAttributes(semconv.SchemaURL, attrs...)
-	var bopts []sdktrace.BatchSpanProcessorOption
+	// The queue's size is set explicitly, the value the batch processor
+	// would read itself, so that the gate in front of it bounds the spans
+	// at the same size and counts the ones it drops.
+	qsize := sdktrace.DefaultMaxQueueSize
+	if n, err := strconv.Atoi(os.Getenv(EnvBSPMaxQueueSize)); err == nil {
+		qsize = n // as the SDK reads it: any integer
+	}
+	if opts.MaxQueueSize > 0 {
+		qsize = opts.MaxQueueSize
+	}
+	exp.drops = &drops{limit: int64(qsize)}
+	bopts := []sdktrace.BatchSpanProcessorOption{sdktrace.WithMaxQueueSize(qsize)}
 	if opts.BatchTimeout > 0 {
 		bopts = append(bopts, sdktrace.WithBatchTimeout(opts.BatchTimeout))
 	}
 	h := newHead(cfg.Sampler, cfg.SamplerArg)
 	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithBatcher(exp, bopts...),
+		sdktrace.WithSpanProcessor(&gate{next: sdktrace.NewBatchSpanProcessor(exp, bopts...), d: exp.drops}),
 		sdktrace.WithResource(res),
 		sdktrace.WithSampler(h.sdkSampler()),
 		sdktrace.WithIDGenerator(idGenerator{}),
@@ -300,7 +316,19 @@ func New(cfg Config, opts Options) (*Tracing, error) {
 		tracer:   tp.Tracer("github.com/dealer-edge/dealer-edge"),
 		head:     h,
 		url:      redacted(u),
+		drops:    exp.drops,
 	}, nil
+}
+
+// EnvBSPMaxQueueSize is the batch span processor's queue size variable,
+// read by the SDK and by New alike.
+const EnvBSPMaxQueueSize = "OTEL_BSP_MAX_QUEUE_SIZE"
+
+// Dropped returns the counts of sampled spans dropped since start: over a
+// full batch queue, and in batches that could not be exported. Each
+// dropped span is counted once.
+func (t *Tracing) Dropped() Dropped {
+	return Dropped{QueueFull: t.drops.queueFull.Load(), ExportFailed: t.drops.failed.Load()}
 }
 
 // URL is where spans are exported, for logs: a password in the URL (basic

@@ -148,6 +148,15 @@ type AuthStats struct {
 	AddrLimited          map[string]uint64
 }
 
+// TracingStats is a snapshot of the tracer's counters (cumulative since
+// start), read at scrape time.
+type TracingStats struct {
+	// SpansDropped counts the sampled spans that never reached the
+	// collector, by reason: "queue_full" (the batch queue was full) and
+	// "export_failed" (their batch could not be exported).
+	SpansDropped map[string]uint64
+}
+
 // indexStates are the values of edge_auth_index_state's state label.
 var indexStates = []string{"loading", "fresh", "stale", "expired"}
 
@@ -167,6 +176,8 @@ type Sources struct {
 	// CachePolicies returns the cache policy in force per route; a route
 	// without one is not cached.
 	CachePolicies func() map[string]CachePolicy
+	// Tracing returns the tracer's counters; nil while tracing is off.
+	Tracing func() TracingStats
 }
 
 // MetricsOptions configure Metrics.
@@ -521,6 +532,9 @@ func (m *Metrics) writeDynamic(w io.Writer) {
 	if src.Auth != nil {
 		writeAuth(w, src.Auth())
 	}
+	if src.Tracing != nil {
+		writeLabelled(w, "edge_trace_spans_dropped_total", "reason", src.Tracing().SpansDropped)
+	}
 	if src.Redis != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
 		up := uint64(0)
@@ -535,25 +549,28 @@ func (m *Metrics) writeDynamic(w io.Writer) {
 	}
 }
 
-func writeAuth(w io.Writer, s AuthStats) {
-	labelled := func(name, label string, m map[string]uint64) {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for i, k := range keys {
-			series := fmt.Sprintf("%s{%s=\"%s\"}", name, label, labelValue(k))
-			if i == 0 {
-				metrics.WriteMetadataIfNeeded(w, series, "counter")
-			}
-			fmt.Fprintf(w, "%s %d\n", series, m[k])
-		}
+// writeLabelled writes the counter name with one series per key of m,
+// label=key, in key order.
+func writeLabelled(w io.Writer, name, label string, m map[string]uint64) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
 	}
-	labelled("edge_auth_results_total", "result", s.Results)
-	labelled("edge_auth_lookups_total", "cause", s.Lookups)
+	sort.Strings(keys)
+	for i, k := range keys {
+		series := fmt.Sprintf("%s{%s=\"%s\"}", name, label, labelValue(k))
+		if i == 0 {
+			metrics.WriteMetadataIfNeeded(w, series, "counter")
+		}
+		fmt.Fprintf(w, "%s %d\n", series, m[k])
+	}
+}
+
+func writeAuth(w io.Writer, s AuthStats) {
+	writeLabelled(w, "edge_auth_results_total", "result", s.Results)
+	writeLabelled(w, "edge_auth_lookups_total", "cause", s.Lookups)
 	metrics.WriteCounterUint64(w, "edge_auth_lookup_budget_exceeded_total", s.LookupBudgetExceeded)
-	labelled("edge_auth_addr_limited_total", "limit", s.AddrLimited)
+	writeLabelled(w, "edge_auth_addr_limited_total", "limit", s.AddrLimited)
 	if s.IndexState == "" {
 		return
 	}

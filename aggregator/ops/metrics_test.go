@@ -275,3 +275,25 @@ func TestAuthMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestTracingMetrics: the tracer's dropped spans are one counter family by
+// reason, present only when tracing is on (README, metrics table).
+func TestTracingMetrics(t *testing.T) {
+	m := NewMetrics(MetricsOptions{})
+	m.SetSources(Sources{})
+	if out := scrape(m); strings.Contains(out, "edge_trace_spans_dropped_total") {
+		t.Errorf("edge_trace_spans_dropped_total exported with tracing off:\n%s", out)
+	}
+	m.SetSources(Sources{Tracing: func() TracingStats {
+		return TracingStats{SpansDropped: map[string]uint64{"queue_full": 92, "export_failed": 9}}
+	}})
+	out := scrape(m)
+	for series, want := range map[string]float64{
+		`edge_trace_spans_dropped_total{reason="queue_full"}`:    92,
+		`edge_trace_spans_dropped_total{reason="export_failed"}`: 9,
+	} {
+		if got := metricValue(t, out, series); got != want {
+			t.Errorf("%s = %v, want %v", series, got, want)
+		}
+	}
+}

@@ -625,6 +625,13 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		Logger:                httpLogger{logger},
 		SecureErrorLogMessage: true,
 	}
+	var tracingStats func() ops.TracingStats
+	if tr != nil {
+		tracingStats = func() ops.TracingStats {
+			d := tr.Dropped()
+			return ops.TracingStats{SpansDropped: map[string]uint64{tracing.DropQueueFull: d.QueueFull, tracing.DropExportFailed: d.ExportFailed}}
+		}
+	}
 	mtr.SetSources(ops.Sources{
 		Cache: func() ops.CacheStats { return cacheStats(a.cache.Stats()) },
 		Limiter: func() ops.LimiterStats {
@@ -636,6 +643,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		Breakers:      up.BreakerStates,
 		Redis:         a.pingRedis,
 		CachePolicies: a.cachePolicies,
+		Tracing:       tracingStats,
 	})
 	if err := a.listenPublic(cfg, conc); err != nil {
 		return nil, err
