@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -283,14 +284,32 @@ func (e *exporter) Shutdown(context.Context) error {
 
 // marshalExportRequest appends to b the protobuf encoding of an
 // opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest
-// holding spans: field 1, repeated ResourceSpans, one per resource.
+// holding spans: field 1, repeated ResourceSpans, one per resource. A
+// ResourceSpans that does not marshal is left out whole rather than sent
+// cut short (a cut message makes the collector refuse the whole request);
+// validUTF8 makes that not happen.
 func marshalExportRequest(b []byte, spans []sdktrace.ReadOnlySpan) []byte {
 	for _, rs := range resourceSpans(spans) {
+		start := len(b)
 		b = protowire.AppendTag(b, 1, protowire.BytesType)
 		b = protowire.AppendVarint(b, uint64(proto.Size(rs)))
-		b, _ = proto.MarshalOptions{}.MarshalAppend(b, rs)
+		var err error
+		if b, err = (proto.MarshalOptions{}).MarshalAppend(b, rs); err != nil {
+			b = b[:start]
+		}
 	}
 	return b
+}
+
+// validUTF8 returns s with each run of bytes that are not UTF-8 replaced by
+// one U+FFFD. OTLP's strings are protobuf strings, which must be valid
+// UTF-8, and some come from clients (url.path is the request's
+// percent-decoded path, and /dealer/%FF decodes to a lone 0xFF byte).
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // resourceSpans groups spans by resource, then by instrumentation scope,
@@ -313,7 +332,7 @@ func resourceSpans(spans []sdktrace.ReadOnlySpan) []*tracepb.ResourceSpans {
 		if !ok {
 			rs = &tracepb.ResourceSpans{
 				Resource:  &resourcepb.Resource{Attributes: keyValues(res.Attributes())},
-				SchemaUrl: res.SchemaURL(),
+				SchemaUrl: validUTF8(res.SchemaURL()),
 			}
 			byResource[rk] = rs
 			out = append(out, rs)
@@ -324,11 +343,11 @@ func resourceSpans(spans []sdktrace.ReadOnlySpan) []*tracepb.ResourceSpans {
 		if !ok {
 			ss = &tracepb.ScopeSpans{
 				Scope: &commonpb.InstrumentationScope{
-					Name:       scope.Name,
-					Version:    scope.Version,
+					Name:       validUTF8(scope.Name),
+					Version:    validUTF8(scope.Version),
 					Attributes: keyValues(scope.Attributes.ToSlice()),
 				},
-				SchemaUrl: scope.SchemaURL,
+				SchemaUrl: validUTF8(scope.SchemaURL),
 			}
 			byScope[sk] = ss
 			rs.ScopeSpans = append(rs.ScopeSpans, ss)
@@ -347,7 +366,7 @@ func span(sd sdktrace.ReadOnlySpan) *tracepb.Span {
 		TraceId:                tid[:],
 		SpanId:                 sid[:],
 		TraceState:             sc.TraceState().String(),
-		Name:                   sd.Name(),
+		Name:                   validUTF8(sd.Name()),
 		Kind:                   spanKind(sd.SpanKind()),
 		StartTimeUnixNano:      unixNano(sd.StartTime()),
 		EndTimeUnixNano:        unixNano(sd.EndTime()),
@@ -355,7 +374,7 @@ func span(sd sdktrace.ReadOnlySpan) *tracepb.Span {
 		DroppedAttributesCount: clampUint32(sd.DroppedAttributes()),
 		DroppedEventsCount:     clampUint32(sd.DroppedEvents()),
 		DroppedLinksCount:      clampUint32(sd.DroppedLinks()),
-		Status:                 &tracepb.Status{Code: statusCode(st.Code), Message: st.Description},
+		Status:                 &tracepb.Status{Code: statusCode(st.Code), Message: validUTF8(st.Description)},
 		Flags:                  spanFlags(sc.TraceFlags(), sd.Parent()),
 	}
 	if p := sd.Parent().SpanID(); p.IsValid() {
@@ -363,7 +382,7 @@ func span(sd sdktrace.ReadOnlySpan) *tracepb.Span {
 	}
 	for _, ev := range sd.Events() {
 		s.Events = append(s.Events, &tracepb.Span_Event{
-			Name:                   ev.Name,
+			Name:                   validUTF8(ev.Name),
 			TimeUnixNano:           unixNano(ev.Time),
 			Attributes:             keyValues(ev.Attributes),
 			DroppedAttributesCount: clampUint32(ev.DroppedAttributeCount),
@@ -432,7 +451,7 @@ func keyValues(attrs []attribute.KeyValue) []*commonpb.KeyValue {
 	}
 	out := make([]*commonpb.KeyValue, 0, len(attrs))
 	for _, kv := range attrs {
-		out = append(out, &commonpb.KeyValue{Key: string(kv.Key), Value: anyValue(kv.Value)})
+		out = append(out, &commonpb.KeyValue{Key: validUTF8(string(kv.Key)), Value: anyValue(kv.Value)})
 	}
 	return out
 }
@@ -447,7 +466,7 @@ func anyValue(v attribute.Value) *commonpb.AnyValue {
 	case attribute.FLOAT64:
 		av.Value = &commonpb.AnyValue_DoubleValue{DoubleValue: v.AsFloat64()}
 	case attribute.STRING:
-		av.Value = &commonpb.AnyValue_StringValue{StringValue: v.AsString()}
+		av.Value = &commonpb.AnyValue_StringValue{StringValue: validUTF8(v.AsString())}
 	case attribute.BOOLSLICE:
 		av.Value = arrayOf(v.AsBoolSlice(), func(b bool) *commonpb.AnyValue {
 			return &commonpb.AnyValue{Value: &commonpb.AnyValue_BoolValue{BoolValue: b}}
@@ -462,10 +481,10 @@ func anyValue(v attribute.Value) *commonpb.AnyValue {
 		})
 	case attribute.STRINGSLICE:
 		av.Value = arrayOf(v.AsStringSlice(), func(s string) *commonpb.AnyValue {
-			return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: s}}
+			return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: validUTF8(s)}}
 		})
 	default:
-		av.Value = &commonpb.AnyValue_StringValue{StringValue: v.Emit()}
+		av.Value = &commonpb.AnyValue_StringValue{StringValue: validUTF8(v.Emit())}
 	}
 	return av
 }
