@@ -10,11 +10,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,13 +32,13 @@ import (
 
 var deployDir = filepath.Join(edgeproc.RepoRoot(), "deploy")
 
-// exported maps each metric name of a scrape to the label names its
-// series carry.
-type exported map[string]map[string]bool
+// exported maps each metric name of a scrape to its label names and, per
+// label, the values its series carry.
+type exported map[string]map[string]map[string]bool
 
 var (
 	sampleRE = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? `)
-	labelRE  = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="(?:[^"\\]|\\.)*"`)
+	labelRE  = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"`)
 )
 
 func parseScrape(text string) exported {
@@ -46,20 +49,48 @@ func parseScrape(text string) exported {
 			continue
 		}
 		if ex[m[1]] == nil {
-			ex[m[1]] = map[string]bool{}
+			ex[m[1]] = map[string]map[string]bool{}
 		}
 		for _, lm := range labelRE.FindAllStringSubmatch(m[2], -1) {
-			ex[m[1]][lm[1]] = true
+			if ex[m[1]][lm[1]] == nil {
+				ex[m[1]][lm[1]] = map[string]bool{}
+			}
+			ex[m[1]][lm[1]][lm[2]] = true
 		}
 	}
 	return ex
 }
 
 // scrapeEdge runs the real edge, drives the traffic that creates its
-// lazily created series (every route, an error, a tripped breaker) and
-// returns what /metrics exports.
-func scrapeEdge(t *testing.T) exported {
-	e := edgeproc.Start(t)
+// lazily created series (every route, an error, a 429, a stale answer, a
+// tripped breaker) and returns what /metrics exports, parsed and as text.
+// The edge runs once per test binary.
+func scrapeEdge(t *testing.T) (exported, string) {
+	scrapeOnce.Do(func() { scrapeText = driveEdge(t) })
+	if scrapeText == "" {
+		t.Fatal("no scrape of the edge (an earlier test failed to make one)")
+	}
+	ex := parseScrape(scrapeText)
+	if len(ex) < 40 {
+		t.Fatalf("only %d metric names in the scrape", len(ex))
+	}
+	return ex, scrapeText
+}
+
+var (
+	scrapeOnce sync.Once
+	scrapeText string
+)
+
+func driveEdge(t *testing.T) string {
+	// inventory_listing's TTL is 1 s (demo defaults otherwise), so that a
+	// stale answer comes without a long wait.
+	cfg := filepath.Join(t.TempDir(), "edge.json")
+	if err := os.WriteFile(cfg, []byte(`{"cache": {"routes": {"inventory_listing": {"ttl": "1s", "stale_while_revalidate": "5m", "stale_if_error": "10m"}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := edgeproc.Start(t, "--config", cfg)
+	start := time.Now()
 	paths := []string{
 		"/dealer/REWIND/listing?page_size=2",
 		"/dealer/REWIND/listing?page_size=2",
@@ -74,6 +105,15 @@ func scrapeEdge(t *testing.T) exported {
 		e.Get(t, p)
 	}
 	e.Get(t, "/dealer/REWIND/listing", "not-a-key")
+	// A 429: the limited plan allows a burst of 10.
+	for i := 0; ; i++ {
+		if st, _ := e.Get(t, "/dealer/NOS/listing", "demo-key-limited"); st == 429 {
+			break
+		}
+		if i == 100 {
+			t.Fatal("the limited key was never refused")
+		}
+	}
 	// Trip the inventory breaker: misses (a new page each) while the
 	// inventory service is down.
 	e.Faults(t, "service=inventory&down=true")
@@ -85,11 +125,13 @@ func scrapeEdge(t *testing.T) exported {
 		e.Get(t, fmt.Sprintf("/dealer/NLT/listing?page=%d", page))
 	}
 	e.Faults(t, "clear=true")
-	ex := parseScrape(e.Scrape(t))
-	if len(ex) < 40 {
-		t.Fatalf("only %d metric names in the scrape", len(ex))
+	// A stale answer: the first listing, past its TTL, within its
+	// stale_while_revalidate.
+	time.Sleep(time.Until(start.Add(2 * time.Second)))
+	if st, xc := e.Get(t, "/dealer/REWIND/listing?page_size=2"); st != 200 || xc != "STALE" {
+		t.Fatalf("listing after its TTL: %d X-Cache %q, want a stale 200", st, xc)
 	}
-	return ex
+	return e.Scrape(t)
 }
 
 // vars are the dashboard's template variables, replaced by values that
@@ -112,10 +154,17 @@ var promql = parser.NewParser(parser.Options{})
 // implicit labels are added by Prometheus to every scraped series.
 var implicit = map[string]bool{"job": true, "instance": true, "__name__": true}
 
+// recorded maps each metric a recording rule writes to the labels its
+// series carry.
+type recorded map[string]map[string]bool
+
 // checkExpr parses expr and reports each selected metric that the edge
-// does not export (and is not recorded by the rules), and each label a
-// selector matches on that the metric's series lack.
-func checkExpr(expr string, ex exported, recorded map[string]bool) []string {
+// does not export (and is not recorded by the rules), each label a
+// selector matches on that the metric's series lack, each value an
+// equality matcher asks for that no series carries and each regular
+// expression no value matches (a renamed value, such as a latency bucket
+// le="0.25" the SLO reads, would leave an alert with no input and silent).
+func checkExpr(expr string, ex exported, rec recorded) []string {
 	e, err := promql.ParseExpr(substitute(expr))
 	if err != nil {
 		return []string{fmt.Sprintf("does not parse: %v", err)}
@@ -138,7 +187,12 @@ func checkExpr(expr string, ex exported, recorded map[string]bool) []string {
 			return nil
 		}
 		names++
-		if recorded[name] {
+		if lbls, ok := rec[name]; ok {
+			for _, m := range vs.LabelMatchers {
+				if m.Name != labels.MetricName && !lbls[m.Name] {
+					probs = append(probs, fmt.Sprintf("recorded metric %s has no label %q", name, m.Name))
+				}
+			}
 			return nil
 		}
 		lbls, ok := ex[name]
@@ -147,8 +201,27 @@ func checkExpr(expr string, ex exported, recorded map[string]bool) []string {
 			return nil
 		}
 		for _, m := range vs.LabelMatchers {
-			if !implicit[m.Name] && !lbls[m.Name] {
+			if implicit[m.Name] {
+				continue
+			}
+			vals, ok := lbls[m.Name]
+			if !ok {
 				probs = append(probs, fmt.Sprintf("metric %s has no label %q", name, m.Name))
+				continue
+			}
+			switch m.Type {
+			case labels.MatchEqual:
+				if m.Value != "" && !vals[m.Value] {
+					probs = append(probs, fmt.Sprintf("metric %s has no series with %s=%q", name, m.Name, m.Value))
+				}
+			case labels.MatchRegexp:
+				matched := false
+				for v := range vals {
+					matched = matched || m.Matches(v)
+				}
+				if !matched {
+					probs = append(probs, fmt.Sprintf("metric %s has no series with %s=~%q", name, m.Name, m.Value))
+				}
 			}
 		}
 		return nil
@@ -158,6 +231,98 @@ func checkExpr(expr string, ex exported, recorded map[string]bool) []string {
 	}
 	return probs
 }
+
+// outLabels returns the labels of the series expr yields (nil for a
+// scalar), and reports in probs each aggregation by a label its input
+// lacks. Prometheus' own rules: an aggregation keeps its by labels; a
+// one-to-one binary operation keeps the left side's labels, only the on
+// labels with on(...); and/unless keep the left side's, or the labels
+// both sides have; histogram_quantile drops le; other functions keep
+// their vector argument's.
+func outLabels(e parser.Expr, ex exported, rec recorded, probs *[]string) map[string]bool {
+	switch e := e.(type) {
+	case *parser.ParenExpr:
+		return outLabels(e.Expr, ex, rec, probs)
+	case *parser.StepInvariantExpr:
+		return outLabels(e.Expr, ex, rec, probs)
+	case *parser.UnaryExpr:
+		return outLabels(e.Expr, ex, rec, probs)
+	case *parser.MatrixSelector:
+		return outLabels(e.VectorSelector, ex, rec, probs)
+	case *parser.SubqueryExpr:
+		return outLabels(e.Expr, ex, rec, probs)
+	case *parser.VectorSelector:
+		if l, ok := rec[e.Name]; ok {
+			return maps.Clone(l)
+		}
+		out := map[string]bool{"job": true, "instance": true}
+		for l := range ex[e.Name] {
+			out[l] = true
+		}
+		return out
+	case *parser.AggregateExpr:
+		in := outLabels(e.Expr, ex, rec, probs)
+		switch e.Op {
+		case parser.TOPK, parser.BOTTOMK, parser.LIMITK, parser.LIMIT_RATIO:
+			return in
+		}
+		out := map[string]bool{}
+		if e.Without {
+			out = maps.Clone(in)
+			for _, g := range e.Grouping {
+				delete(out, g)
+			}
+			return out
+		}
+		for _, g := range e.Grouping {
+			if !in[g] {
+				*probs = append(*probs, fmt.Sprintf("aggregates by %q, a label its input lacks: %s", g, e))
+			}
+			out[g] = true
+		}
+		return out
+	case *parser.Call:
+		var in map[string]bool
+		for _, a := range e.Args {
+			if t := a.Type(); t == parser.ValueTypeVector || t == parser.ValueTypeMatrix {
+				in = outLabels(a, ex, rec, probs)
+			}
+		}
+		if e.Func.Name == "histogram_quantile" {
+			delete(in, "le")
+		}
+		return in
+	case *parser.BinaryExpr:
+		l, r := outLabels(e.LHS, ex, rec, probs), outLabels(e.RHS, ex, rec, probs)
+		switch {
+		case e.LHS.Type() == parser.ValueTypeScalar:
+			return r
+		case e.RHS.Type() == parser.ValueTypeScalar:
+			return l
+		case e.Op == parser.LOR:
+			out := map[string]bool{}
+			for k := range l {
+				if r[k] {
+					out[k] = true
+				}
+			}
+			return out
+		case e.Op == parser.LAND || e.Op == parser.LUNLESS:
+			return l
+		case e.VectorMatching != nil && e.VectorMatching.Card == parser.CardOneToOne && e.VectorMatching.On:
+			out := map[string]bool{}
+			for _, k := range e.VectorMatching.MatchingLabels {
+				out[k] = true
+			}
+			return out
+		}
+		return l
+	}
+	return nil
+}
+
+// annotationLabelRE finds the labels an alert's annotations name.
+var annotationLabelRE = regexp.MustCompile(`\$labels\.([a-zA-Z_][a-zA-Z0-9_]*)`)
 
 // dashboardExprs returns every PromQL expression of the dashboard JSON:
 // panel targets, annotation queries and the selectors inside the
@@ -206,12 +371,24 @@ func loadRules(t *testing.T) *rulefmt.RuleGroups {
 	return rg
 }
 
-func recordedNames(rg *rulefmt.RuleGroups) map[string]bool {
-	rec := map[string]bool{}
+// recordedLabels returns the metrics the rules record, with the labels
+// of their series (in rule order: a record may read an earlier one).
+func recordedLabels(t *testing.T, rg *rulefmt.RuleGroups, ex exported) recorded {
+	rec := recorded{}
 	for _, g := range rg.Groups {
 		for _, r := range g.Rules {
-			if r.Record != "" {
-				rec[r.Record] = true
+			if r.Record == "" {
+				continue
+			}
+			e, err := promql.ParseExpr(r.Expr)
+			if err != nil {
+				t.Errorf("rule %s: %v", r.Record, err)
+				continue
+			}
+			var probs []string
+			rec[r.Record] = outLabels(e, ex, rec, &probs)
+			for _, p := range probs {
+				t.Errorf("rule %s: %s", r.Record, p)
 			}
 		}
 	}
@@ -219,9 +396,9 @@ func recordedNames(rg *rulefmt.RuleGroups) map[string]bool {
 }
 
 func TestDashboardAndRulesUseExportedMetrics(t *testing.T) {
-	ex := scrapeEdge(t)
+	ex, _ := scrapeEdge(t)
 	rg := loadRules(t)
-	rec := recordedNames(rg)
+	rec := recordedLabels(t, rg, ex)
 
 	raw, err := os.ReadFile(filepath.Join(deployDir, "grafana", "dealer-edge.json"))
 	if err != nil {
@@ -251,6 +428,26 @@ func TestDashboardAndRulesUseExportedMetrics(t *testing.T) {
 			}
 			for _, prob := range checkExpr(r.Expr, ex, rec) {
 				t.Errorf("rule %s: %s\n  %s", what, prob, r.Expr)
+			}
+			if r.Alert != "" {
+				// Each label an annotation names is on the alert's series
+				// (or set by the rule): else it renders empty in the page.
+				e, err := promql.ParseExpr(r.Expr)
+				if err != nil {
+					continue
+				}
+				var probs []string
+				have := outLabels(e, ex, rec, &probs)
+				for _, p := range probs {
+					t.Errorf("alert %s: %s", r.Alert, p)
+				}
+				for _, k := range slices.Sorted(maps.Keys(r.Annotations)) {
+					for _, m := range annotationLabelRE.FindAllStringSubmatch(r.Annotations[k], -1) {
+						if _, set := r.Labels[m[1]]; !have[m[1]] && !set {
+							t.Errorf("alert %s: annotation %s names $labels.%s, which its series lack (they have %v)", r.Alert, k, m[1], slices.Sorted(maps.Keys(have)))
+						}
+					}
+				}
 			}
 			collectNames(r.Expr, used)
 		}
@@ -308,8 +505,8 @@ func collectNames(expr string, into map[string]bool) {
 // TestCheckCatchesRenames makes sure the checker fails on what it is
 // meant to catch.
 func TestCheckCatchesRenames(t *testing.T) {
-	ex := parseScrape("# TYPE edge_requests_total counter\nedge_requests_total{route=\"a\",status=\"200\",cache=\"hit\"} 3\nedge_x_bucket{le=\"0.5\"} 1\n")
-	rec := map[string]bool{"job:edge_x:rate5m": true}
+	ex := parseScrape("# TYPE edge_requests_total counter\nedge_requests_total{route=\"a\",status=\"200\",cache=\"hit\"} 3\nedge_requests_total{route=\"a\",status=\"503\",cache=\"none\"} 1\nedge_x_bucket{le=\"0.25\"} 1\n")
+	rec := recorded{"job:edge_x:rate5m": {"job": true}}
 	for _, tc := range []struct {
 		name, expr string
 		wantProbs  int
@@ -318,7 +515,14 @@ func TestCheckCatchesRenames(t *testing.T) {
 		{"renamed metric", `rate(edge_request_total[5m])`, 1},
 		{"renamed label", `rate(edge_requests_total{code="500"}[5m])`, 1},
 		{"recorded name", `job:edge_x:rate5m > 0.1`, 0},
+		{"recorded name and its label", `job:edge_x:rate5m{job="a"} > 0.1`, 0},
+		{"label a record lacks", `job:edge_x:rate5m{route="a"} > 0.1`, 1},
 		{"histogram bucket", `histogram_quantile(0.99, sum by (le) (rate(edge_x_bucket[5m])))`, 0},
+		{"exported value", `edge_x_bucket{le="0.25"}`, 0},
+		{"value never exported", `edge_x_bucket{le="0.2"}`, 1},
+		{"renamed value", `edge_requests_total{cache="HIT"}`, 1},
+		{"regex matching no value", `edge_requests_total{status=~"4.."}`, 1},
+		{"regex matching one value of two", `edge_requests_total{cache=~"hit|stale"}`, 0},
 		{"parse error", `sum by (route (rate(edge_requests_total[5m]))`, 1},
 		{"no metric", `vector(1)`, 1},
 		{"name matcher", `{__name__="edge_requests_total", route="a"}`, 0},
@@ -326,6 +530,40 @@ func TestCheckCatchesRenames(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if probs := checkExpr(tc.expr, ex, rec); len(probs) != tc.wantProbs {
 				t.Errorf("%q: %d problems %v, want %d", tc.expr, len(probs), probs, tc.wantProbs)
+			}
+		})
+	}
+}
+
+// TestOutLabels checks the labels inferred for a recording rule's or an
+// alert's series, which the checks above compare with the selectors on
+// recorded metrics and the $labels of annotations.
+func TestOutLabels(t *testing.T) {
+	ex := parseScrape("edge_requests_total{route=\"a\",status=\"200\",cache=\"hit\"} 3\nedge_x_bucket{route=\"a\",le=\"0.25\"} 1\nedge_up 1\n")
+	rec := recorded{"job_route:r": {"job": true, "route": true}}
+	for _, tc := range []struct {
+		name, expr, want string
+		wantProbs        int
+	}{
+		{"sum by", `sum by (job, route) (rate(edge_requests_total[5m]))`, "job,route", 0},
+		{"sum by a missing label", `sum by (job, service) (rate(edge_requests_total[5m]))`, "job,service", 1},
+		{"quantile drops le", `histogram_quantile(0.99, sum by (job, route, le) (rate(edge_x_bucket[5m])))`, "job,route", 0},
+		{"ratio keeps the left side", `job_route:r / job_route:r`, "job,route", 0},
+		{"scalar on the left", `1 - sum by (job) (edge_up)`, "job", 0},
+		{"or keeps the shared labels", `(job_route:r > 1) or sum by (job) (edge_up)`, "job", 0},
+		{"and keeps the left side", `max by (job, instance) (edge_up) == 1 and job_route:r`, "instance,job", 0},
+		{"on keeps the matching labels", `job_route:r * on (job) sum by (job) (edge_up)`, "job", 0},
+		{"plain selector", `edge_up == 0`, "instance,job", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := promql.ParseExpr(tc.expr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var probs []string
+			got := strings.Join(slices.Sorted(maps.Keys(outLabels(e, ex, rec, &probs))), ",")
+			if got != tc.want || len(probs) != tc.wantProbs {
+				t.Errorf("%q: labels %q problems %v, want %q and %d", tc.expr, got, probs, tc.want, tc.wantProbs)
 			}
 		})
 	}
