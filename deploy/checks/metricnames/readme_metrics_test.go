@@ -1,0 +1,182 @@
+package metricnames
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dealer-edge/dealer-edge/deploy/internal/edgeproc"
+)
+
+// docMetric is one metric of the README's metrics table: its type (the
+// first word of the type column) and its labels, each with the values
+// the row lists (none when it lists none).
+type docMetric struct {
+	typ    string
+	labels map[string][]string
+}
+
+var (
+	docNameRE  = regexp.MustCompile("`([a-z0-9_*]+)`")
+	docLabelRE = regexp.MustCompile(`^([a-z_]+)(?:\s*\((.*)\))?$`)
+	typeRE     = regexp.MustCompile(`^# TYPE (\S+) (\S+)`)
+)
+
+// readmeMetrics parses the table of the README's "### Metrics" section.
+func readmeMetrics(t *testing.T) map[string]docMetric {
+	raw, err := os.ReadFile(filepath.Join(edgeproc.RepoRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(raw), "\n### Metrics\n")
+	if !ok {
+		t.Fatal("README has no ### Metrics section")
+	}
+	sec, _, _ = strings.Cut(sec, "\n### ")
+	out := map[string]docMetric{}
+	for _, line := range strings.Split(sec, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "| "), "|")
+		if len(cells) < 4 {
+			t.Errorf("README metrics row with %d cells: %s", len(cells), line)
+			continue
+		}
+		d := docMetric{typ: strings.Fields(cells[1] + " -")[0], labels: map[string][]string{}}
+		for _, l := range splitTop(strings.TrimSpace(cells[2])) {
+			m := docLabelRE.FindStringSubmatch(l)
+			if m == nil {
+				t.Errorf("README metrics row: label %q not understood: %s", l, line)
+				continue
+			}
+			var vals []string
+			for _, v := range docNameRE.FindAllStringSubmatch(m[2], -1) {
+				vals = append(vals, v[1])
+			}
+			d.labels[m[1]] = vals
+		}
+		for _, n := range docNameRE.FindAllStringSubmatch(cells[0], -1) {
+			out[n[1]] = d
+		}
+	}
+	if len(out) < 40 {
+		t.Fatalf("only %d metrics in the README's table", len(out))
+	}
+	return out
+}
+
+// splitTop splits s at the commas outside parentheses.
+func splitTop(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, c := range s {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, strings.TrimSpace(s[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	if rest := strings.TrimSpace(s[start:]); rest != "" {
+		out = append(out, rest)
+	}
+	return out
+}
+
+// notInDemoScrape are documented families a --demo run does not export:
+// TLS, failed accepts, an embedded Redis that never evicted.
+var notInDemoScrape = []string{
+	"edge_tls_certificate_reloads_total", "edge_tls_certificate_not_after_seconds",
+	"edge_listener_accept_errors_total", "edge_embedded_redis_evicted_keys_total",
+	"go_*", "process_*",
+}
+
+// TestReadmeMetricsTableMatchesExport compares the README's metrics table,
+// the operator's reference, with what the real edge exports after traffic
+// of every kind: every exported edge_ family is documented with its type and
+// exactly its labels, every value a documented label lists covers what is
+// exported, and every documented family is exported (except the few a
+// --demo run cannot make). docs/runbook.md names only documented metrics.
+func TestReadmeMetricsTableMatchesExport(t *testing.T) {
+	doc := readmeMetrics(t)
+	ex, text := scrapeEdge(t)
+	types := map[string]string{}
+	for _, l := range strings.Split(text, "\n") {
+		if m := typeRE.FindStringSubmatch(l); m != nil {
+			types[m[1]] = m[2]
+		}
+	}
+	family := func(series string) string {
+		for _, suf := range []string{"_bucket", "_sum", "_count"} {
+			if b, ok := strings.CutSuffix(series, suf); ok && types[b] == "histogram" {
+				return b
+			}
+		}
+		return series
+	}
+	seen := map[string]bool{}
+	for _, series := range slices.Sorted(func(yield func(string) bool) {
+		for k := range ex {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		name := family(series)
+		if !strings.HasPrefix(name, "edge_") {
+			continue
+		}
+		seen[name] = true
+		d, ok := doc[name]
+		if !ok {
+			t.Errorf("%s is exported but not in the README's metrics table", name)
+			continue
+		}
+		if typ := types[name]; typ != d.typ {
+			t.Errorf("%s: the README says %s, the edge exports a %s", name, d.typ, typ)
+		}
+		for l, vals := range ex[series] {
+			if l == "le" {
+				continue
+			}
+			dv, ok := d.labels[l]
+			if !ok {
+				t.Errorf("%s: exported label %q is not in the README's row", name, l)
+				continue
+			}
+			for v := range vals {
+				if len(dv) > 0 && !slices.Contains(dv, v) {
+					t.Errorf("%s: exported %s=%q is not among the README's values %v", name, l, v, dv)
+				}
+			}
+		}
+		for l := range d.labels {
+			if _, ok := ex[series][l]; !ok {
+				t.Errorf("%s: the README lists label %q, the edge's series have none", name, l)
+			}
+		}
+	}
+	for name := range doc {
+		if !seen[name] && !slices.Contains(notInDemoScrape, name) {
+			t.Errorf("%s is in the README's metrics table but the edge does not export it", name)
+		}
+	}
+	rb, err := os.ReadFile(filepath.Join(edgeproc.RepoRoot(), "docs", "runbook.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`\bedge_[a-z0-9_]+`).FindAllString(string(rb), -1) {
+		if _, ok := doc[m]; !ok {
+			t.Errorf("docs/runbook.md names %s, which is not in the README's metrics table", m)
+		}
+	}
+}
