@@ -119,8 +119,8 @@ func Build() Dashboard {
 	b.add(12, 8, lat)
 	b.add(12, 8, timeseries("Response bandwidth by encoding", "Body bytes sent per second, identity and gzip.", "Bps",
 		q(`sum by (encoding) (rate(edge_response_body_bytes_total{`+sel+`}`+rate+`))`, "{{encoding}}")))
-	b.add(12, 8, timeseries("Authentication failures and rate-limited requests", "401 (missing or bad key), 403 (key not allowed for the dealer) and 429 (over the key's rate).", "reqps",
-		q(`sum by (status) (rate(edge_requests_total{`+selRoute+`, status=~"401|403"}`+rate+`))`, "{{status}}"),
+	b.add(12, 8, timeseries("Authentication failures and rate-limited requests", "401 (missing, unknown, revoked or expired key) and 429 (over the key's rate or a per-address limit); by reason in the row Authentication and key index.", "reqps",
+		q(`sum by (status) (rate(edge_requests_total{`+selRoute+`, status="401"}`+rate+`))`, "{{status}}"),
 		q(`sum by (status) (rate(edge_requests_total{`+selRoute+`, status="429"}`+rate+`))`, "{{status}} rate limited")))
 
 	b.row("Cache: hit ratio next to the TTL in force")
@@ -161,13 +161,16 @@ func Build() Dashboard {
 		q(`sum(rate(edge_cache_coalesced_total{`+sel+`}`+rate+`))`, "coalesced"),
 		q(`sum(rate(edge_cache_stale_on_error_total{`+sel+`}`+rate+`))`, "stale on error"),
 		q(`sum(rate(edge_cache_purges_total{`+sel+`}`+rate+`))`, "purges")))
-	b.add(8, 8, timeseries("L1 size", "Bytes held by each instance's in-process cache (bounded by cache.l1_max_bytes).", "bytes",
-		q(`edge_cache_l1_bytes{`+sel+`}`, "{{instance}}")))
-	b.add(8, 8, timeseries("L1 entries", "Entries in each instance's in-process cache.", "short",
-		q(`edge_cache_l1_entries{`+sel+`}`, "{{instance}}")))
-	b.add(8, 8, timeseries("L1 evictions and L1 hits", "Entries evicted for room, and hits answered from L1 alone.", "ops",
+	b.add(8, 8, timeseries("L1 size", "Bytes held by each instance's in-process cache (bounded by cache.l1_max_bytes): its hot tier and, when cache.l1_hot_bytes splits it, its off-heap bulk tier.", "bytes",
+		q(`edge_cache_l1_bytes{`+sel+`}`, "{{instance}}"),
+		q(`edge_cache_bulk_bytes{`+sel+`}`, "bulk {{instance}}")))
+	b.add(8, 8, timeseries("L1 entries", "Entries in each instance's in-process cache, hot tier and bulk tier.", "short",
+		q(`edge_cache_l1_entries{`+sel+`}`, "{{instance}}"),
+		q(`edge_cache_bulk_entries{`+sel+`}`, "bulk {{instance}}")))
+	b.add(8, 8, timeseries("L1 evictions and L1 hits", "Entries evicted for room, hits answered from L1 alone (its hot tier), and fresh hits from its bulk tier.", "ops",
 		q(`sum by (instance) (rate(edge_cache_l1_evictions_total{`+sel+`}`+rate+`))`, "evictions {{instance}}"),
-		q(`sum by (instance) (rate(edge_cache_l1_hits_total{`+sel+`}`+rate+`))`, "L1 hits {{instance}}")))
+		q(`sum by (instance) (rate(edge_cache_l1_hits_total{`+sel+`}`+rate+`))`, "L1 hits {{instance}}"),
+		q(`sum by (instance) (rate(edge_cache_bulk_hits_total{`+sel+`}`+rate+`))`, "bulk hits {{instance}}")))
 
 	b.row("Upstream services")
 	b.add(12, 8, timeseries("Upstream calls by service and outcome", "Calls to internal services: ok, not_found, error, breaker_open (refused), canceled.", "ops",
@@ -204,6 +207,25 @@ func Build() Dashboard {
 	b.add(8, 8, timeseries("Log lines dropped", "Access lines over log.max_lines_per_sec, event lines over log.max_event_lines_per_sec.", "short",
 		q(`sum(increase(edge_log_lines_dropped_total{`+sel+`}`+rate+`))`, "access"),
 		q(`sum(increase(edge_log_event_lines_dropped_total{`+sel+`}`+rate+`))`, "event")))
+
+	b.row("Authentication and key index")
+	b.add(8, 8, timeseries("Key index not fresh", "1 while an instance's key index is loading (no first snapshot yet), stale or expired (no sync with the dealers service): what EdgeKeyIndexNotFresh fires on.", "short",
+		q(`max by (instance, state) (edge_auth_index_state{`+sel+`, state=~"loading|stale|expired"})`, "{{instance}} {{state}}")))
+	b.add(8, 8, timeseries("Key index age", "Time since each instance's last good sync of the key index (past auth.index_stale_after it is stale).", "s",
+		q(`max by (instance) (edge_auth_index_age_seconds{`+sel+`})`, "{{instance}}")))
+	b.add(8, 8, timeseries("Key index keys", "Active keys each instance's key index holds.", "short",
+		q(`max by (instance) (edge_auth_index_keys{`+sel+`})`, "{{instance}}")))
+	b.add(8, 8, timeseries("Key index syncs", "Syncs with the dealers service, the failed ones, and full reloads after a 410 cursor (a resync loop when they keep coming), per instance.", "short",
+		q(`sum by (instance) (increase(edge_auth_index_syncs_total{`+sel+`}`+rate+`))`, "syncs {{instance}}"),
+		q(`sum by (instance) (increase(edge_auth_index_sync_errors_total{`+sel+`}`+rate+`))`, "errors {{instance}}"),
+		q(`sum by (instance) (increase(edge_auth_index_resyncs_total{`+sel+`}`+rate+`))`, "resyncs {{instance}}")))
+	b.add(8, 8, timeseries("Authentication results", "Authentication outcomes: ok or the problem code (missing, invalid or expired key, dealer not found, failed_auth_limited, service_unavailable).", "ops",
+		q(`sum by (result) (rate(edge_auth_results_total{`+sel+`}`+rate+`))`, "{{result}}")))
+	b.add(8, 8, timeseries("Key lookups and refusals", "Per-key lookups at the dealers service by cause (no index, a stale index's miss), unknown keys answered 503 because auth.lookup_rate was spent, keys the fresh index refused without a lookup, per-address 429s.", "ops",
+		q(`sum by (cause) (rate(edge_auth_lookups_total{`+sel+`}`+rate+`))`, "lookups {{cause}}"),
+		q(`sum(rate(edge_auth_lookup_budget_exceeded_total{`+sel+`}`+rate+`))`, "lookup budget exceeded (503)"),
+		q(`sum(rate(edge_auth_index_misses_total{`+sel+`}`+rate+`))`, "refused by the index (401)"),
+		q(`sum by (limit) (rate(edge_auth_addr_limited_total{`+sel+`}`+rate+`))`, "per-address 429 {{limit}}")))
 
 	b.row("Listeners and process")
 	b.add(8, 8, timeseries("Open connections and concurrency", "Open public connections per instance against server.concurrency in force; parked: idle keep-alive connections held without a goroutine (server.park_idle_after); refused: connections answered 503 beyond server.concurrency or 429 over server.max_conns_per_ip, per reason, in the window.", "short",
