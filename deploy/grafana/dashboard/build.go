@@ -244,6 +244,10 @@ func Build() Dashboard {
 		q(`edge_embedded_redis_max_bytes{`+sel+`}`, "cap {{instance}}")))
 	b.add(12, 8, timeseries("Embedded Redis keys", "Keys held by the in-process Redis.", "short",
 		q(`edge_embedded_redis_keys{`+sel+`}`, "{{instance}}")))
+	b.add(12, 8, timeseries("TLS certificate: time to expiry", "Only with tls.cert_file: time left before the certificate each instance serves expires (EdgeTLSCertificateExpiresSoon under 14 days).", "s",
+		q(`min by (instance) (edge_tls_certificate_not_after_seconds{`+sel+`}) - time()`, "{{instance}}")))
+	b.add(12, 8, timeseries("TLS certificate reloads", "Only with tls.cert_file: certificate reloads by result; error keeps the pair in force.", "short",
+		q(`sum by (instance, result) (increase(edge_tls_certificate_reloads_total{`+sel+`}`+rate+`))`, "{{instance}} {{result}}")))
 
 	b.row("Config and SLOs")
 	b.add(8, 8, timeseries("Config reloads", "Reload attempts (SIGHUP, endpoint) by result; the last must be successful.", "short",
