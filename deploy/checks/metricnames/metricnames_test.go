@@ -258,6 +258,9 @@ func outLabels(e parser.Expr, ex exported, rec recorded, probs *[]string) map[st
 		if l, ok := rec[e.Name]; ok {
 			return maps.Clone(l)
 		}
+		if _, ok := ex[e.Name]; !ok && slices.Contains(notInDemoScrape, e.Name) {
+			return map[string]bool{anyLabel: true} // its labels are unknown here
+		}
 		out := map[string]bool{"job": true, "instance": true}
 		for l := range ex[e.Name] {
 			out[l] = true
@@ -278,7 +281,7 @@ func outLabels(e parser.Expr, ex exported, rec recorded, probs *[]string) map[st
 			return out
 		}
 		for _, g := range e.Grouping {
-			if !in[g] {
+			if !in[g] && !in[anyLabel] {
 				*probs = append(*probs, fmt.Sprintf("aggregates by %q, a label its input lacks: %s", g, e))
 			}
 			out[g] = true
@@ -305,9 +308,12 @@ func outLabels(e parser.Expr, ex exported, rec recorded, probs *[]string) map[st
 		case e.Op == parser.LOR:
 			out := map[string]bool{}
 			for k := range l {
-				if r[k] {
+				if r[k] || r[anyLabel] {
 					out[k] = true
 				}
+			}
+			if l[anyLabel] {
+				return r
 			}
 			return out
 		case e.Op == parser.LAND || e.Op == parser.LUNLESS:
@@ -323,6 +329,10 @@ func outLabels(e parser.Expr, ex exported, rec recorded, probs *[]string) map[st
 	}
 	return nil
 }
+
+// anyLabel in a label set stands for any label: the series of a metric a
+// --demo run does not export, whose labels cannot be known here.
+const anyLabel = "*"
 
 // annotationLabelRE finds the labels an alert's annotations name.
 var annotationLabelRE = regexp.MustCompile(`\$labels\.([a-zA-Z_][a-zA-Z0-9_]*)`)
@@ -363,6 +373,44 @@ func dashboardExprs(t *testing.T, raw []byte) map[string]string {
 		}
 	}
 	walk("", doc)
+	return out
+}
+
+// legendLabelRE finds the labels a legend format names.
+var legendLabelRE = regexp.MustCompile(`\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}`)
+
+// legend is a dashboard target's query and its legend format.
+type legend struct{ expr, legend string }
+
+// dashboardLegends returns the targets of the dashboard JSON that have a
+// legend format, and the annotations' title and text formats.
+func dashboardLegends(t *testing.T, raw []byte) []legend {
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var out []legend
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if e, ok := v["expr"].(string); ok {
+				for _, k := range []string{"legendFormat", "titleFormat", "textFormat"} {
+					if l, ok := v[k].(string); ok && l != "" {
+						out = append(out, legend{e, l})
+					}
+				}
+			}
+			for _, c := range v {
+				walk(c)
+			}
+		case []any:
+			for _, c := range v {
+				walk(c)
+			}
+		}
+	}
+	walk(doc)
 	return out
 }
 
@@ -418,6 +466,22 @@ func TestDashboardAndRulesUseExportedMetrics(t *testing.T) {
 		}
 		collectNames(exprs[p], used)
 	}
+	for _, lg := range dashboardLegends(t, raw) {
+		e, err := promql.ParseExpr(substitute(lg.expr))
+		if err != nil {
+			continue // reported above
+		}
+		var probs []string
+		have := outLabels(e, ex, rec, &probs)
+		for _, p := range probs {
+			t.Errorf("dashboard: %s\n  %s", p, lg.expr)
+		}
+		for _, m := range legendLabelRE.FindAllStringSubmatch(lg.legend, -1) {
+			if !have[m[1]] && !have[anyLabel] {
+				t.Errorf("dashboard: legend %q names {{%s}}, which the series of its query lack (they have %v)\n  %s", lg.legend, m[1], slices.Sorted(maps.Keys(have)), lg.expr)
+			}
+		}
+	}
 	alerts := 0
 	for _, g := range rg.Groups {
 		for _, r := range g.Rules {
@@ -446,7 +510,7 @@ func TestDashboardAndRulesUseExportedMetrics(t *testing.T) {
 				}
 				for _, k := range slices.Sorted(maps.Keys(r.Annotations)) {
 					for _, m := range annotationLabelRE.FindAllStringSubmatch(r.Annotations[k], -1) {
-						if _, set := r.Labels[m[1]]; !have[m[1]] && !set {
+						if _, set := r.Labels[m[1]]; !have[m[1]] && !have[anyLabel] && !set {
 							t.Errorf("alert %s: annotation %s names $labels.%s, which its series lack (they have %v)", r.Alert, k, m[1], slices.Sorted(maps.Keys(have)))
 						}
 					}
