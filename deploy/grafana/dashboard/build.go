@@ -171,6 +171,11 @@ func Build() Dashboard {
 		q(`sum by (instance) (rate(edge_cache_l1_evictions_total{`+sel+`}`+rate+`))`, "evictions {{instance}}"),
 		q(`sum by (instance) (rate(edge_cache_l1_hits_total{`+sel+`}`+rate+`))`, "L1 hits {{instance}}"),
 		q(`sum by (instance) (rate(edge_cache_bulk_hits_total{`+sel+`}`+rate+`))`, "bulk hits {{instance}}")))
+	b.add(24, 6, timeseries("Background refreshes", "Stale-while-revalidate refreshes under way per instance against cache.max_refreshes, and refreshes started and skipped per second: in flight at the bound with skipped moving in steady traffic means the bound is too low for the stale keys (README, Response cache, \"Background refreshes are bounded\").", "short",
+		q(`max by (instance) (edge_cache_refreshes_in_flight{`+sel+`})`, "in flight {{instance}}"),
+		q(`max by (instance) (edge_cache_refreshes_max{`+sel+`})`, "bound {{instance}}"),
+		q(`sum(rate(edge_cache_refreshes_total{`+sel+`}`+rate+`))`, "started/s"),
+		q(`sum(rate(edge_cache_refreshes_skipped_total{`+sel+`}`+rate+`))`, "skipped/s")))
 
 	b.row("Upstream services")
 	b.add(12, 8, timeseries("Upstream calls by service and outcome", "Calls to internal services: ok, not_found, error, breaker_open (refused), canceled.", "ops",
