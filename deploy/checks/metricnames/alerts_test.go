@@ -92,13 +92,13 @@ tests:
         values: '1x9 0x20'
       - series: 'up{job="dealer-edge",instance="b:9091"}'
         values: '1x9 0x20'
-      - series: 'edge_build_info{job="dealer-edge",instance="a:9091",version="v1.2.0",commit="0123abc",go_version="go1.26.8"}'
+      - series: 'edge_build_info{job="dealer-edge",instance="a:9091",version="v1.2.0",commit="0123abc",goversion="go1.26.8"}'
         values: '1x9 stale'
-      - series: 'edge_build_info{job="dealer-edge",instance="b:9091",version="v1.2.0",commit="0123abc",go_version="go1.26.8"}'
+      - series: 'edge_build_info{job="dealer-edge",instance="b:9091",version="v1.2.0",commit="0123abc",goversion="go1.26.8"}'
         values: '1x9 stale'
-      - series: 'edge_build_info{job="dealer-edge-canary",instance="c:9091",version="v1.2.0",commit="0123abc",go_version="go1.26.8"}'
+      - series: 'edge_build_info{job="dealer-edge-canary",instance="c:9091",version="v1.2.0",commit="0123abc",goversion="go1.26.8"}'
         values: '1x9 stale'
-      - series: 'edge_build_info{job="dealer-edge-canary",instance="d:9091",version="v1.2.0",commit="0123abc",go_version="go1.26.8"}'
+      - series: 'edge_build_info{job="dealer-edge-canary",instance="d:9091",version="v1.2.0",commit="0123abc",goversion="go1.26.8"}'
         values: '1x30'
     alert_rule_test:
       - eval_time: 14m
