@@ -93,10 +93,13 @@ func splitTop(s string) []string {
 }
 
 // notInDemoScrape are documented families a --demo run does not export:
-// TLS, failed accepts, an embedded Redis that never evicted.
+// TLS, failed accepts, an embedded Redis that never evicted, and tracing's
+// dropped spans (exported only while tracing is on; cmd/dealer-edge's
+// TestTracingDroppedSpansMetric reads its series from a traced edge).
 var notInDemoScrape = []string{
 	"edge_tls_certificate_reloads_total", "edge_tls_certificate_not_after_seconds",
 	"edge_listener_accept_errors_total", "edge_embedded_redis_evicted_keys_total",
+	"edge_trace_spans_dropped_total",
 	"go_*", "process_*",
 }
 
