@@ -761,8 +761,18 @@ func (a *app) isReady() bool {
 	return a.ready.Load() && (a.public == nil || a.public.Retry.Accepting())
 }
 
-// pingRedis reports whether Redis answers now.
+// pingRedis reports whether Redis answers now. A Cluster answers when
+// every master does: a PING to the cluster reaches one node, which
+// answers while another master is dead and the keys of its slots (then,
+// once the cluster fails, every key) cannot be served; the cache probes
+// every master before it uses Redis again, and /readyz and edge_redis_up
+// say the same.
 func (a *app) pingRedis(ctx context.Context) error {
+	if cc, ok := a.rdb.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			return m.Ping(ctx).Err()
+		})
+	}
 	return a.rdb.Ping(ctx).Err()
 }
 

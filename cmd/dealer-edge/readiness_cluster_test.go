@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dealer-edge/dealer-edge/cache/redistest"
+)
+
+// TestReadinessSeesAClusterMasterDown: with a Redis Cluster, /readyz and
+// edge_redis_up say what the cache and the rate limiter see, which is
+// every master (README, Admin endpoints: "degraded when Redis is down";
+// the cache probes every master before it uses Redis again). One dead
+// master of three used to leave both at "up": the PING went to one node
+// of the cluster, and a live one answered it, while every key of the dead
+// master's slots failed, the cluster went to state fail (CLUSTERDOWN for
+// every key), and the cache and the limiter served without Redis. When
+// the master is back, both say "up" again without a restart.
+func TestReadinessSeesAClusterMasterDown(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	e := startEdge(t, "--demo", "--redis", strings.Join(cl.Addrs(), ","))
+
+	if status, body := e.readyz(); status != 200 || body["status"] != "ready" || body["redis"] != "up" {
+		t.Fatalf("readyz with the cluster up: %d %v", status, body)
+	}
+
+	cl.Nodes[2].Stop()
+	status, body := e.readyz()
+	if status != 200 || body["redis"] != "down" || !strings.Contains(fmt.Sprint(body["degraded"]), "redis") {
+		t.Errorf("readyz with one of three masters dead: %d %v, want 200 degraded with redis down", status, body)
+	}
+	if up := e.scrape()["edge_redis_up"]; up != 0 {
+		t.Errorf("edge_redis_up with one of three masters dead: %v, want 0", up)
+	}
+
+	cl.Nodes[2].Restart()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		status, body = e.readyz()
+		if body["redis"] == "up" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("readyz 10 s after the master came back: %d %v, want redis up", status, body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if up := e.scrape()["edge_redis_up"]; up != 1 {
+		t.Errorf("edge_redis_up after the master came back: %v, want 1", up)
+	}
+}
