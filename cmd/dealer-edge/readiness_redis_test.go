@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,5 +51,37 @@ func TestReadinessSeesAClusterMasterDown(t *testing.T) {
 	}
 	if up := e.scrape()["edge_redis_up"]; up != 1 {
 		t.Errorf("edge_redis_up after the master came back: %v, want 1", up)
+	}
+}
+
+// TestReadinessSeesAReadOnlyReplica: an edge whose Redis address leads to a
+// replica (a failover without Sentinel left the old master demoted behind
+// the address) is degraded with redis_error "read only", as the README's
+// readiness line lists, and edge_redis_up is 0: every write of the cache
+// and the rate limiter fails there (READONLY), so both serve without
+// Redis. A PING alone used to pass on a replica, leaving the edge "ready"
+// with redis "up" and the "read only" kind unreachable. Once the node is
+// promoted, both say "up" again without a restart.
+func TestReadinessSeesAReadOnlyReplica(t *testing.T) {
+	master := redistest.Start(t)
+	replica := redistest.Start(t, "--replicaof", "127.0.0.1", strconv.Itoa(master.Port))
+	e := startEdge(t, "--demo", "--redis", replica.Addr)
+
+	status, body := e.readyz()
+	if status != 200 || body["redis"] != "down" || body["redis_error"] != "read only" || !strings.Contains(fmt.Sprint(body["degraded"]), "redis") {
+		t.Errorf("readyz on a replica: %d %v, want 200 degraded with redis down, redis_error read only", status, body)
+	}
+	if up := e.scrape()["edge_redis_up"]; up != 0 {
+		t.Errorf("edge_redis_up on a replica: %v, want 0", up)
+	}
+
+	if err := replica.Client().ReplicaOf(context.Background(), "NO", "ONE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := e.readyz(); status != 200 || body["redis"] != "up" {
+		t.Errorf("readyz once the replica is promoted: %d %v, want redis up", status, body)
+	}
+	if up := e.scrape()["edge_redis_up"]; up != 1 {
+		t.Errorf("edge_redis_up once the replica is promoted: %v, want 1", up)
 	}
 }
