@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -106,4 +107,21 @@ func (c *Config) WatchedFiles(configPath string) []string {
 		out[i] = filepath.Clean(p)
 	}
 	return out
+}
+
+// NamedFiles returns WatchedFiles of the config file at path as it is
+// written now, decoded leniently (no secret read, no validation): the
+// files a reload of it depends on, also when that reload is rejected
+// because one of them is not there yet. nil when the file cannot be read
+// or is not JSON.
+func NamedFiles(path string) []string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	c := Default()
+	if json.Unmarshal(b, c) != nil {
+		return nil
+	}
+	return c.WatchedFiles(path)
 }

@@ -365,6 +365,10 @@ type app struct {
 	stopping  atomic.Bool           // shutdown began: a listener ending is expected
 	reloadMu  sync.Mutex
 	loaded    atomic.Pointer[configs.Config] // the last config that loaded and validated
+	// named are the files the config file named at the last reload,
+	// rejected or not (configs.NamedFiles): watched beside the loaded
+	// config's, so that a *_file that was missing reloads when it comes.
+	named atomic.Pointer[[]string]
 	// reloadHooks run on every reload with the new, validated config,
 	// before its settings are installed; each either applies its part in
 	// full or returns an error and changes nothing, and an error rejects
@@ -802,6 +806,8 @@ func (a *app) reload() error {
 	a.reloadMu.Lock()
 	defer a.reloadMu.Unlock()
 	cfg, err := a.flags.load()
+	named := configs.NamedFiles(a.flags.config)
+	a.named.Store(&named)
 	if err == nil {
 		// The upstream timeouts in force are the start's.
 		err = configs.CheckRequestBudget(cfg.Server.RequestTimeout, a.fileCfg.Upstream.Timeouts)
@@ -836,10 +842,19 @@ func (a *app) reload() error {
 	return nil
 }
 
-// watchedFiles are the files whose change reloads: the config file and
-// the files the last good config names.
+// watchedFiles are the files whose change reloads: the config file, the
+// files the last good config names and those the file named at the last
+// reload (a rejected one's too).
 func (a *app) watchedFiles() []string {
-	return a.loaded.Load().WatchedFiles(a.flags.config)
+	files := a.loaded.Load().WatchedFiles(a.flags.config)
+	if named := a.named.Load(); named != nil {
+		for _, p := range *named {
+			if !slices.Contains(files, p) {
+				files = append(files, p)
+			}
+		}
+	}
+	return files
 }
 
 // shutdown marks the edge not ready, stops accepting, lets in-flight

@@ -28,38 +28,45 @@ type fileWatch struct {
 // maxWatchedBytes bounds what one tick reads of one file.
 const maxWatchedBytes = 4 << 20
 
-// fingerprint hashes the contents of paths, in order, through their
-// symbolic links. A file that cannot be read counts as its error kind, so
-// a file appearing or vanishing is a change too.
-func fingerprint(paths []string) [32]byte {
-	h := sha256.New()
+// fingerprints hashes the contents of each of paths through its symbolic
+// links. A file that cannot be read counts as "unreadable", so a file
+// appearing or vanishing is a change too.
+func fingerprints(paths []string) map[string][32]byte {
+	out := make(map[string][32]byte, len(paths))
 	for _, p := range paths {
-		io.WriteString(h, p)
-		h.Write([]byte{0})
+		var sum [32]byte
 		f, err := os.Open(p)
-		if err != nil {
-			io.WriteString(h, "unreadable")
-			h.Write([]byte{0})
-			continue
+		if err == nil {
+			fh := sha256.New()
+			_, err = io.Copy(fh, io.LimitReader(f, maxWatchedBytes))
+			f.Close()
+			fh.Sum(sum[:0])
 		}
-		fh := sha256.New()
-		_, err = io.Copy(fh, io.LimitReader(f, maxWatchedBytes))
-		f.Close()
 		if err != nil {
-			io.WriteString(h, "unreadable")
+			sum = sha256.Sum256([]byte("unreadable"))
 		}
-		h.Write(fh.Sum(nil))
+		out[p] = sum
 	}
-	var out [32]byte
-	h.Sum(out[:0])
 	return out
 }
 
-// startWatch begins polling; the first fingerprint is taken now, so only
-// later changes count.
+// changed reports whether a file watched in both last and now differs. A
+// file only in now is not a change: it is new to the list, and its state
+// now is where its changes count from.
+func changed(last, now map[string][32]byte) bool {
+	for p, h := range now {
+		if old, ok := last[p]; ok && old != h {
+			return true
+		}
+	}
+	return false
+}
+
+// startWatch begins polling; the first fingerprints are taken now, so
+// only later changes count.
 func startWatch(interval time.Duration, files func() []string, onChange func()) *fileWatch {
 	w := &fileWatch{interval: interval, files: files, onChange: onChange, stop: make(chan struct{}), done: make(chan struct{})}
-	last := fingerprint(files())
+	last := fingerprints(files())
 	go func() {
 		defer close(w.done)
 		t := time.NewTicker(interval)
@@ -72,9 +79,21 @@ func startWatch(interval time.Duration, files func() []string, onChange func()) 
 			}
 			// Taken before the reload: a change during the reload is seen
 			// at the next tick.
-			if fp := fingerprint(w.files()); fp != last {
-				last = fp
-				w.onChange()
+			now := fingerprints(w.files())
+			if !changed(last, now) {
+				last = now
+				continue
+			}
+			last = now
+			w.onChange()
+			// A file the reload named for the first time (a new *_file,
+			// of a rejected config too: one that is not there yet) counts
+			// from its state right after the reload, so its arrival is a
+			// change and reloads.
+			for p, h := range fingerprints(w.files()) {
+				if _, ok := last[p]; !ok {
+					last[p] = h
+				}
 			}
 		}
 	}()
