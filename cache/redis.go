@@ -257,15 +257,41 @@ func (c *Cache) probeLoop() {
 	}
 }
 
-// ping checks every master of a cluster, or the one server otherwise.
-func (c *Cache) ping(ctx context.Context) error {
-	if cc, ok := c.rdb.(*redis.ClusterClient); ok {
+// ping checks that Redis can serve the cache (PingRedis).
+func (c *Cache) ping(ctx context.Context) error { return PingRedis(ctx, c.rdb) }
+
+// PingRedis reports whether rdb can serve the cache and the rate limiter
+// now: every master of a Cluster answers a PING (one dead master fails the
+// keys of its slots, then, once the cluster fails, every key), or the one
+// server does and is no replica. A replica answers PING but refuses every
+// write (READONLY), as the demoted master does that a failover without
+// Sentinel leaves behind an address; ROLE tells, and its answer is
+// ErrReplica. A server that does not know ROLE (miniredis) or refuses it
+// (an ACL) is taken as a master. The cache probes with it before it uses
+// Redis again; /readyz and edge_redis_up report it.
+func PingRedis(ctx context.Context, rdb redis.UniversalClient) error {
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
 			return m.Ping(ctx).Err()
 		})
 	}
-	return c.rdb.Ping(ctx).Err()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		return err
+	}
+	role, err := rdb.Do(ctx, "ROLE").Slice()
+	var rerr redis.Error
+	switch {
+	case err != nil && !errors.As(err, &rerr):
+		return err
+	case err == nil && len(role) > 0 && (role[0] == "slave" || role[0] == "replica"):
+		return ErrReplica
+	}
+	return nil
 }
+
+// ErrReplica is PingRedis' answer for a replica; its text starts as
+// Redis' own READONLY error, so it reads as the same kind of failure.
+var ErrReplica = errors.New("READONLY the Redis server is a replica; the cache and the rate limiter cannot write to it")
 
 // pollLoop re-reads generations while the subscription is not healthy and
 // retries deferred purges.

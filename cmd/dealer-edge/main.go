@@ -765,39 +765,12 @@ func (a *app) isReady() bool {
 	return a.ready.Load() && (a.public == nil || a.public.Retry.Accepting())
 }
 
-// pingRedis reports whether Redis can serve the edge now: it answers and
-// is no replica (below). A Cluster answers when every master does: a PING
-// to the cluster reaches one node, which answers while another master is
-// dead and the keys of its slots (then, once the cluster fails, every
-// key) cannot be served; the cache probes every master before it uses
-// Redis again, and /readyz and edge_redis_up say the same.
+// pingRedis reports whether Redis can serve the edge now: what the
+// cache's probe asks before it uses Redis again (cache.PingRedis: every
+// master of a Cluster, and no replica).
 func (a *app) pingRedis(ctx context.Context) error {
-	if cc, ok := a.rdb.(*redis.ClusterClient); ok {
-		return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-			return m.Ping(ctx).Err()
-		})
-	}
-	if err := a.rdb.Ping(ctx).Err(); err != nil {
-		return err
-	}
-	// A replica answers PING but refuses every write of the cache and the
-	// limiter (READONLY): a failover without Sentinel leaves the demoted
-	// master behind the address. ROLE tells; a server that does not know
-	// it (the embedded Redis) or refuses it (an ACL) is taken as a master.
-	role, err := a.rdb.Do(ctx, "ROLE").Slice()
-	var rerr redis.Error
-	switch {
-	case err != nil && !errors.As(err, &rerr):
-		return err
-	case err == nil && len(role) > 0 && (role[0] == "slave" || role[0] == "replica"):
-		return errReadOnlyReplica
-	}
-	return nil
+	return cache.PingRedis(ctx, a.rdb)
 }
-
-// errReadOnlyReplica is pingRedis' answer for a replica; its text starts
-// as Redis' own READONLY error, the "read only" kind of /readyz.
-var errReadOnlyReplica = errors.New("READONLY the Redis server is a replica; the cache and the rate limiter cannot write to it")
 
 // reload re-reads the config file and installs its reloadable settings;
 // an invalid file is rejected and the settings in force stay. Fields that
