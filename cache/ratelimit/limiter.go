@@ -338,10 +338,15 @@ func fromLease(e *entry, lim Limit, cost, now int64) (Decision, bool) {
 				break
 			}
 			if ls.left.CompareAndSwap(left, left-cost) {
+				// Redis's bucket has refilled since the grant, one token
+				// per interval: the remaining count follows it, so r and t
+				// of the RateLimit field agree (t = 0 only with r at the
+				// burst).
+				refilled := (now - ls.start) / (lim.interval(1e6) * 1000)
 				return Decision{
 					Allowed:   true,
 					Limit:     lim,
-					Remaining: int(min(ls.remaining+left-cost, int64(lim.Burst))),
+					Remaining: int(min(min(ls.remaining+refilled, int64(lim.Burst))+left-cost, int64(lim.Burst))),
 					Reset:     time.Duration(max(0, ls.resetAt-now)),
 					Source:    SourceLease,
 				}, true
