@@ -102,10 +102,21 @@ type Limiter struct {
 	seed        maphash.Seed
 	tracer      trace.Tracer // nil: no spans
 
-	down      atomic.Bool
-	downSince atomic.Int64
+	// outage is Redis marked unavailable (nil: available), read without
+	// a lock on every request; markDown and markUp change it under
+	// stateMu. The flag and the time it was set are one pointer, so
+	// markUp reads the start of the outage it ends: with a separate flag
+	// and time, a markUp between the flag's swap and the time's store
+	// logged the previous outage's start as down_for
+	// (TestDownForIsThisOutages).
+	outage    atomic.Pointer[outage]
+	stateMu   sync.Mutex
 	nextProbe atomic.Int64
 	closed    atomic.Bool
+
+	// testHookMarkedDown, when set (tests only, before use), runs in
+	// markDown right after the outage is published.
+	testHookMarkedDown func()
 
 	redisCalls  atomic.Uint64
 	redisErrors atomic.Uint64
@@ -158,6 +169,11 @@ type lease struct {
 	expires     int64 // ns, start + LeaseWindow
 	deniedUntil int64 // ns, when Redis had (or will have) its first token; with granted == 0 only, may be past
 	resetAt     int64 // ns, bucket full again
+}
+
+// outage is one period of Redis marked unavailable.
+type outage struct {
+	since int64 // ns, limiter clock
 }
 
 // flight is a refill in progress; done closes when its lease is published.
@@ -549,30 +565,52 @@ type takeReply struct {
 // redisUsable reports whether this request may try Redis: always while it
 // is up; while it is down, for one request per ProbeInterval.
 func (l *Limiter) redisUsable(now int64) bool {
-	if !l.down.Load() {
+	if l.outage.Load() == nil {
 		return true
 	}
 	np := l.nextProbe.Load()
 	return now >= np && l.nextProbe.CompareAndSwap(np, now+l.probe)
 }
 
+// markDown marks Redis unavailable from now, once per outage. nextProbe
+// is stored before the outage is published, so a request that sees the
+// outage sees its probe time. Transitions are serialised with their log
+// lines (stateMu), so the lines come in the order of the changes: a
+// markUp that ends this outage waits for its "unavailable" line.
 func (l *Limiter) markDown(err error, now int64) {
-	if l.down.Load() || !l.down.CompareAndSwap(false, true) {
+	if l.outage.Load() != nil {
+		return
+	}
+	l.stateMu.Lock()
+	defer l.stateMu.Unlock()
+	if l.outage.Load() != nil {
 		return
 	}
 	l.nextProbe.Store(now + l.probe)
-	l.downSince.Store(now)
+	l.outage.Store(&outage{since: now})
+	if l.testHookMarkedDown != nil {
+		l.testHookMarkedDown()
+	}
 	l.activations.Add(1)
 	l.log.Warn("ratelimit: redis unavailable, falling back",
 		"fail_mode", l.mode.String(), "probe_in", time.Duration(l.probe), "err", err)
 }
 
+// markUp ends the outage, if any. down_for is never negative: a call sent
+// before the outage began may answer after it was marked.
 func (l *Limiter) markUp(now int64) {
-	if !l.down.Load() || !l.down.CompareAndSwap(true, false) {
+	if l.outage.Load() == nil {
 		return
 	}
+	l.stateMu.Lock()
+	defer l.stateMu.Unlock()
+	o := l.outage.Load()
+	if o == nil {
+		return
+	}
+	l.outage.Store(nil)
 	l.log.Info("ratelimit: redis available again, shared limits restored",
-		"down_for", time.Duration(now-l.downSince.Load()))
+		"down_for", time.Duration(max(0, now-o.since)))
 }
 
 // fallback decides without Redis, per FailMode.
@@ -728,7 +766,7 @@ func (l *Limiter) Stats() Stats {
 		RedisErrors:         l.redisErrors.Load(),
 		FallbackActivations: l.activations.Load(),
 		Evictions:           l.evictions.Load(),
-		FallbackActive:      l.down.Load(),
+		FallbackActive:      l.outage.Load() != nil,
 	}
 	for i := range l.shards {
 		sh := &l.shards[i]

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"hash/maphash"
 	"strconv"
 	"strings"
@@ -657,5 +658,53 @@ func TestFallbackChargedToRedisOnReturn(t *testing.T) {
 	}
 	if after != 1 {
 		t.Fatalf("after Redis returned: %d admitted, want 1 (the token earned in the second that passed)", after)
+	}
+}
+
+// TestDownForIsThisOutages: a markUp that runs while markDown is marking
+// a new outage logs the new outage's length as down_for, after the
+// outage's "unavailable" line. Before 2026-11-27 markDown swapped the down
+// flag before it stored the outage's start, so a markUp in between read
+// the previous outage's start (an outage of 56 ms, 2 s after the last
+// one, was logged as down_for=2.056s) and logged its line before the
+// outage's own. The hook runs markUp on another goroutine at that very
+// point and gives it up to 200 ms (run with -race).
+func TestDownForIsThisOutages(t *testing.T) {
+	clk := newFakeClock()
+	var logs logBuffer
+	l := newLimiter(t, Options{Now: clk.Now, Logger: logs.logger()})
+	now := func() int64 { return clk.Now().UnixNano() }
+	errDown := errors.New("connection refused")
+
+	// An earlier outage of 10 ms.
+	l.markDown(errDown, now())
+	clk.Advance(10 * time.Millisecond)
+	l.markUp(now())
+
+	// 2 s later, a new one; a call that answers 56 ms after its start
+	// marks Redis up while markDown is still under way.
+	clk.Advance(2 * time.Second)
+	start := now()
+	done := make(chan struct{})
+	l.testHookMarkedDown = func() {
+		go func() { defer close(done); l.markUp(start + int64(56*time.Millisecond)) }()
+		select {
+		case <-done:
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	l.markDown(errDown, start)
+	<-done
+	l.testHookMarkedDown = nil
+
+	out := logs.buf.String()
+	if n := logs.count("down_for=56ms"); n != 1 {
+		t.Fatalf("want one line with down_for=56ms (this outage), got %d:\n%s", n, out)
+	}
+	if i, j := strings.LastIndex(out, "redis unavailable"), strings.Index(out, "down_for=56ms"); i > j {
+		t.Fatalf("the outage's end is logged before its start:\n%s", out)
+	}
+	if st := l.Stats(); st.FallbackActive || st.FallbackActivations != 2 {
+		t.Fatalf("stats after the outage ended: %+v", st)
 	}
 }
