@@ -107,8 +107,9 @@ type keyIndex struct {
 
 	syncs, syncErrors, resyncs atomic.Uint64
 
-	cursor string // sync goroutine only
-	state  string // last logged state; sync goroutine only
+	cursor string       // sync goroutine only
+	state  string       // last logged state; sync goroutine only
+	fail   syncFailures // sync goroutine only
 
 	// wake tells the sync loop that the settings changed (a reload): a
 	// new auth.index_interval applies to the wait under way.
@@ -358,7 +359,8 @@ func (ix *keyIndex) syncOnce(ctx context.Context) error {
 	return nil
 }
 
-// run syncs every interval until ctx ends, logging each state change once.
+// run syncs every interval until ctx ends, logging each state change once
+// and failing syncs under syncErrorLogEvery (report).
 // settings gives the bounds in force (they may be reloaded).
 func (ix *keyIndex) run(ctx context.Context, settings func() *Settings) {
 	for {
@@ -371,21 +373,7 @@ func (ix *keyIndex) run(ctx context.Context, settings func() *Settings) {
 		if ctx.Err() != nil {
 			return
 		}
-		now := ix.now()
-		state := ix.stateAt(now, st.IndexStaleAfter, st.AuthStale)
-		if state != ix.state {
-			attrs := []any{"from", ix.state, "to", state, "keys", ix.size.Load()}
-			if err != nil {
-				attrs = append(attrs, "error", err.Error())
-			}
-			if state == IndexFresh {
-				attrs = append(attrs, "sync_ms", now.Sub(start).Milliseconds())
-				ix.log.Info("key index state", attrs...)
-			} else {
-				ix.log.Warn("key index state", attrs...)
-			}
-			ix.state = state
-		}
+		ix.report(err, start, st)
 		t := time.NewTimer(time.Until(begun.Add(st.IndexInterval)))
 	wait:
 		for {
@@ -405,6 +393,99 @@ func (ix *keyIndex) run(ctx context.Context, settings func() *Settings) {
 			}
 		}
 	}
+}
+
+// syncErrorLogEvery is how often at most a run of failing syncs of one
+// kind is logged: the first failure is, a change of kind is, and then one
+// line per this long, so a long outage (a sync every auth.index_interval,
+// 5 s by default) does not flood the event log.
+const syncErrorLogEvery = time.Minute
+
+// syncFailures is the current run of failed syncs.
+type syncFailures struct {
+	n        int       // failed syncs in a row; 0: the last one succeeded
+	since    time.Time // the first of them
+	kind     string    // error kind of the last line logged
+	lastLine time.Time // when that line was logged
+	unlogged int       // failures since that line that were not logged
+}
+
+// report logs what the sync that began at start and ended with err
+// changed: the index state, once per change (with the error); a failing
+// sync when the state line did not carry it, rate-limited (the first of a
+// run, a new error kind, then once per syncErrorLogEvery); and the first
+// good sync after failures. Before 2026-11-27 only state changes were
+// logged, so a start with the dealers service down (the index stuck
+// "loading", every keyed request 503) logged nothing about it.
+func (ix *keyIndex) report(err error, start time.Time, st *Settings) {
+	now := ix.now()
+	state := ix.stateAt(now, st.IndexStaleAfter, st.AuthStale)
+	stateLogged := false
+	if state != ix.state {
+		attrs := []any{"from", ix.state, "to", state, "keys", ix.size.Load()}
+		if err != nil {
+			attrs = append(attrs, "error_kind", syncErrorKind(err), "error", err.Error())
+		}
+		if state == IndexFresh {
+			attrs = append(attrs, "sync_ms", now.Sub(start).Milliseconds())
+			ix.log.Info("key index state", attrs...)
+		} else {
+			ix.log.Warn("key index state", attrs...)
+		}
+		ix.state = state
+		stateLogged = true
+	}
+	f := &ix.fail
+	if err == nil {
+		if f.n > 0 {
+			ix.log.Info("key index sync recovered", "state", state, "failures", f.n,
+				"failing_for_s", now.Sub(f.since).Seconds(), "keys", ix.size.Load())
+		}
+		*f = syncFailures{}
+		return
+	}
+	kind := syncErrorKind(err)
+	f.n++
+	if f.n == 1 {
+		f.since = now
+	}
+	if !stateLogged && f.n > 1 && kind == f.kind && now.Sub(f.lastLine) < syncErrorLogEvery {
+		f.unlogged++
+		return
+	}
+	if !stateLogged {
+		ix.log.Warn("key index sync failing", "state", state, "error_kind", kind, "failures", f.n,
+			"failing_for_s", now.Sub(f.since).Seconds(), "not_logged", f.unlogged, "keys", ix.size.Load(),
+			"error", err.Error())
+	}
+	f.kind, f.lastLine, f.unlogged = kind, now, 0
+}
+
+// syncErrorKind names the kind of a failed sync for the event line:
+// "timeout", "connection_refused", "breaker_open", "status_5xx" (or
+// another class of HTTP status), "cursor_expired", "malformed" (a page
+// the edge cannot read), "canceled" or "error".
+func syncErrorKind(err error) string {
+	msg := err.Error()
+	switch {
+	case errors.Is(err, upstream.ErrCircuitOpen):
+		return "breaker_open"
+	case errors.Is(err, upstream.ErrCursorExpired):
+		return "cursor_expired"
+	case errors.Is(err, context.DeadlineExceeded), strings.Contains(msg, "timeout"), strings.Contains(msg, "timed out"):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case strings.Contains(msg, "connection refused"):
+		return "connection_refused"
+	}
+	if _, rest, ok := strings.Cut(msg, "unavailable: status "); ok && rest != "" && rest[0] >= '1' && rest[0] <= '5' {
+		return "status_" + rest[:1] + "xx"
+	}
+	if strings.Contains(msg, "decode body") || strings.Contains(msg, "key index snapshot") || strings.Contains(msg, "malformed") {
+		return "malformed"
+	}
+	return "error"
 }
 
 // decodeHash decodes 64 hex digits (either case) into h, without the
