@@ -455,9 +455,9 @@ func TestPathologicalBodies(t *testing.T) {
 
 // TestErrorTextQuotesBody: the error for an answer with a malformed head
 // names the error only, never the bytes read, since the edge logs it
-// (aggregator/keyindex.go: the "key index state" warning's "error"); the
-// edge "never logs either form" of a key (upstream/doc.go; README: "Keys
-// are never stored or logged"). Before 2026-11-27 fasthttp's error quoted
+// (aggregator/keyindex.go: the "error" of the "key index state" and "key
+// index sync failing" warnings); the edge "never logs either form" of a
+// key (upstream/doc.go; README: "Keys are never stored or logged"). Before 2026-11-27 fasthttp's error quoted
 // the read buffer, so a key index page's hashes reached the event log.
 func TestErrorTextQuotesBody(t *testing.T) {
 	const hash = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
