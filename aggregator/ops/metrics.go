@@ -120,6 +120,17 @@ type LimiterStats struct {
 	// FailMode is what the limiter does when Redis fails: "local" (the
 	// in-process fallback), "open" or "closed".
 	FailMode string
+	// Address is the fallback state of the per-client-address limiter
+	// (failed authentications, the OpenAPI document; always the local
+	// fallback), nil when there is none.
+	Address *LimiterFallback
+}
+
+// LimiterFallback is one limiter's fallback state: switches to its
+// in-process fallback since start, and whether it is in use now.
+type LimiterFallback struct {
+	Activations uint64
+	Active      bool
 }
 
 // CachePolicy is one route's response cache policy in force.
@@ -517,6 +528,14 @@ func (m *Metrics) writeDynamic(w io.Writer) {
 		metrics.WriteGaugeUint64(w, "edge_ratelimit_fallback_active", active)
 		if s.FailMode != "" {
 			metrics.WriteGaugeUint64(w, fmt.Sprintf("edge_ratelimit_fail_mode{mode=%q}", s.FailMode), 1)
+		}
+		if a := s.Address; a != nil {
+			metrics.WriteCounterUint64(w, "edge_ratelimit_address_fallback_activations_total", a.Activations)
+			active := uint64(0)
+			if a.Active {
+				active = 1
+			}
+			metrics.WriteGaugeUint64(w, "edge_ratelimit_address_fallback_active", active)
 		}
 		limRedisErr = s.RedisErrors
 	}

@@ -70,7 +70,8 @@ func TestMetricsFamilies(t *testing.T) {
 				Refreshes: 9, RefreshesSkipped: 5, RefreshesInFlight: 3, MaxRefreshes: 128}
 		},
 		Limiter: func() LimiterStats {
-			return LimiterStats{Admitted: 10, Rejected: 2, FallbackActivations: 1, FallbackActive: true, RedisErrors: 5, FailMode: "local"}
+			return LimiterStats{Admitted: 10, Rejected: 2, FallbackActivations: 1, FallbackActive: true, RedisErrors: 5, FailMode: "local",
+				Address: &LimiterFallback{Activations: 3, Active: true}}
 		},
 		CachePolicies: func() map[string]CachePolicy {
 			return map[string]CachePolicy{"inventory_listing": {TTL: 30 * time.Second, StaleWhileRevalidate: 1500 * time.Millisecond, StaleIfError: 10 * time.Minute}}
@@ -134,6 +135,8 @@ func TestMetricsFamilies(t *testing.T) {
 		`edge_ratelimit_rejected_total 2`,
 		`edge_ratelimit_fallback_activations_total 1`,
 		`edge_ratelimit_fallback_active 1`,
+		`edge_ratelimit_address_fallback_activations_total 3`,
+		`edge_ratelimit_address_fallback_active 1`,
 		`edge_redis_errors_total{component="cache"} 4`,
 		`edge_redis_errors_total{component="ratelimit"} 5`,
 		`edge_redis_up 0`,

@@ -108,8 +108,11 @@
 // in-process GCRA per instance, so N instances admit up to N times the
 // limit during an outage; FailOpen admits; FailClosed rejects until the
 // next probe. One request per ProbeInterval tries Redis again; its success
-// restores the shared limit. Allow never returns an error. A caller's
-// cancelled context does not count against Redis.
+// restores the shared limit. With Options.BackgroundProbe a goroutine also
+// tries it once per ProbeInterval while it is marked unavailable, so a
+// limiter that decides few requests is found back (and logs it) without
+// waiting for one. Allow never returns an error. A caller's cancelled
+// context does not count against Redis.
 //
 // Switching costs no extra burst. Every Redis answer moves the key's local
 // TAT forward to the shared bucket's (now + reset), so the fallback

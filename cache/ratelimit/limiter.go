@@ -77,7 +77,17 @@ type Options struct {
 	// must use the same clock: see "Clocks" in the package doc. It must
 	// return times after 1970.
 	Now func() time.Time
-	// Logger receives one line per Redis state change. Nil discards.
+	// BackgroundProbe, when set, makes a goroutine try Redis once per
+	// ProbeInterval while it is marked unavailable (one script call on a
+	// key of its own, "<prefix>:{probe}:rl:probe", as a request's would
+	// be) and mark it available again when it answers. Without it only a
+	// request tries Redis again, so a limiter that decides few requests
+	// (the per-address one) stays marked unavailable, and says nothing,
+	// until its next request after Redis is back. Close stops it.
+	BackgroundProbe bool
+	// Logger receives one line per Redis state change. Nil discards. A
+	// caller with several limiters names each in its logger's attributes
+	// (slog.Logger.With), so their lines can be told apart.
 	Logger *slog.Logger
 	// TracerProvider, when non-nil, makes a span of every Redis call made
 	// for a context that carries a recording span (a traced request). The
@@ -117,6 +127,14 @@ type Limiter struct {
 	// testHookMarkedDown, when set (tests only, before use), runs in
 	// markDown right after the outage is published.
 	testHookMarkedDown func()
+
+	// The background probe (Options.BackgroundProbe): one goroutine per
+	// outage, started by markDown, stopped by Close.
+	bgProbe   bool
+	probeMu   sync.Mutex // guards probeDone and the Add of probeWG
+	probeDone bool       // Close began: no new probe goroutine
+	probeStop chan struct{}
+	probeWG   sync.WaitGroup
 
 	redisCalls  atomic.Uint64
 	redisErrors atomic.Uint64
@@ -221,16 +239,18 @@ func New(opts Options) (*Limiter, error) {
 		return nil, errors.Join(errs...)
 	}
 	l := &Limiter{
-		rdb:      opts.Redis,
-		prefix:   opts.Prefix,
-		mode:     opts.FailMode,
-		timeout:  opts.RedisTimeout,
-		maxLease: opts.MaxLease,
-		window:   int64(opts.LeaseWindow),
-		probe:    int64(opts.ProbeInterval),
-		perShard: max(1, (opts.MaxKeys+numShards-1)/numShards),
-		log:      opts.Logger,
-		seed:     maphash.MakeSeed(),
+		rdb:       opts.Redis,
+		prefix:    opts.Prefix,
+		mode:      opts.FailMode,
+		timeout:   opts.RedisTimeout,
+		maxLease:  opts.MaxLease,
+		window:    int64(opts.LeaseWindow),
+		probe:     int64(opts.ProbeInterval),
+		perShard:  max(1, (opts.MaxKeys+numShards-1)/numShards),
+		log:       opts.Logger,
+		seed:      maphash.MakeSeed(),
+		bgProbe:   opts.BackgroundProbe && opts.Redis != nil,
+		probeStop: make(chan struct{}),
 	}
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
@@ -594,6 +614,68 @@ func (l *Limiter) markDown(err error, now int64) {
 	l.activations.Add(1)
 	l.log.Warn("ratelimit: redis unavailable, falling back",
 		"fail_mode", l.mode.String(), "probe_in", time.Duration(l.probe), "err", err)
+	if l.bgProbe {
+		l.probeMu.Lock()
+		if !l.probeDone {
+			l.probeWG.Add(1)
+			go l.probeLoop()
+		}
+		l.probeMu.Unlock()
+	}
+}
+
+// probeLoop tries Redis once per ProbeInterval until it answers (then
+// marks it available), a request found it back first, or Close.
+func (l *Limiter) probeLoop() {
+	defer l.probeWG.Done()
+	t := time.NewTimer(time.Duration(l.probe))
+	defer t.Stop()
+	for {
+		select {
+		case <-l.probeStop:
+			return
+		case <-t.C:
+		}
+		if l.outage.Load() == nil {
+			return
+		}
+		if l.probeOnce() == nil {
+			l.markUp(l.now())
+			return
+		}
+		t.Reset(time.Duration(l.probe))
+	}
+}
+
+// probeKey is the background probe's bucket (a limit of 1/s): the hash
+// tag keeps it one key on a Cluster.
+const probeKey = ":{probe}:rl:probe"
+
+// probeOnce makes one script call as a request would, bounded by
+// RedisTimeout the same way (call); a refusal is an answer too.
+func (l *Limiter) probeOnce() error {
+	l.redisCalls.Add(1)
+	var nowUS int64
+	if l.callerClock {
+		nowUS = l.now() / 1000
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
+	defer cancel()
+	ch := make(chan error, 1)
+	go func() {
+		_, err := take(ctx, l.rdb, l.prefix+probeKey, Limit{Rate: 1, Burst: 1}, 1, 1, nowUS, 0)
+		ch <- err
+	}()
+	var err error
+	select {
+	case err = <-ch:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		l.redisErrors.Add(1)
+	}
+	return err
 }
 
 // markUp ends the outage, if any. down_for is never negative: a call sent
@@ -780,9 +862,17 @@ func (l *Limiter) Stats() Stats {
 }
 
 // Close stops the use of Redis: later calls of Allow decide with the local
-// limiter only. It does not close the Redis client, which belongs to the
+// limiter only, and the background probe ends (Close waits for it, at most
+// RedisTimeout). It does not close the Redis client, which belongs to the
 // caller, and always returns nil.
 func (l *Limiter) Close() error {
 	l.closed.Store(true)
+	l.probeMu.Lock()
+	if !l.probeDone {
+		l.probeDone = true
+		close(l.probeStop)
+	}
+	l.probeMu.Unlock()
+	l.probeWG.Wait()
 	return nil
 }

@@ -708,3 +708,89 @@ func TestDownForIsThisOutages(t *testing.T) {
 		t.Fatalf("stats after the outage ended: %+v", st)
 	}
 }
+
+// TestBackgroundProbeRecoversWithoutRequests: with BackgroundProbe a
+// limiter that sees no request after an outage finds Redis back by itself
+// (Stats, and its "available again" line) within a few ProbeIntervals;
+// without it, it stays marked unavailable until its next request, as the
+// per-address limiter did (it decides failed authentications only), so
+// its fallback was reported and logged with no end.
+func TestBackgroundProbeRecoversWithoutRequests(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		bg        bool
+		wantUpper bool // marked available again without a request
+	}{
+		{"background probe", true, true},
+		{"requests only", false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mr, c := startMini(t)
+			var logs logBuffer
+			l := newLimiter(t, Options{Redis: c, Logger: logs.logger(), ProbeInterval: 20 * time.Millisecond,
+				RedisTimeout: time.Second, BackgroundProbe: tt.bg})
+			lim := Limit{Rate: 10, Burst: 10}
+			ctx := context.Background()
+			if d := l.Allow(ctx, 1, "k", lim); d.Source != SourceRedis {
+				t.Fatalf("up: %+v", d)
+			}
+			mr.Close()
+			if d := l.Allow(ctx, 1, "k", lim); d.Source != SourceLocal {
+				t.Fatalf("down: %+v", d)
+			}
+			// While Redis stays down the probe keeps it marked down.
+			time.Sleep(100 * time.Millisecond)
+			if st := l.Stats(); !st.FallbackActive || st.FallbackActivations != 1 {
+				t.Fatalf("Redis still down: %+v", st)
+			}
+			if err := mr.Restart(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(2 * time.Second)
+			for l.Stats().FallbackActive && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if got := !l.Stats().FallbackActive; got != tt.wantUpper {
+				t.Fatalf("2 s after Redis came back, no request: available %v, want %v\n%s", got, tt.wantUpper, logs.buf.String())
+			}
+			if got := logs.count("redis available again"); got != map[bool]int{true: 1}[tt.wantUpper] {
+				t.Fatalf("%d recovery lines:\n%s", got, logs.buf.String())
+			}
+			if tt.wantUpper {
+				if d := l.Allow(ctx, 1, "k", lim); d.Source != SourceRedis {
+					t.Fatalf("after the probe: %+v", d)
+				}
+			}
+			start := time.Now()
+			_ = l.Close()
+			if d := time.Since(start); d > 500*time.Millisecond {
+				t.Fatalf("Close took %v", d)
+			}
+		})
+	}
+}
+
+// TestBackgroundProbeStopsAtClose: Close ends a probe that is waiting on
+// a Redis that never answers and stops probing.
+func TestBackgroundProbeStopsAtClose(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: blackhole(t), MaxRetries: -1})
+	t.Cleanup(func() { _ = c.Close() })
+	l, err := New(Options{Redis: c, RedisTimeout: 50 * time.Millisecond, ProbeInterval: 10 * time.Millisecond, BackgroundProbe: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := l.Allow(context.Background(), 1, "k", Limit{Rate: 1, Burst: 1}); d.Source != SourceLocal {
+		t.Fatalf("%+v", d)
+	}
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	_ = l.Close()
+	if d := time.Since(start); d > 200*time.Millisecond {
+		t.Fatalf("Close took %v with a probe waiting on Redis", d)
+	}
+	calls := l.Stats().RedisCalls
+	time.Sleep(50 * time.Millisecond)
+	if n := l.Stats().RedisCalls; n != calls {
+		t.Fatalf("%d Redis calls after Close", n-calls)
+	}
+}

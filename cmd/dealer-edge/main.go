@@ -529,13 +529,19 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 	}
 	a.closers = append(a.closers, func() { _ = a.cache.Close() })
 
+	// Both limiters log their Redis state changes with "limiter" ("key",
+	// "address"), and probe Redis in the background while it is down: the
+	// per-address one decides failed authentications only, and without
+	// the probe it stayed marked down, with no "available again" line,
+	// until its next such request.
 	a.limiter, err = ratelimit.New(ratelimit.Options{
-		Redis:          a.rdb,
-		FailMode:       failMode(cfg.RateLimit.FailMode),
-		RedisTimeout:   to,
-		MaxLease:       cfg.RateLimit.MaxLease,
-		Logger:         logger,
-		TracerProvider: tp,
+		Redis:           a.rdb,
+		FailMode:        failMode(cfg.RateLimit.FailMode),
+		RedisTimeout:    to,
+		MaxLease:        cfg.RateLimit.MaxLease,
+		BackgroundProbe: true,
+		Logger:          logger.With("limiter", "key"),
+		TracerProvider:  tp,
 	})
 	if err != nil {
 		return nil, err
@@ -547,12 +553,13 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 	// own prefix; small leases keep the counts close to exact across
 	// instances (these limits are low).
 	addrLimiter, err := ratelimit.New(ratelimit.Options{
-		Redis:        a.rdb,
-		Prefix:       ratelimit.DefaultPrefix + ":addr",
-		FailMode:     ratelimit.FallbackLocal,
-		RedisTimeout: to,
-		MaxLease:     4,
-		Logger:       logger,
+		Redis:           a.rdb,
+		Prefix:          ratelimit.DefaultPrefix + ":addr",
+		FailMode:        ratelimit.FallbackLocal,
+		RedisTimeout:    to,
+		MaxLease:        4,
+		BackgroundProbe: true,
+		Logger:          logger.With("limiter", "address"),
 	})
 	if err != nil {
 		return nil, err
@@ -641,6 +648,8 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		Limiter: func() ops.LimiterStats {
 			s := limiterStats(a.limiter.Stats())
 			s.FailMode = cfg.RateLimit.FailMode
+			as := addrLimiter.Stats()
+			s.Address = &ops.LimiterFallback{Activations: as.FallbackActivations, Active: as.FallbackActive}
 			return s
 		},
 		Auth:          func() ops.AuthStats { return authStats(a.api.AuthStats()) },

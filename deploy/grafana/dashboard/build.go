@@ -196,12 +196,14 @@ func Build() Dashboard {
 	b.add(8, 8, timeseries("Rate-limit decisions", "Requests admitted and rejected (429) by the per-key limiter.", "ops",
 		q(`sum(rate(edge_ratelimit_admitted_total{`+sel+`}`+rate+`))`, "admitted"),
 		q(`sum(rate(edge_ratelimit_rejected_total{`+sel+`}`+rate+`))`, "rejected")))
-	b.add(8, 8, stateTimeline("Limiter fallback", "1 while an instance's limiter runs on rate_limit.fail_mode because Redis failed.",
+	b.add(8, 8, stateTimeline("Limiter fallback", "1 while an instance's limiter runs without Redis because Redis failed: the per-key limiter (key) on rate_limit.fail_mode, the per-address limiter (address: failed authentications, the OpenAPI document) on its in-process fallback.",
 		map[string][2]string{"0": {"redis", "green"}, "1": {"fallback", "red"}},
 		[]Step{{Color: "green"}, {Color: "red", Value: f(1)}},
-		q(`edge_ratelimit_fallback_active{`+sel+`}`, "{{instance}}")))
-	b.add(8, 8, timeseries("Limiter fallback activations and fail mode", "Switches to the fallback, and the fail mode configured (local, open, closed).", "short",
-		q(`sum by (instance) (increase(edge_ratelimit_fallback_activations_total{`+sel+`}`+rate+`))`, "activations {{instance}}"),
+		q(`edge_ratelimit_fallback_active{`+sel+`}`, "key {{instance}}"),
+		q(`edge_ratelimit_address_fallback_active{`+sel+`}`, "address {{instance}}")))
+	b.add(8, 8, timeseries("Limiter fallback activations and fail mode", "Switches to the fallback of the per-key and the per-address limiter, and the per-key limiter's fail mode configured (local, open, closed).", "short",
+		q(`sum by (instance) (increase(edge_ratelimit_fallback_activations_total{`+sel+`}`+rate+`))`, "activations key {{instance}}"),
+		q(`sum by (instance) (increase(edge_ratelimit_address_fallback_activations_total{`+sel+`}`+rate+`))`, "activations address {{instance}}"),
 		q(`max by (mode) (edge_ratelimit_fail_mode{`+sel+`})`, "fail mode {{mode}}")))
 	b.add(8, 8, stateTimeline("Redis", "Whether Redis answers each instance's PING at scrape time.",
 		map[string][2]string{"0": {"down", "red"}, "1": {"up", "green"}},
