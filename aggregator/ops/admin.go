@@ -43,8 +43,9 @@ type AdminOptions struct {
 	// rate limiter carry on) but does not fail readiness.
 	Redis func(context.Context) error
 	// Breakers returns each upstream service's breaker state ("closed",
-	// "half-open", "open"). An open breaker degrades the edge (stale
-	// answers, fast 503s) but does not fail readiness.
+	// "half-open", "open"). An open breaker, or a half-open one that
+	// opened or refused a call within BreakerQuietAfter, degrades the edge
+	// (stale answers, fast 503s) but does not fail readiness.
 	Breakers func() map[string]string
 	// Purge drops every cached response of one dealer.
 	Purge func(ctx context.Context, dealerID int64) error
@@ -282,8 +283,27 @@ type Readiness struct {
 	// and a Redis error names internal addresses (the logs have it whole).
 	RedisError string            `json:"redis_error,omitempty"`
 	Breakers   map[string]string `json:"breakers,omitempty"`
-	// Degraded names the impaired dependencies: "redis", "upstream:<service>".
+	// Degraded names the impaired dependencies: "redis", "upstream:<service>"
+	// (see breakerDegrades).
 	Degraded []string `json:"degraded,omitempty"`
+}
+
+// breakerDegrades reports whether a service whose breaker reads state
+// degrades the edge: its breaker is open (it refuses calls now), or
+// half-open with an opening or a refusal within BreakerQuietAfter
+// (troubled). A breaker reads half-open once upstream.breaker_open_for has
+// passed and stays so until the next call: half-open without a recent
+// opening or refusal is a service nobody has called since an outage,
+// whose state is unknown, not bad; the EdgeUpstreamBreakerOpen alert does
+// not fire for it either.
+func breakerDegrades(state string, troubled bool) bool {
+	switch state {
+	case "closed":
+		return false
+	case "open":
+		return true
+	}
+	return troubled
 }
 
 // redisErrorKind names the kind of a failed Redis check for /readyz:
@@ -323,7 +343,7 @@ func (a *Admin) readyz(ctx *fasthttp.RequestCtx) {
 		rd.Breakers = a.o.Breakers()
 		names := make([]string, 0, len(rd.Breakers))
 		for n, st := range rd.Breakers {
-			if st != "closed" {
+			if breakerDegrades(st, a.o.Metrics.BreakerTroubled(n)) {
 				names = append(names, "upstream:"+n)
 			}
 		}

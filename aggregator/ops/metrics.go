@@ -198,8 +198,18 @@ type MetricsOptions struct {
 	// histograms exist from the start.
 	Routes []string
 	// Services are the upstream services known in advance; others are
-	// added as they are seen, up to 32.
+	// added as they are seen, up to 32. Their call counters (one per
+	// outcome) and breaker transition counters (one per target state)
+	// exist at zero from the start: Prometheus' increase() and rate() see
+	// the first calls, failures and openings of a series only if it was
+	// scraped before them, and the alerts read them.
 	Services []string
+	// TypeBreakers names the services whose breaker is one per type (the
+	// content service: one per content type) and their types. Their
+	// transitions are counted per type, labelled content_type, not the
+	// service's summary state (the worst of its types'), whose changes
+	// would hide one type opening while another is already open.
+	TypeBreakers map[string][]string
 	// ProcessMetrics adds the go_* and process_* metrics of the process.
 	ProcessMetrics bool
 	// Build, when its Version is set, is exposed as the constant gauge
@@ -237,6 +247,8 @@ type Metrics struct {
 	purges                     *metrics.Counter
 	bodyBytes                  [2]*metrics.Counter // identity, gzip
 	gzipResponses              *metrics.Counter
+	// now, when set (tests), replaces time.Now for BreakerTroubled.
+	now func() time.Time
 }
 
 type routeMetrics struct {
@@ -249,7 +261,24 @@ type serviceMetrics struct {
 	name     string
 	calls    [len(outcomes)]atomic.Pointer[metrics.Counter]
 	duration durationHistogram
+	// typed says the service's breaker is one per type (TypeBreakers):
+	// BreakerChange does not count its summary state.
+	typed bool
+	// trouble is when (Unix nanoseconds) one of its breakers last opened
+	// or refused a call; 0 never.
+	trouble atomic.Int64
 }
+
+// breakerTargets are the values of the to label of
+// edge_upstream_breaker_transitions_total created at zero.
+var breakerTargets = [...]string{"closed", "half_open", "open"}
+
+// BreakerQuietAfter is how long after its last opening or refusal a
+// breaker that is not closed counts as troubled; past it, a half-open
+// breaker is one that no call has tested since (its service's state is
+// unknown, not bad). It is the window of the EdgeUpstreamBreakerOpen
+// alert, which /readyz and the status page agree with.
+const BreakerQuietAfter = 5 * time.Minute
 
 // NewMetrics returns the edge's metrics in a new *metrics.Set.
 func NewMetrics(o MetricsOptions) *Metrics {
@@ -264,8 +293,23 @@ func NewMetrics(o MetricsOptions) *Metrics {
 	}
 	svcs := map[string]*serviceMetrics{}
 	for _, s := range o.Services {
-		if len(svcs) < maxServices {
-			svcs[s] = &serviceMetrics{name: s}
+		if len(svcs) >= maxServices || svcs[s] != nil {
+			continue
+		}
+		sm := &serviceMetrics{name: s}
+		svcs[s] = sm
+		for oi := range outcomes {
+			sm.calls[oi].Store(m.set.GetOrCreateCounter(upstreamCallSeries(s, oi)))
+		}
+		types, typed := o.TypeBreakers[s]
+		sm.typed = typed
+		for _, to := range breakerTargets {
+			if !typed {
+				m.set.GetOrCreateCounter(transitionSeries(s, "", to))
+			}
+			for _, ct := range types {
+				m.set.GetOrCreateCounter(transitionSeries(s, ct, to))
+			}
 		}
 	}
 	m.services.Store(&svcs)
@@ -346,20 +390,72 @@ func (m *Metrics) UpstreamCall(service, outcome string, d time.Duration) {
 	}
 	c := sm.calls[oi].Load()
 	if c == nil {
-		c = m.set.GetOrCreateCounter(fmt.Sprintf(`edge_upstream_requests_total{service=%q,outcome=%q}`, sm.name, outcomes[oi]))
+		c = m.set.GetOrCreateCounter(upstreamCallSeries(sm.name, oi))
 		sm.calls[oi].Store(c)
 	}
 	c.Inc()
 	if outcomes[oi] != OutcomeBreakerOpen {
 		sm.duration.observe(d)
+	} else {
+		sm.trouble.Store(m.clock().UnixNano())
 	}
 }
 
-// BreakerChange counts a breaker's state transition.
+func upstreamCallSeries(service string, oi int) string {
+	return fmt.Sprintf(`edge_upstream_requests_total{service=%q,outcome=%q}`, service, outcomes[oi])
+}
+
+func transitionSeries(service, contentType, to string) string {
+	if contentType != "" {
+		return fmt.Sprintf(`edge_upstream_breaker_transitions_total{service=%q,content_type=%q,to=%q}`, service, labelValue(contentType), to)
+	}
+	return fmt.Sprintf(`edge_upstream_breaker_transitions_total{service=%q,to=%q}`, service, to)
+}
+
+// BreakerChange counts a service breaker's state transition. For a
+// service of MetricsOptions.TypeBreakers, the change of its summary state
+// is not counted: TypeBreakerChange counts its types'.
 func (m *Metrics) BreakerChange(service, from, to string) {
 	_ = from
 	sm := m.service(service)
-	m.set.GetOrCreateCounter(fmt.Sprintf(`edge_upstream_breaker_transitions_total{service=%q,to=%q}`, sm.name, breakerLabel(to))).Inc()
+	if sm.typed {
+		return
+	}
+	m.breakerChanged(sm, "", to)
+}
+
+// TypeBreakerChange counts the state transition of the breaker of one
+// type of a service (the content service's, per content type).
+func (m *Metrics) TypeBreakerChange(service, typ, from, to string) {
+	_ = from
+	m.breakerChanged(m.service(service), typ, to)
+}
+
+func (m *Metrics) breakerChanged(sm *serviceMetrics, typ, to string) {
+	to = breakerLabel(to)
+	if to == "open" {
+		sm.trouble.Store(m.clock().UnixNano())
+	}
+	m.set.GetOrCreateCounter(transitionSeries(sm.name, typ, to)).Inc()
+}
+
+// BreakerTroubled reports whether a breaker of service opened or refused
+// a call within the last BreakerQuietAfter.
+func (m *Metrics) BreakerTroubled(service string) bool {
+	sm := (*m.services.Load())[service]
+	if sm == nil {
+		return false
+	}
+	t := sm.trouble.Load()
+	return t != 0 && m.clock().Sub(time.Unix(0, t)) < BreakerQuietAfter
+}
+
+// clock returns the time now (a test's when set).
+func (m *Metrics) clock() time.Time {
+	if m.now != nil {
+		return m.now()
+	}
+	return time.Now()
 }
 
 // LogLineDropped counts a log line dropped by the log rate limit.

@@ -48,14 +48,18 @@ type RouteStatus struct {
 
 // ServiceStatus is one upstream service's breaker and calls over the
 // window; ErrorRate is the share of calls that failed or were refused by
-// the breaker.
+// the breaker. BreakerQuiet marks a breaker that is not closed but has
+// neither opened nor refused a call within BreakerQuietAfter (a half-open
+// breaker no call has tested since an outage): the service's state is
+// unknown, and it does not degrade /readyz.
 type ServiceStatus struct {
-	Service     string   `json:"service"`
-	Breaker     string   `json:"breaker,omitempty"`
-	Calls       uint64   `json:"calls_total"`
-	CallsPerSec *float64 `json:"calls_per_second"`
-	ErrorRate   *float64 `json:"error_rate"`
-	P99         *float64 `json:"p99_seconds"`
+	Service      string   `json:"service"`
+	Breaker      string   `json:"breaker,omitempty"`
+	BreakerQuiet bool     `json:"breaker_quiet,omitempty"`
+	Calls        uint64   `json:"calls_total"`
+	CallsPerSec  *float64 `json:"calls_per_second"`
+	ErrorRate    *float64 `json:"error_rate"`
+	P99          *float64 `json:"p99_seconds"`
 }
 
 // RedisStatus says whether Redis answers a PING now.
@@ -286,6 +290,9 @@ func (a *Admin) status(ctx context.Context) Status {
 			old = base.services[name]
 		}
 		ss := ServiceStatus{Service: name, Breaker: breakers[name]}
+		if b := ss.Breaker; b != "" && b != "closed" {
+			ss.BreakerQuiet = !breakerDegrades(b, m.BreakerTroubled(name))
+		}
 		var total, failed, totalOld, failedOld uint64
 		for oi, o := range outcomes {
 			total += cur.byOutcome[oi]

@@ -183,6 +183,7 @@ func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 	mtr := ops.NewMetrics(ops.MetricsOptions{
 		Routes:         append(slices.Clone(aggregator.CacheRoutes), aggregator.RouteOpenAPI, aggregator.RouteNotFound),
 		Services:       upstream.Services,
+		TypeBreakers:   map[string][]string{upstream.SvcContent: upstream.ContentTypes},
 		ProcessMetrics: true,
 		Build:          ops.BuildInfo{Version: id.Version, Commit: id.Commit, GoVersion: id.GoVersion},
 	})
@@ -497,6 +498,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 			logger.Warn("breaker state change", "service", svc, "from", from, "to", to)
 		},
 		OnContentTypeBreakerChange: func(contentType, from, to string) {
+			mtr.TypeBreakerChange(upstream.SvcContent, contentType, from, to)
 			logger.Warn("breaker state change", "service", upstream.SvcContent, "content_type", contentType, "from", from, "to", to)
 		},
 		TracerProvider: tp,

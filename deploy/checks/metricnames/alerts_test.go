@@ -184,6 +184,8 @@ tests:
         values: '40 40x61'
       - series: 'edge_upstream_requests_total{job="dealer-edge",instance="a:9091",service="dealers",outcome="error"}'
         values: '0 5x61'
+      - series: 'edge_upstream_breaker_transitions_total{job="dealer-edge",instance="a:9091",service="dealers",to="open"}'
+        values: '0 1x61'
     alert_rule_test:
       - eval_time: 7m
         alertname: EdgeUpstreamBreakerOpen
@@ -200,6 +202,8 @@ tests:
         values: '0 600 1200x12'
       - series: 'edge_upstream_requests_total{job="dealer-edge",instance="a:9091",service="inventory",outcome="error"}'
         values: '3 3 8+1x12'
+      - series: 'edge_upstream_breaker_transitions_total{job="dealer-edge",instance="a:9091",service="inventory",to="open"}'
+        values: '0 0 1+1x12'
     alert_rule_test:
       - eval_time: 6m30s
         alertname: EdgeUpstreamBreakerOpen

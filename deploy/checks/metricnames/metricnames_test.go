@@ -118,7 +118,7 @@ func driveEdge(t *testing.T) string {
 	// inventory service is down.
 	e.Faults(t, "service=inventory&down=true")
 	deadline := time.Now().Add(15 * time.Second)
-	for page := 2; !strings.Contains(e.Scrape(t), "edge_upstream_breaker_transitions_total{"); page++ {
+	for page := 2; !strings.Contains(e.Scrape(t), `edge_upstream_breaker_transitions_total{service="inventory",to="open"} 1`); page++ {
 		if time.Now().After(deadline) {
 			t.Fatal("the inventory breaker did not trip")
 		}
