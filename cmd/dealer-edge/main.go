@@ -210,7 +210,7 @@ func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 	}
 	var watch *fileWatch
 	if cfg.WatchInterval > 0 && f.config != "" {
-		watch = startWatch(cfg.WatchInterval.D(), app.watchedFiles, func() {
+		watch = startWatch(cfg.WatchInterval.D(), app.watchedFiles, app.readFiles, func() {
 			app.log.Info("config file changed; reloading", "file", f.config)
 			_ = app.reload()
 		})
@@ -370,6 +370,9 @@ type app struct {
 	// rejected or not (configs.NamedFiles): watched beside the loaded
 	// config's, so that a *_file that was missing reloads when it comes.
 	named atomic.Pointer[[]string]
+	// read are the fingerprints of named as the last reload found them
+	// before reading them (readFiles).
+	read atomic.Pointer[map[string][32]byte]
 	// reloadHooks run on every reload with the new, validated config,
 	// before its settings are installed; each either applies its part in
 	// full or returns an error and changes nothing, and an error rejects
@@ -789,9 +792,14 @@ func (a *app) pingRedis(ctx context.Context) error {
 func (a *app) reload() error {
 	a.reloadMu.Lock()
 	defer a.reloadMu.Unlock()
-	cfg, err := a.flags.load()
+	// The files the config names, fingerprinted before they are read: a
+	// rejected reload for a file not there yet is retried by the watch
+	// when that file arrives, also when it arrives right after this read.
 	named := configs.NamedFiles(a.flags.config)
+	read := fingerprints(named)
+	cfg, err := a.flags.load()
 	a.named.Store(&named)
+	a.read.Store(&read)
 	if err == nil {
 		// The upstream timeouts in force are the start's.
 		err = configs.CheckRequestBudget(cfg.Server.RequestTimeout, a.fileCfg.Upstream.Timeouts)
@@ -822,6 +830,15 @@ func (a *app) reload() error {
 	// The TLS files are read again too (their paths are fixed at start).
 	if err := a.reloadCertificate(); err != nil {
 		return fmt.Errorf("config reloaded, but %w (the one in force stays): %w", ops.ErrCertificateNotReloaded, err)
+	}
+	return nil
+}
+
+// readFiles are the fingerprints the last reload took of the files the
+// config file named, before reading them (nil before any reload).
+func (a *app) readFiles() map[string][32]byte {
+	if r := a.read.Load(); r != nil {
+		return *r
 	}
 	return nil
 }

@@ -20,6 +20,10 @@ import (
 type fileWatch struct {
 	interval time.Duration
 	files    func() []string // re-read at every tick: a reload may name other files
+	// read returns the fingerprints the last reload took of the files it
+	// named, before it read them (nil before any): the state a file new
+	// to files counts its changes from.
+	read     func() map[string][32]byte
 	onChange func()
 	stop     chan struct{}
 	done     chan struct{}
@@ -50,12 +54,17 @@ func fingerprints(paths []string) map[string][32]byte {
 	return out
 }
 
-// changed reports whether a file watched in both last and now differs. A
-// file only in now is not a change: it is new to the list, and its state
-// now is where its changes count from.
-func changed(last, now map[string][32]byte) bool {
+// changed reports whether a file of now differs from its state in last
+// or, for a file new to the list, from its state when the reload that
+// named it read it (read). A file new to the list that no reload read is
+// not a change: its state now is where its changes count from.
+func changed(last, read, now map[string][32]byte) bool {
 	for p, h := range now {
-		if old, ok := last[p]; ok && old != h {
+		old, ok := last[p]
+		if !ok {
+			old, ok = read[p]
+		}
+		if ok && old != h {
 			return true
 		}
 	}
@@ -63,9 +72,13 @@ func changed(last, now map[string][32]byte) bool {
 }
 
 // startWatch begins polling; the first fingerprints are taken now, so
-// only later changes count.
-func startWatch(interval time.Duration, files func() []string, onChange func()) *fileWatch {
-	w := &fileWatch{interval: interval, files: files, onChange: onChange, stop: make(chan struct{}), done: make(chan struct{})}
+// only later changes count. read returns what the last reload read (see
+// fileWatch.read); it may be nil.
+func startWatch(interval time.Duration, files func() []string, read func() map[string][32]byte, onChange func()) *fileWatch {
+	if read == nil {
+		read = func() map[string][32]byte { return nil }
+	}
+	w := &fileWatch{interval: interval, files: files, read: read, onChange: onChange, stop: make(chan struct{}), done: make(chan struct{})}
 	last := fingerprints(files())
 	go func() {
 		defer close(w.done)
@@ -80,7 +93,7 @@ func startWatch(interval time.Duration, files func() []string, onChange func()) 
 			// Taken before the reload: a change during the reload is seen
 			// at the next tick.
 			now := fingerprints(w.files())
-			if !changed(last, now) {
+			if !changed(last, w.read(), now) {
 				last = now
 				continue
 			}
@@ -88,10 +101,16 @@ func startWatch(interval time.Duration, files func() []string, onChange func()) 
 			w.onChange()
 			// A file the reload named for the first time (a new *_file,
 			// of a rejected config too: one that is not there yet) counts
-			// from its state right after the reload, so its arrival is a
-			// change and reloads.
+			// from its state when the reload read it, so its arrival is a
+			// change and reloads, also when it arrived during the reload
+			// (its state right after the reload would already be the
+			// arrived file's: that reload was never retried).
+			read := w.read()
 			for p, h := range fingerprints(w.files()) {
 				if _, ok := last[p]; !ok {
+					if r, ok := read[p]; ok {
+						h = r
+					}
 					last[p] = h
 				}
 			}
