@@ -163,7 +163,10 @@ tests:
 }
 
 // EdgeUpstreamBreakerOpen fires on a breaker that is not closed while
-// calls to its service are refused or fail, not on a breaker left
+// calls to its service are refused or one of its breakers opens (a
+// failed call alone is not the evidence since 2026-11-27: the content
+// service's gauge is the worst of its per-type breakers, and another
+// type's errors are no open breaker), not on a breaker left
 // half-open by an outage after which no call came: the gauge reads the
 // breaker's State(), which turns open into half-open once
 // upstream.breaker_open_for has passed, and only a call leaves half-open.

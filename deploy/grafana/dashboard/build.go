@@ -185,7 +185,7 @@ func Build() Dashboard {
 	b.add(12, 8, timeseries("Upstream latency p99 and p50 by service", "edge_upstream_request_duration_seconds of the calls that were made.", "s",
 		q(`histogram_quantile(0.99, sum by (service, le) (rate(edge_upstream_request_duration_seconds_bucket{`+sel+`}`+rate+`)))`, "{{service}} p99"),
 		q(`histogram_quantile(0.5, sum by (service, le) (rate(edge_upstream_request_duration_seconds_bucket{`+sel+`}`+rate+`)))`, "{{service}} p50")))
-	b.add(12, 8, stateTimeline("Breaker state by service", "Worst state over the instances: closed, half-open, open. An open breaker reads half-open once upstream.breaker_open_for has passed and until the next call: after an outage with no calls since, half-open alone refuses nothing (the alert EdgeUpstreamBreakerOpen needs refused or failed calls).",
+	b.add(12, 8, stateTimeline("Breaker state by service", "Worst state over the instances: closed, half-open, open. An open breaker reads half-open once upstream.breaker_open_for has passed and until the next call: after an outage with no calls since, half-open alone refuses nothing (the alert EdgeUpstreamBreakerOpen needs a refused call or an opening within 5 minutes; /readyz and the status page do not count such a quiet breaker as degraded).",
 		map[string][2]string{"0": {"closed", "green"}, "1": {"half-open", "orange"}, "2": {"open", "red"}},
 		[]Step{{Color: "green"}, {Color: "orange", Value: f(1)}, {Color: "red", Value: f(2)}},
 		q(`max by (service) (edge_upstream_breaker_state{`+sel+`})`, "{{service}}")))
