@@ -377,7 +377,10 @@ func (a *Admin) purge(ctx *fasthttp.RequestCtx) {
 	defer cancel()
 	if err := a.o.Purge(c, id); err != nil {
 		a.log.Error("cache purge failed", "dealer_id", id, "error", err.Error())
-		problem(ctx, fasthttp.StatusServiceUnavailable, "purge failed", err.Error())
+		// The error's text names Redis's addresses: the log has it, the
+		// answer says what becomes of the purge (cache.PurgeDealer).
+		problem(ctx, fasthttp.StatusServiceUnavailable, "purge not taken by Redis",
+			"Redis could not take the purge: it applies to this instance now and is sent to Redis every 2 s until Redis takes it")
 		return
 	}
 	a.o.Metrics.CachePurge()

@@ -454,8 +454,10 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 	a.closers = append(a.closers, func() { _ = a.rdb.Close() })
 
 	// Tracing: the config's section with the OTEL_* variables over it.
-	// Its closer is registered first so that it runs last, after the
-	// listener has finished the requests whose spans it flushes.
+	// closeAll runs the closers in reverse order once the listeners have
+	// finished their requests: the tracer's flushes those requests' spans
+	// before the Redis client (registered before it) and the embedded
+	// services close.
 	var tp trace.TracerProvider
 	tcfg, err := cfg.TracingConfig().WithEnv(os.LookupEnv)
 	if err != nil {
