@@ -235,7 +235,11 @@ func parseInventoryListing(raw *rawParams, service string) (params, *apiError) {
 	p := params{
 		page:     v.integer(pPage, defaultPage, 1, maxPage),
 		pageSize: v.integer(pPageSize, defaultListPageSize, 1, maxListPageSize),
-		q:        v.text(pQ, maxQLen),
+		// The inventory service matches q as the content service does
+		// (upstream's package doc), and a listing does not echo q: its
+		// canonical form is one cache entry and one call for every
+		// variant of a query.
+		q: normalizeQuery(v.text(pQ, maxQLen)),
 	}
 	if service == publicshape.ServiceNLT {
 		v.forbid(pCatalogType, "is supported for REWIND and NOS only")

@@ -7,8 +7,9 @@ import (
 	"unicode/utf8"
 )
 
-// normalizeQuery returns the canonical form of a content text query (q of
-// search and content listings), already trimmed and space-collapsed: what
+// normalizeQuery returns the canonical form of a text query (q of search,
+// content listings and inventory listings, whose service matches q the
+// same way), already trimmed and space-collapsed: what
 // the content service's matching depends on and nothing else. The service
 // (upstream.ContentFilter.Q; corpus.Filter in the fake) keeps a record when
 // every whitespace-separated word of q, lowercased, is a substring of its
