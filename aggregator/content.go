@@ -233,6 +233,9 @@ func (s *Server) contentDetails(ctx *fasthttp.RequestCtx, rs *reqState) {
 	s.respond(ctx, rs, st, ct, rs.keyBuf, func(c context.Context) ([]byte, error) {
 		c, cancel := fillCtx(c, st, reqID, tp)
 		defer cancel()
+		if s.slugNotInView(c, st, pr.dealerID, ct, fp.slug) {
+			return nil, problemf(codeContentNotFound, "no "+ct+" item with this slug")
+		}
 		recs, err := s.backend.Content(c, pr.dealerID, ct, upstream.ContentFilter{})
 		if err != nil {
 			return nil, err
@@ -249,6 +252,33 @@ func (s *Server) contentDetails(ctx *fasthttp.RequestCtx, rs *reqState) {
 		}
 		return nil, problemf(codeContentNotFound, "no "+ct+" item with this slug")
 	})
+}
+
+// slugNotInView reports whether the dealer's fresh view of type ct (the
+// cached one listings are cut from; filled by one summary call when cold)
+// shows that no item has the slug, so that a detail of an unknown slug is a
+// 404 without a call: the content service has no read by slug, and the
+// detail's full read of the whole type (every record whole, a few hundred
+// KB) for a 404 that is not cached let one key make a full download per
+// request. Only where the view holds every slug readable by slug: not for
+// news, whose view leaves out editions that are not first-party but stay
+// readable by slug (mapping.Discovery), nor with views off for the type.
+// A view that cannot be read (the service failing) decides nothing: the
+// detail asks the service as before.
+func (s *Server) slugNotInView(ctx context.Context, st *liveSettings, dealerID int64, ct, slug string) bool {
+	if ct == upstream.ContentNews || st.policy(RouteContentListing, ct).TTL <= 0 {
+		return false
+	}
+	view, _, err := s.visibleView(ctx, st, dealerID, ct)
+	if err != nil {
+		return false
+	}
+	for i := range view {
+		if view[i].Slug == slug {
+			return false
+		}
+	}
+	return true
 }
 
 // contentHub serves 4.3 GET /dealer/content/hub: the six sections are
