@@ -2,6 +2,7 @@ package aggregator
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dealer-edge/dealer-edge/aggregator/mapping"
+	"github.com/dealer-edge/dealer-edge/cache"
 	"github.com/dealer-edge/dealer-edge/publicshape"
 	"github.com/dealer-edge/dealer-edge/upstream"
 )
@@ -260,13 +262,13 @@ func (s *Server) contentDetails(ctx *fasthttp.RequestCtx, rs *reqState) {
 // 404 without a call: the content service has no read by slug, and the
 // detail's full read of the whole type (every record whole, a few hundred
 // KB) for a 404 that is not cached let one key make a full download per
-// request. Only where the view holds every slug readable by slug: not for
-// news, whose view leaves out editions that are not first-party but stay
-// readable by slug (mapping.Discovery), nor with views off for the type.
-// A view that cannot be read (the service failing) decides nothing: the
-// detail asks the service as before.
+// request. For news the view leaves out the editions that are readable by
+// slug only (mapping.Discovery): their slugs are a small cached entry of
+// their own (slugOnlySlugs). With views off for the type nothing is
+// decided here, and a view that cannot be read (the service failing)
+// decides nothing: the detail asks the service as before.
 func (s *Server) slugNotInView(ctx context.Context, st *liveSettings, dealerID int64, ct, slug string) bool {
-	if ct == upstream.ContentNews || st.policy(RouteContentListing, ct).TTL <= 0 {
+	if st.policy(RouteContentListing, ct).TTL <= 0 {
 		return false
 	}
 	view, _, err := s.visibleView(ctx, st, dealerID, ct)
@@ -278,7 +280,64 @@ func (s *Server) slugNotInView(ctx context.Context, st *liveSettings, dealerID i
 			return false
 		}
 	}
+	if ct != upstream.ContentNews {
+		return true
+	}
+	only, err := s.slugOnlySlugs(ctx, st, dealerID, ct)
+	if err != nil {
+		return false
+	}
+	for len(only) > 0 {
+		n, w := binary.Uvarint(only)
+		if w <= 0 || n > uint64(len(only)-w) {
+			return false // not this edge's form: decide nothing
+		}
+		if string(only[w:w+int(n)]) == slug {
+			return false
+		}
+		only = only[w+int(n):]
+	}
 	return true
+}
+
+// slugOnlyKeyPrefix starts the cache key of a type's slug-only slugs (see
+// slugOnlySlugs); like viewKeyPrefix, no route is called so.
+const slugOnlyKeyPrefix = "content_slug_only\x00v1\x00"
+
+// slugOnlySlugs returns the slugs of the dealer's records of type ct that
+// are readable by slug but in no listing (mapping.BySlug without
+// mapping.Discovery: news editions that are not first-party), each as a
+// uvarint length and its bytes, from a cache entry that lives as long as
+// the type's view and is filled by one summary call.
+func (s *Server) slugOnlySlugs(ctx context.Context, st *liveSettings, dealerID int64, ct string) ([]byte, error) {
+	pol := cache.Policy{TTL: st.policy(RouteContentListing, ct).TTL}
+	key := append([]byte(slugOnlyKeyPrefix), ct...)
+	e, _, err := s.cache.Get(ctx, dealerID, key, pol, func(c context.Context) ([]byte, error) {
+		recs, err := s.backend.Content(c, dealerID, ct, upstream.ContentFilter{Summary: true})
+		if err != nil {
+			return nil, err
+		}
+		listed := map[string]bool{}
+		for _, r := range mapping.Visible(dealerID, ct, recs, mapping.Discovery) {
+			listed[r.Slug] = true
+		}
+		b := []byte{}
+		for _, r := range mapping.Visible(dealerID, ct, recs, mapping.BySlug) {
+			if !listed[r.Slug] {
+				b = binary.AppendUvarint(b, uint64(len(r.Slug)))
+				b = append(b, r.Slug...)
+			}
+		}
+		return b, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	b := e.Body()
+	if b == nil {
+		return nil, errors.New("aggregator: unreadable slug-only entry")
+	}
+	return b, nil
 }
 
 // contentHub serves 4.3 GET /dealer/content/hub: the six sections are

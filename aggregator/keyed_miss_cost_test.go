@@ -30,34 +30,6 @@ func skipUnlessMissCost(t *testing.T) {
 	}
 }
 
-// TestUnknownNewsSlugCost: a news detail for a slug the dealer does not
-// have still downloads the whole news corpus in full form (the content
-// service has no read by slug, and the news view leaves out the editions
-// that are readable by slug only, so it cannot decide;
-// TestUnknownContentSlugAnsweredFromView covers the other types), and its
-// 404 is not cached: one full download per request, charged 1 token.
-func TestUnknownNewsSlugCost(t *testing.T) {
-	skipUnlessMissCost(t)
-	e := newIndexEdge(t, fake.Options{}, nil, false)
-	if st, body := e.body(t, "/dealer/content/news/listing", "demo-key-alpha"); st != 200 {
-		t.Fatalf("listing: %d %s", st, body)
-	}
-	const n = 20
-	before := e.fk.Calls(fake.ContentTypeService("news"))
-	for i := range n {
-		if st, body := e.body(t, fmt.Sprintf("/dealer/content/news/details?slug=no-such-slug-%d", i%2), "demo-key-alpha"); st != 404 {
-			t.Fatalf("%d %s", st, body)
-		}
-	}
-	calls := e.fk.Calls(fake.ContentTypeService("news")) - before
-	full := contentAnswerBytes(t, e, "news", "")
-	t.Logf("news: %d requests for two unknown slugs -> %d content calls of %d bytes each (the summary view: %d bytes)",
-		n, calls, full, contentAnswerBytes(t, e, "news", "?view=summary"))
-	if calls != 0 {
-		t.Errorf("%d content calls (%d bytes) for %d requests of unknown news slugs; want 0", calls, calls*int64(full), n)
-	}
-}
-
 // TestUnknownVehicleCost: a detail request for a vehicle id the dealer does
 // not have (a random UUID, or another dealer's vehicle) calls inventory and
 // media at once, every time (the 404 is not cached): two calls for one

@@ -25,8 +25,9 @@ import (
 // section and every category/topic/brand listing is cut from it while it
 // is fresh, without another call; a text query (listings with q, search)
 // still goes to the content service, which alone matches text, and the
-// view supplies the visibility. Details read whole records by slug and do
-// not use views.
+// view supplies the visibility. Details read whole records and pick the
+// slug; a slug not in the view (nor, for news, among the slugs readable by
+// slug only) is a 404 without that read (slugNotInView).
 
 // viewKeyPrefix starts the cache key of a view: no route is called so,
 // so it cannot meet a response key. The "v1" is the view's cache form
