@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -17,25 +16,20 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The tests of this file measure what one valid key can make the internal
-// services do with requests the cache never answers (404s are not cached;
-// pages past the end are distinct entries). They state the bound the
-// limiter's route costs would need and fail while a request costs more
-// than that; they are known open findings (2026-11-27 audit, keyedabuse),
-// run with KEYED_MISS_COST=1.
-func skipUnlessMissCost(t *testing.T) {
-	t.Helper()
-	if os.Getenv("KEYED_MISS_COST") == "" {
-		t.Skip("open finding (see the test's comment); run with KEYED_MISS_COST=1")
-	}
-}
+// The tests of this file hold what one valid key can make the internal
+// services and Redis do with requests the cache never answers (404s are not
+// cached; pages past the end are distinct entries) to the bounds the
+// README states ("Rate limiting", what one key can cost within its
+// budget): a change that makes a miss cost more fails them. The bounds are
+// open findings of the 2026-11-27 keyed-abuse audit, not the costs one
+// would want (a cached 404, pages past the end answered from a cached
+// total, a per-dealer bound in Redis); the README says so.
 
 // TestUnknownVehicleCost: a detail request for a vehicle id the dealer does
 // not have (a random UUID, or another dealer's vehicle) calls inventory and
-// media at once, every time (the 404 is not cached): two calls for one
-// token.
+// media at once, every time (the 404 is not cached): at most two calls for
+// one token, never the catalog.
 func TestUnknownVehicleCost(t *testing.T) {
-	skipUnlessMissCost(t)
 	e := newIndexEdge(t, fake.Options{}, nil, false)
 	// A vehicle of dealer 102 (demo-key-beta), asked for with dealer 101's key.
 	st, body := e.body(t, "/dealer/REWIND/listing?page_size=1", "demo-key-beta")
@@ -60,8 +54,8 @@ func TestUnknownVehicleCost(t *testing.T) {
 			}
 			inv, med, cat := e.fk.Calls(upstream.SvcInventory)-inv0, e.fk.Calls(upstream.SvcMedia)-med0, e.fk.Calls(upstream.SvcCatalog)-cat0
 			t.Logf("%s: %d requests -> inventory %d, media %d, catalog %d calls", c.name, n, inv, med, cat)
-			if inv+med+cat > n {
-				t.Errorf("%d calls for %d requests of 1 token each", inv+med+cat, n)
+			if inv > n || med > n || cat != 0 {
+				t.Errorf("%d requests of 1 token each made %d inventory, %d media and %d catalog calls; the README states at most one inventory and one media call each", n, inv, med, cat)
 			}
 		})
 	}
@@ -70,17 +64,17 @@ func TestUnknownVehicleCost(t *testing.T) {
 // TestPagesPastTheEndCost: every page number (up to 2^31-1) and page size
 // (1-100) of an inventory listing is an entry of its own, and a page past
 // the end is one inventory call though a cached page of the same query
-// already says how many items there are. Content listings cut every page
-// from the cached view: no call.
+// already says how many items there are: at most one call a page. Content
+// listings cut every page from the cached view: no call.
 func TestPagesPastTheEndCost(t *testing.T) {
-	skipUnlessMissCost(t)
 	e := newIndexEdge(t, fake.Options{}, nil, false)
 	const n = 20
 	for _, c := range []struct {
 		path, svc string
+		max       int
 	}{
-		{"/dealer/REWIND/listing", upstream.SvcInventory},
-		{"/dealer/content/news/listing", fake.ContentTypeService("news")},
+		{"/dealer/REWIND/listing", upstream.SvcInventory, n},
+		{"/dealer/content/news/listing", fake.ContentTypeService("news"), 0},
 	} {
 		if st, body := e.body(t, c.path, "demo-key-alpha"); st != 200 {
 			t.Fatalf("%s: %d %s", c.path, st, body)
@@ -94,8 +88,8 @@ func TestPagesPastTheEndCost(t *testing.T) {
 		}
 		calls := e.fk.Calls(c.svc) - before
 		t.Logf("%s: %d pages past the end -> %d %s calls", c.path, n, calls, c.svc)
-		if calls != 0 {
-			t.Errorf("%s: %d calls for %d pages past the end of a listing whose total is cached", c.path, calls, n)
+		if calls > int64(c.max) {
+			t.Errorf("%s: %d %s calls for %d pages past the end, want at most %d", c.path, calls, c.svc, n, c.max)
 		}
 	}
 }
@@ -122,12 +116,13 @@ func contentAnswerBytes(t *testing.T, e *indexEdge, ct, suffix string) int {
 // asked for again, and nothing bounds what one dealer or key holds there.
 // Distinct queries that all match (every substring of a title word is a q
 // of its own) are 1 token each (a search 5). The test fills pages of 100
-// items with distinct q's and computes, at the default plan (50 tokens a
-// second), what one key keeps in Redis at once: far above the 64 MiB the
-// embedded Redis holds in all, whose eviction (volatile-ttl: the keys
-// closest to expiry first) then drops other dealers' older entries first.
+// items with distinct q's, holds every entry's expiry in Redis to the
+// route's ttl + stale_if_error (no longer), and logs what one key keeps in
+// Redis at once at the default plan (50 tokens a second): the README's
+// figures, far above the 64 MiB the embedded Redis holds in all, whose
+// eviction (volatile-ttl: the keys closest to expiry first) then drops
+// other dealers' older entries first.
 func TestOneKeyRedisFootprint(t *testing.T) {
-	skipUnlessMissCost(t)
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
@@ -182,8 +177,8 @@ func TestOneKeyRedisFootprint(t *testing.T) {
 			held := int64(per) * rate / int64(r.cost) * int64(r.life/time.Second)
 			t.Logf("%s: %d bytes a request in Redis, kept %v; at %d tokens/s one key holds %d entries, %.0f MiB",
 				r.name, per, minTTL.Round(time.Second), rate, rate/r.cost*int(r.life/time.Second), float64(held)/(1<<20))
-			if held > 64<<20 {
-				t.Errorf("one key at the default plan holds %.0f MiB of %s entries in Redis; want at most 64 MiB (the whole embedded Redis)", float64(held)/(1<<20), r.name)
+			if minTTL > r.life || minTTL < r.life-time.Minute {
+				t.Errorf("%s entries expire from Redis after %v, want the route's ttl + stale_if_error, %v", r.name, minTTL, r.life)
 			}
 		})
 	}
