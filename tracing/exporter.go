@@ -16,10 +16,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
@@ -145,6 +147,134 @@ type exporter struct {
 	cfg     ExportConfig
 	stopped atomic.Bool
 	drops   *drops // nil: nothing counted (the exporter alone, in tests)
+	// partial reports the collector's partial successes, rate-limited.
+	partial partialReporter
+}
+
+// partialReportEvery is how often at most a partial success is reported
+// (the collector may refuse some spans of every batch, several a second).
+const partialReportEvery = time.Minute
+
+// partialReporter reports the collector's partial successes through
+// handle (otel.Handle: Options.OnError, the event log), the first at once
+// and then at most one every `every`, each with the counts since the
+// previous report.
+type partialReporter struct {
+	handle func(error)
+	every  time.Duration
+	mu     sync.Mutex
+	last   time.Time // of the last report; zero: none yet
+	// answers and spans are the partial successes (and the spans they
+	// rejected) since the last report, not yet reported.
+	answers, spans int64
+}
+
+// report records one partial success that rejected n spans of a batch of
+// batch, with the collector's message, and reports it when the last report
+// is old enough.
+func (p *partialReporter) report(n int64, batch int, msg string) {
+	now := time.Now()
+	p.mu.Lock()
+	p.answers++
+	p.spans += n
+	if !p.last.IsZero() && now.Sub(p.last) < p.every {
+		p.mu.Unlock()
+		return
+	}
+	answers, spans := p.answers, p.spans
+	p.answers, p.spans, p.last = 0, 0, now
+	p.mu.Unlock()
+	err := fmt.Errorf("tracing: export: the collector rejected %d of %d spans (OTLP partial success)", n, batch)
+	if msg != "" {
+		err = fmt.Errorf("%w: %q", err, msg)
+	}
+	if answers > 1 {
+		err = fmt.Errorf("%w; %d spans in %d such answers since the previous report", err, spans, answers)
+	}
+	p.handle(err)
+}
+
+// partialSuccess is what a 2xx answer says it did not take: the
+// partial_success field of an ExportTraceServiceResponse.
+type partialSuccess struct {
+	rejected int64
+	message  string
+}
+
+// maxPartialMessage bounds the collector's error_message as reported.
+const maxPartialMessage = 512
+
+// parsePartialSuccess reads the partial_success field (1) of an
+// opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse:
+// rejected_spans (1, int64) and error_message (2, string) of its
+// ExportTracePartialSuccess. Like the request, it is decoded with
+// protowire rather than the collector package (see the top of the file).
+// Unknown fields are skipped; a body that does not parse is reported as no
+// partial success (the collector said 2xx).
+func parsePartialSuccess(b []byte) (partialSuccess, bool) {
+	var ps partialSuccess
+	found := false
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return partialSuccess{}, false
+		}
+		b = b[n:]
+		if num != 1 || typ != protowire.BytesType {
+			n = protowire.ConsumeFieldValue(num, typ, b)
+			if n < 0 {
+				return partialSuccess{}, false
+			}
+			b = b[n:]
+			continue
+		}
+		m, n := protowire.ConsumeBytes(b)
+		if n < 0 {
+			return partialSuccess{}, false
+		}
+		b = b[n:]
+		found = true
+		// A message field that occurs more than once is merged: the
+		// last value of each scalar wins.
+		for len(m) > 0 {
+			fnum, ftyp, k := protowire.ConsumeTag(m)
+			if k < 0 {
+				return partialSuccess{}, false
+			}
+			m = m[k:]
+			switch {
+			case fnum == 1 && ftyp == protowire.VarintType:
+				v, k := protowire.ConsumeVarint(m)
+				if k < 0 {
+					return partialSuccess{}, false
+				}
+				ps.rejected = int64(v)
+				m = m[k:]
+			case fnum == 2 && ftyp == protowire.BytesType:
+				v, k := protowire.ConsumeBytes(m)
+				if k < 0 {
+					return partialSuccess{}, false
+				}
+				ps.message = string(v)
+				m = m[k:]
+			default:
+				k = protowire.ConsumeFieldValue(fnum, ftyp, m)
+				if k < 0 {
+					return partialSuccess{}, false
+				}
+				m = m[k:]
+			}
+		}
+	}
+	if len(ps.message) > maxPartialMessage {
+		cut := maxPartialMessage
+		for cut > maxPartialMessage-utf8.UTFMax && !utf8.RuneStart(ps.message[cut]) {
+			cut-- // not inside a character
+		}
+		ps.message = ps.message[:cut]
+	}
+	ps.message = validUTF8(ps.message)
+	return ps, found
 }
 
 func newExporter(url string, cfg ExportConfig) (*exporter, error) {
@@ -175,7 +305,8 @@ func newExporter(url string, cfg ExportConfig) (*exporter, error) {
 		}
 		tr.TLSClientConfig = tc
 	}
-	return &exporter{url: url, client: &http.Client{Transport: tr}, cfg: cfg}, nil
+	return &exporter{url: url, client: &http.Client{Transport: tr}, cfg: cfg,
+		partial: partialReporter{handle: otel.Handle, every: partialReportEvery}}, nil
 }
 
 // errNotRetryable marks an answer that a retry cannot change.
@@ -185,21 +316,37 @@ var errNotRetryable = errors.New("not retryable")
 // the statuses the specification calls retryable (429, 502, 503, 504;
 // Retry-After honoured) with backoff, all within the export timeout.
 // A failed export's spans are dropped (the batch processor makes a new
-// batch whatever the result) and counted.
+// batch whatever the result) and counted; so are the spans the collector
+// says it rejected in a partial success, which is reported (rate-limited)
+// but is no error: the rest of the batch was taken.
 func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	e.drops.handedOver(len(spans))
-	if e.stopped.Load() || len(spans) == 0 {
+	if len(spans) == 0 {
 		return nil
 	}
-	err := e.export(ctx, spans)
+	if e.stopped.Load() {
+		// The batch processor calls Shutdown after its last export, so
+		// this does not happen through it; counted all the same.
+		e.drops.afterShutdown(len(spans))
+		return nil
+	}
+	ps, err := e.export(ctx, spans)
 	if err != nil {
 		e.drops.exportFailed(len(spans))
+		return err
 	}
-	return err
+	if ps.rejected > 0 || ps.message != "" {
+		// The count is the collector's; it cannot drop more than it got.
+		n := min(max(ps.rejected, 0), int64(len(spans)))
+		e.drops.rejectedByCollector(int(n))
+		e.partial.report(n, len(spans), ps.message)
+	}
+	return nil
 }
 
-// export sends spans in one request, with the retries of ExportSpans.
-func (e *exporter) export(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+// export sends spans in one request, with the retries of ExportSpans, and
+// returns the partial success the collector answered, if any.
+func (e *exporter) export(ctx context.Context, spans []sdktrace.ReadOnlySpan) (partialSuccess, error) {
 	body := marshalExportRequest(nil, spans)
 	if e.cfg.Gzip {
 		var buf bytes.Buffer
@@ -212,12 +359,12 @@ func (e *exporter) export(ctx context.Context, spans []sdktrace.ReadOnlySpan) er
 	defer cancel()
 	backoff := 250 * time.Millisecond
 	for {
-		wait, err := e.post(ctx, body)
+		ps, wait, err := e.post(ctx, body)
 		if err == nil {
-			return nil
+			return ps, nil
 		}
 		if errors.Is(err, errNotRetryable) {
-			return err
+			return partialSuccess{}, err
 		}
 		if wait <= 0 {
 			wait = backoff
@@ -227,18 +374,19 @@ func (e *exporter) export(ctx context.Context, spans []sdktrace.ReadOnlySpan) er
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("%w (%v)", err, ctx.Err())
+			return partialSuccess{}, fmt.Errorf("%w (%v)", err, ctx.Err())
 		case <-t.C:
 		}
 	}
 }
 
-// post sends one request. A retryable failure returns the wait the server
-// asked for (Retry-After), or zero.
-func (e *exporter) post(ctx context.Context, body []byte) (time.Duration, error) {
+// post sends one request. A success returns the partial success the
+// collector answered, if any; a retryable failure returns the wait the
+// server asked for (Retry-After), or zero.
+func (e *exporter) post(ctx context.Context, body []byte) (partialSuccess, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(body))
 	if err != nil {
-		return 0, fmt.Errorf("tracing: export: %w: %w", err, errNotRetryable)
+		return partialSuccess{}, 0, fmt.Errorf("tracing: export: %w: %w", err, errNotRetryable)
 	}
 	req.Header.Set("Content-Type", "application/x-protobuf")
 	req.Header.Set("User-Agent", "dealer-edge-otlp-exporter")
@@ -250,16 +398,22 @@ func (e *exporter) post(ctx context.Context, body []byte) (time.Duration, error)
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("tracing: export: %w", err)
+		return partialSuccess{}, 0, fmt.Errorf("tracing: export: %w", err)
 	}
 	// The answer (an ExportTraceServiceResponse, or an error Status) is
-	// read so that the connection is reused; its partial-success counts
-	// are not acted on.
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	// read whole, up to a bound, so that the connection is reused; a
+	// success's partial_success says which spans the collector refused.
+	var ps partialSuccess
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 && isProtobuf(resp.Header.Get("Content-Type")) {
+		if b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse)); err == nil {
+			ps, _ = parsePartialSuccess(b)
+		}
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponse))
 	_ = resp.Body.Close()
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-		return 0, nil
+		return ps, 0, nil
 	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode == http.StatusBadGateway,
 		resp.StatusCode == http.StatusServiceUnavailable, resp.StatusCode == http.StatusGatewayTimeout:
 		var wait time.Duration
@@ -269,13 +423,25 @@ func (e *exporter) post(ctx context.Context, body []byte) (time.Duration, error)
 		} else if t, err := http.ParseTime(ra); err == nil { // RFC 9110 10.2.3: an HTTP-date
 			wait = min(max(time.Until(t), 0), 60*time.Second)
 		}
-		return wait, fmt.Errorf("tracing: export: collector answered %d", resp.StatusCode)
+		return partialSuccess{}, wait, fmt.Errorf("tracing: export: collector answered %d", resp.StatusCode)
 	default:
-		return 0, fmt.Errorf("tracing: export: collector answered %d: %w", resp.StatusCode, errNotRetryable)
+		return partialSuccess{}, 0, fmt.Errorf("tracing: export: collector answered %d: %w", resp.StatusCode, errNotRetryable)
 	}
 }
 
-// Shutdown stops exporting; spans handed over later are dropped.
+// maxResponse bounds how much of a collector's answer is read.
+const maxResponse = 64 << 10
+
+// isProtobuf reports whether a Content-Type is OTLP's binary protobuf: a
+// collector answers in the request's encoding, and a JSON or text body
+// (a proxy's error page) has no partial success to read.
+func isProtobuf(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "application/x-protobuf")
+}
+
+// Shutdown stops exporting; spans handed over later are dropped, counted
+// as DropShutdown.
 func (e *exporter) Shutdown(context.Context) error {
 	e.stopped.Store(true)
 	e.client.CloseIdleConnections()

@@ -325,10 +325,14 @@ func New(cfg Config, opts Options) (*Tracing, error) {
 const EnvBSPMaxQueueSize = "OTEL_BSP_MAX_QUEUE_SIZE"
 
 // Dropped returns the counts of sampled spans dropped since start: over a
-// full batch queue, and in batches that could not be exported. Each
+// full batch queue, in batches that could not be exported, refused by the
+// collector in a partial success, and ended once shutdown had begun. Each
 // dropped span is counted once.
 func (t *Tracing) Dropped() Dropped {
-	return Dropped{QueueFull: t.drops.queueFull.Load(), ExportFailed: t.drops.failed.Load()}
+	return Dropped{
+		QueueFull: t.drops.queueFull.Load(), ExportFailed: t.drops.failed.Load(),
+		Rejected: t.drops.rejected.Load(), Shutdown: t.drops.shutdown.Load(),
+	}
 }
 
 // URL is where spans are exported, for logs: a password in the URL (basic

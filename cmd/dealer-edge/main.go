@@ -478,6 +478,10 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 			if err := tr.Shutdown(ctx); err != nil {
 				logger.Warn("tracing: spans not flushed at shutdown", "error", err.Error())
 			}
+			// The admin listener is closed by now: no scrape sees these.
+			if n := tr.Dropped().Shutdown; n > 0 {
+				logger.Warn("tracing: spans ended during shutdown were dropped", "spans", n)
+			}
 		})
 		logger.Info("tracing on", "endpoint", tr.URL(), "sampler", tr.Sampler())
 	}
@@ -647,7 +651,10 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 	if tr != nil {
 		tracingStats = func() ops.TracingStats {
 			d := tr.Dropped()
-			return ops.TracingStats{SpansDropped: map[string]uint64{tracing.DropQueueFull: d.QueueFull, tracing.DropExportFailed: d.ExportFailed}}
+			return ops.TracingStats{SpansDropped: map[string]uint64{
+				tracing.DropQueueFull: d.QueueFull, tracing.DropExportFailed: d.ExportFailed,
+				tracing.DropRejected: d.Rejected, tracing.DropShutdown: d.Shutdown,
+			}}
 		}
 	}
 	mtr.SetSources(ops.Sources{

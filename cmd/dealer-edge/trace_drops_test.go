@@ -45,6 +45,14 @@ func TestTracingDroppedSpansMetric(t *testing.T) {
 	if _, ok := m[exportFailed]; !ok {
 		t.Fatalf("%s not exported with tracing on", exportFailed)
 	}
+	for _, reason := range []string{"rejected", "shutdown"} {
+		s := `edge_trace_spans_dropped_total{reason="` + reason + `"}`
+		if v, ok := m[s]; !ok {
+			t.Errorf("%s not exported with tracing on", s)
+		} else if v != 0 {
+			t.Errorf("%s = %v at start, want 0", s, v)
+		}
+	}
 
 	// Each request ends several spans (server, rate limit, cache, upstream
 	// calls): far more than a queue of 4 behind a stalled export holds.
