@@ -3,6 +3,7 @@ package aggregator
 import (
 	"context"
 	"errors"
+	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
 	"go.opentelemetry.io/otel/attribute"
@@ -53,17 +54,30 @@ func (s *Server) startTrace(ctx *fasthttp.RequestCtx, rs *reqState) {
 		return
 	}
 	m := spanMethod(ctx.Method())
-	path := ctx.Path()
-	if len(path) > maxSpanPath {
-		path = path[:maxSpanPath] // a hostile path does not make a huge span
-	}
 	rs.tctx, rs.span = s.tracing.StartServer(d, s2b(rs.tracestate), m,
 		trace.WithTimestamp(rs.start),
-		trace.WithAttributes(attrMethod.String(m), attrPath.String(string(path))))
+		trace.WithAttributes(attrMethod.String(m), attrPath.String(string(spanPath(ctx.Path())))))
 }
 
 // maxSpanPath bounds the url.path attribute.
 const maxSpanPath = 256
+
+// spanPath is the request's path as the url.path attribute holds it: at
+// most maxSpanPath bytes (a hostile path does not make a huge span), cut
+// before a UTF-8 character that would not fit whole rather than inside it
+// (the exporter would send the split character's first bytes as U+FFFD).
+// A path that is not UTF-8 there is cut at most 3 bytes short of the
+// bound. It returns a subslice of path: it allocates nothing.
+func spanPath(path []byte) []byte {
+	if len(path) <= maxSpanPath {
+		return path
+	}
+	n := maxSpanPath
+	for n > maxSpanPath-utf8.UTFMax+1 && !utf8.RuneStart(path[n]) {
+		n-- // path[n] continues the character that starts before it
+	}
+	return path[:n]
+}
 
 // spanMethod is the method as HTTP semantic conventions record it: a
 // known method, or "_OTHER" (a client's arbitrary token is not a name).

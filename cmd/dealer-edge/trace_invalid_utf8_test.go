@@ -48,3 +48,25 @@ func TestInvalidUTF8PathDoesNotDropTheBatch(t *testing.T) {
 		t.Errorf("url.path %q, want the bad bytes as U+FFFD", got)
 	}
 }
+
+// TestLongPathCutAtCharacter: url.path is cut to 256 bytes before a
+// character that does not fit whole. Until 2026-11-27 a path whose 256th
+// byte was inside a multi-byte character (here a percent-encoded "€" whose
+// first byte is the 256th) was cut inside it and exported ending in U+FFFD.
+func TestLongPathCutAtCharacter(t *testing.T) {
+	recv := startOTLPReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", recv.url)
+	t.Setenv("OTEL_TRACES_SAMPLER", "always_on")
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "20")
+	e := startEdge(t, "--demo")
+
+	prefix := "/dealer/" + strings.Repeat("a", 255-len("/dealer/")) // 255 bytes
+	r := e.get(prefix+"%E2%82%AC/listing", "demo-key-alpha", "X-Request-ID", "long-euro")
+	if r.status < 400 || r.status >= 500 { // not a service: a problem, whichever
+		t.Fatalf("status %d", r.status)
+	}
+	tr := recv.trace(t, "long-euro", func(spanTree) bool { return true })
+	if got := attr(tr.root, "url.path"); got != prefix {
+		t.Errorf("url.path %q (%d bytes), want the %d bytes before the \"€\"", got, len(got), len(prefix))
+	}
+}
