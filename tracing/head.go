@@ -138,16 +138,24 @@ func (t *Tracing) Decide(traceparent []byte) Decision {
 	return d
 }
 
+// maxTraceState bounds the client's tracestate that a server span keeps:
+// the span's children inherit it, so every span of the trace carries it,
+// and one client must not make them all kilobytes larger. It is the bound
+// of what the edge passes on to the internal services (upstream's
+// maxTracestate), so a tracestate kept here is also passed on.
+const maxTraceState = 512
+
 // StartServer starts the server span of a request whose Decision is
 // sampled, as a child of the client's traceparent (with its tracestate,
-// when that parses) or as the root of the trace the decision chose. The
+// when that parses and is at most maxTraceState characters) or as the
+// root of the trace the decision chose. The
 // returned context carries the span: hand it to whatever the request does.
 func (t *Tracing) StartServer(d Decision, tracestate []byte, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
 	ctx := context.Background()
 	if d.parent {
 		cfg := trace.SpanContextConfig{TraceID: d.tid, SpanID: d.sid, TraceFlags: d.flags, Remote: true}
 		if len(tracestate) > 0 {
-			if ts, err := trace.ParseTraceState(string(tracestate)); err == nil {
+			if ts, err := trace.ParseTraceState(string(tracestate)); err == nil && len(ts.String()) <= maxTraceState {
 				cfg.TraceState = ts
 			}
 		}

@@ -67,7 +67,7 @@ func TestTracingSampledTracestateUnbounded(t *testing.T) {
 	// Sampled: the same tracestate reaches the internal services whole.
 	for i := range 6 {
 		r = e.get(fmt.Sprintf("/dealer/NOS/listing?page_size=%d", 3+i), "demo-key-alpha",
-			"traceparent", "00-"+traceID+"-00f067aa0ba902b7-01", "tracestate", ts)
+			"traceparent", "00-"+traceID+"-00f067aa0ba902b7-01", "tracestate", ts, "X-Request-ID", fmt.Sprintf("big-ts-%d", i))
 		if r.status != 200 {
 			t.Errorf("sampled request %d: status %d %s, want 200", i, r.status, r.body)
 		}
@@ -80,6 +80,16 @@ func TestTracingSampledTracestateUnbounded(t *testing.T) {
 		}
 	}
 	mu.Unlock()
+
+	// Nor do its spans carry it (every span of the trace inherits the
+	// server span's tracestate): before 2026-11-27 each exported span
+	// held the 5.7 KB.
+	tr := recv.trace(t, "big-ts-0", func(st spanTree) bool { return len(st.spans) > 1 })
+	for _, sp := range tr.spans {
+		if len(sp.TraceState) > 512 {
+			t.Errorf("span %q exported with a %d-byte tracestate, want at most 512", sp.Name, len(sp.TraceState))
+		}
+	}
 
 	// Another client, no trace headers at all.
 	r = e.get("/dealer/NOS/listing?page_size=20", "demo-key-beta")
