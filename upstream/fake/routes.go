@@ -2,13 +2,13 @@ package fake
 
 import (
 	"encoding/json"
-	"github.com/dealer-edge/dealer-edge/publicshape"
 	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/dealer-edge/dealer-edge/publicshape"
 	"github.com/dealer-edge/dealer-edge/upstream"
 	"github.com/dealer-edge/dealer-edge/upstream/fake/corpus"
 )
