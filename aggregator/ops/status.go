@@ -75,12 +75,22 @@ type L1Status struct {
 	Evictions uint64 `json:"evictions_total"`
 }
 
-// LimiterStatus is the rate limiter's state.
+// LimiterStatus is the rate limiter's state: the per-key limiter's
+// fallback, fail mode and rates, and the per-client-address limiter's
+// fallback (Address, nil when there is none).
 type LimiterStatus struct {
-	FailMode       string   `json:"fail_mode,omitempty"`
-	FallbackActive bool     `json:"fallback_active"`
-	AdmittedPerSec *float64 `json:"admitted_per_second"`
-	RejectedPerSec *float64 `json:"rejected_per_second"`
+	FailMode       string                `json:"fail_mode,omitempty"`
+	FallbackActive bool                  `json:"fallback_active"`
+	AdmittedPerSec *float64              `json:"admitted_per_second"`
+	RejectedPerSec *float64              `json:"rejected_per_second"`
+	Address        *LimiterAddressStatus `json:"address,omitempty"`
+}
+
+// LimiterAddressStatus is the per-client-address limiter's state (failed
+// authentications, the OpenAPI document): whether it runs on its
+// in-process fallback because Redis failed.
+type LimiterAddressStatus struct {
+	FallbackActive bool `json:"fallback_active"`
 }
 
 // ReloadStatus is the last config reload attempt (SIGHUP or endpoint);
@@ -326,6 +336,9 @@ func (a *Admin) status(ctx context.Context) Status {
 	}
 	if lim != nil {
 		ls := &LimiterStatus{FailMode: lim.FailMode, FallbackActive: lim.FallbackActive}
+		if lim.Address != nil {
+			ls.Address = &LimiterAddressStatus{FallbackActive: lim.Address.Active}
+		}
 		if base != nil {
 			ls.AdmittedPerSec = rate(now.admitted, base.admitted)
 			ls.RejectedPerSec = rate(now.rejected, base.rejected)

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -216,5 +217,54 @@ func TestStatusPageAndEndpointAuth(t *testing.T) {
 	}
 	if a := call(t, c, "POST", "/admin/status", "s3cret-admin-token"); a.status != 405 {
 		t.Errorf("POST /admin/status: %d", a.status)
+	}
+}
+
+// TestStatusLimiterAddress checks that /admin/status shows the
+// per-client-address limiter's fallback beside the per-key limiter's, so
+// an operator sees either one running without Redis.
+func TestStatusLimiterAddress(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		stats   LimiterStats
+		want    string // the limiter object's JSON, admitted/rejected rates aside
+		wantNil bool   // no address object
+	}{
+		{name: "address limiter on fallback, key limiter on redis",
+			stats: LimiterStats{FailMode: "local", Address: &LimiterFallback{Activations: 1, Active: true}},
+			want:  `"address":{"fallback_active":true}`},
+		{name: "both on redis",
+			stats: LimiterStats{FailMode: "local", Address: &LimiterFallback{}},
+			want:  `"address":{"fallback_active":false}`},
+		{name: "no address limiter", stats: LimiterStats{FailMode: "open", FallbackActive: true}, wantNil: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewMetrics(MetricsOptions{})
+			m.SetSources(Sources{Limiter: func() LimiterStats { return tc.stats }})
+			a, err := NewAdmin(AdminOptions{Metrics: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := a.status(context.Background())
+			if st.Limiter == nil {
+				t.Fatal("no limiter status")
+			}
+			if st.Limiter.FallbackActive != tc.stats.FallbackActive {
+				t.Errorf("fallback_active %v, want %v", st.Limiter.FallbackActive, tc.stats.FallbackActive)
+			}
+			b, err := json.Marshal(st.Limiter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantNil {
+				if strings.Contains(string(b), `"address"`) {
+					t.Errorf("limiter %s, want no address object", b)
+				}
+				return
+			}
+			if !strings.Contains(string(b), tc.want) {
+				t.Errorf("limiter %s, want it to contain %s", b, tc.want)
+			}
+		})
 	}
 }

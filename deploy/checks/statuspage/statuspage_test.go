@@ -133,6 +133,12 @@ func TestStatusPageInChromium(t *testing.T) {
 	if r := eval(`document.getElementById("redis").textContent`); r != "up" {
 		t.Errorf("redis %q, want up", r)
 	}
+	// The limiter card shows both limiters' state: the per-key one and the
+	// per-client-address one (failed authentications, the OpenAPI
+	// document), each on Redis while Redis is up.
+	if l := eval(`document.getElementById("limiter").textContent`); !strings.HasPrefix(l, "key: redis \u00b7 address: redis \u00b7 ") {
+		t.Errorf("limiter card %q, want the per-key and the per-address limiter, both on redis", l)
+	}
 	// No traffic yet: no rate of inventory_listing.
 	rps := func() float64 {
 		v, err := strconv.ParseFloat(eval(cellJS("routes", "inventory_listing", "rps")), 64)
