@@ -127,10 +127,12 @@ type LimiterStats struct {
 }
 
 // LimiterFallback is one limiter's fallback state: switches to its
-// in-process fallback since start, and whether it is in use now.
+// in-process fallback since start, and whether it is in use now; and its
+// failed or timed-out Redis commands since start.
 type LimiterFallback struct {
 	Activations uint64
 	Active      bool
+	RedisErrors uint64
 }
 
 // CachePolicy is one route's response cache policy in force.
@@ -584,7 +586,8 @@ func (m *Metrics) writeDynamic(w io.Writer) {
 	if src.CachePolicies != nil {
 		writePolicies(w, src.CachePolicies())
 	}
-	var cacheRedisErr, limRedisErr uint64
+	var cacheRedisErr, limRedisErr, addrRedisErr uint64
+	var addrLimiter bool
 	if src.Cache != nil {
 		s := src.Cache()
 		metrics.WriteCounterUint64(w, "edge_cache_hits_total", s.Hits)
@@ -632,6 +635,7 @@ func (m *Metrics) writeDynamic(w io.Writer) {
 				active = 1
 			}
 			metrics.WriteGaugeUint64(w, "edge_ratelimit_address_fallback_active", active)
+			addrLimiter, addrRedisErr = true, a.RedisErrors
 		}
 		limRedisErr = s.RedisErrors
 	}
@@ -642,6 +646,12 @@ func (m *Metrics) writeDynamic(w io.Writer) {
 		}
 		if src.Limiter != nil {
 			fmt.Fprintf(w, "edge_redis_errors_total{component=\"ratelimit\"} %d\n", limRedisErr)
+		}
+		// The per-client-address limiter has its own component: its
+		// errors come from other requests (failed authentications, the
+		// OpenAPI document) than the per-key limiter's.
+		if addrLimiter {
+			fmt.Fprintf(w, "edge_redis_errors_total{component=\"ratelimit_address\"} %d\n", addrRedisErr)
 		}
 	}
 	if src.Auth != nil {

@@ -71,7 +71,7 @@ func TestMetricsFamilies(t *testing.T) {
 		},
 		Limiter: func() LimiterStats {
 			return LimiterStats{Admitted: 10, Rejected: 2, FallbackActivations: 1, FallbackActive: true, RedisErrors: 5, FailMode: "local",
-				Address: &LimiterFallback{Activations: 3, Active: true}}
+				Address: &LimiterFallback{Activations: 3, Active: true, RedisErrors: 6}}
 		},
 		CachePolicies: func() map[string]CachePolicy {
 			return map[string]CachePolicy{"inventory_listing": {TTL: 30 * time.Second, StaleWhileRevalidate: 1500 * time.Millisecond, StaleIfError: 10 * time.Minute}}
@@ -139,6 +139,7 @@ func TestMetricsFamilies(t *testing.T) {
 		`edge_ratelimit_address_fallback_active 1`,
 		`edge_redis_errors_total{component="cache"} 4`,
 		`edge_redis_errors_total{component="ratelimit"} 5`,
+		`edge_redis_errors_total{component="ratelimit_address"} 6`,
 		`edge_redis_up 0`,
 		`edge_log_lines_dropped_total 1`,
 		`edge_config_reloads_total{result="ok"} 1`,

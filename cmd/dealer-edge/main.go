@@ -663,7 +663,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 			s := limiterStats(a.limiter.Stats())
 			s.FailMode = cfg.RateLimit.FailMode
 			as := addrLimiter.Stats()
-			s.Address = &ops.LimiterFallback{Activations: as.FallbackActivations, Active: as.FallbackActive}
+			s.Address = &ops.LimiterFallback{Activations: as.FallbackActivations, Active: as.FallbackActive, RedisErrors: as.RedisErrors}
 			return s
 		},
 		Auth:          func() ops.AuthStats { return authStats(a.api.AuthStats()) },

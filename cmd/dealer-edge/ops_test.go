@@ -183,6 +183,7 @@ func TestMetricsMoveAfterRequests(t *testing.T) {
 		`edge_ratelimit_fallback_active`,
 		`edge_redis_errors_total{component="cache"}`,
 		`edge_redis_errors_total{component="ratelimit"}`,
+		`edge_redis_errors_total{component="ratelimit_address"}`,
 		`edge_log_lines_dropped_total`,
 		`edge_config_reloads_total{result="ok"}`,
 		`go_goroutines`,
@@ -808,6 +809,18 @@ func TestRareMetricsMove(t *testing.T) {
 	if m4["edge_ratelimit_fallback_active"] != 1 || m4["edge_redis_up"] != 0 {
 		t.Errorf("with Redis gone: edge_ratelimit_fallback_active %v, edge_redis_up %v", m4["edge_ratelimit_fallback_active"], m4["edge_redis_up"])
 	}
+	if v := m4[`edge_redis_errors_total{component="ratelimit_address"}`]; v != 0 {
+		t.Errorf("per-address limiter's Redis errors %v before any request it limits", v)
+	}
+
+	// The per-client-address limiter (here the OpenAPI document without a
+	// key) meets the same dead Redis: its errors are counted under their
+	// own component, not lost.
+	if r := e.get("/dealer/openapi.json", ""); r.status != 200 {
+		t.Fatalf("openapi with Redis gone: %d %s", r.status, r.body)
+	}
+	m5 := e.scrape()
+	moved(m4, m5, `edge_redis_errors_total{component="ratelimit_address"}`, "edge_ratelimit_address_fallback_activations_total")
 }
 
 // TestPurgeAcrossInstances: two edges share one real redis-server; a purge
