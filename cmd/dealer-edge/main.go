@@ -104,6 +104,10 @@ type hooks struct {
 	ready   chan<- *app    // receives the app once both listeners serve
 	signals chan os.Signal // replaces the process' signals
 	getenv  func(string) string
+	// beforeWatch runs after start, before the config watch begins: where
+	// a file changed after the first read and before the watch's first
+	// look must still reload.
+	beforeWatch func()
 }
 
 // load reads the config file named by the flags, fills secrets from their
@@ -141,6 +145,15 @@ func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 	if f.version {
 		fmt.Fprintln(stdout, id)
 		return 0
+	}
+	// The config file and the files it names, fingerprinted before the
+	// first read: the watch counts changes from these, so a file changed
+	// after this read and before the watch starts reloads (a reload, too,
+	// fingerprints before it reads). A file unreadable here fails the
+	// load below.
+	var loadedFiles map[string][32]byte
+	if f.config != "" && f.checkConfig == "" {
+		loadedFiles = fingerprints(configs.NamedFiles(f.config))
 	}
 	cfg, err := f.load()
 	if f.checkConfig != "" {
@@ -208,9 +221,12 @@ func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 		fmt.Fprintln(stderr, "dealer-edge:", err)
 		return 1
 	}
+	if h != nil && h.beforeWatch != nil {
+		h.beforeWatch()
+	}
 	var watch *fileWatch
 	if cfg.WatchInterval > 0 && f.config != "" {
-		watch = startWatch(cfg.WatchInterval.D(), app.watchedFiles, app.readFiles, func() {
+		watch = startWatch(cfg.WatchInterval.D(), app.watchedFiles, app.readFiles, loadedFiles, func() {
 			app.log.Info("config file changed; reloading", "file", f.config)
 			_ = app.reload()
 		})

@@ -44,10 +44,18 @@ type edge struct {
 // cleanup stops it and checks that it exits 0.
 func startEdge(t *testing.T, args ...string) *edge {
 	t.Helper()
+	return startEdgeHooks(t, &hooks{}, args...)
+}
+
+// startEdgeHooks is startEdge with h's other hooks (its ready and signals
+// are the test's).
+func startEdgeHooks(t *testing.T, h *hooks, args ...string) *edge {
+	t.Helper()
 	e := &edge{t: t, signals: make(chan os.Signal, 4), exit: make(chan int, 1), stderr: &syncBuffer{}}
 	ready := make(chan *app, 1)
+	h.ready, h.signals = ready, e.signals
 	args = append([]string{"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"}, args...)
-	go func() { e.exit <- run(args, io.Discard, e.stderr, &hooks{ready: ready, signals: e.signals}) }()
+	go func() { e.exit <- run(args, io.Discard, e.stderr, h) }()
 	select {
 	case e.app = <-ready:
 	case code := <-e.exit:

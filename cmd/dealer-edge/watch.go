@@ -71,15 +71,22 @@ func changed(last, read, now map[string][32]byte) bool {
 	return false
 }
 
-// startWatch begins polling; the first fingerprints are taken now, so
-// only later changes count. read returns what the last reload read (see
-// fileWatch.read); it may be nil.
-func startWatch(interval time.Duration, files func() []string, read func() map[string][32]byte, onChange func()) *fileWatch {
+// startWatch begins polling. A file of loaded (the fingerprints taken
+// before the config in force was read at start; it may be nil) counts its
+// changes from that state, so a change between that read and now reloads
+// at the first tick; any other file from its state now. read returns what
+// the last reload read (see fileWatch.read); it may be nil.
+func startWatch(interval time.Duration, files func() []string, read func() map[string][32]byte, loaded map[string][32]byte, onChange func()) *fileWatch {
 	if read == nil {
 		read = func() map[string][32]byte { return nil }
 	}
 	w := &fileWatch{interval: interval, files: files, read: read, onChange: onChange, stop: make(chan struct{}), done: make(chan struct{})}
 	last := fingerprints(files())
+	for p := range last {
+		if h, ok := loaded[p]; ok {
+			last[p] = h
+		}
+	}
 	go func() {
 		defer close(w.done)
 		t := time.NewTicker(interval)

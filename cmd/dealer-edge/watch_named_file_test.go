@@ -140,7 +140,7 @@ func TestWatchCountsANamedFileFromWhenTheReloadReadIt(t *testing.T) {
 			if tc.sighup {
 				write(cfg, "names secret")
 			}
-			w := startWatch(20*time.Millisecond, files, readFn, onChange)
+			w := startWatch(20*time.Millisecond, files, readFn, nil, onChange)
 			defer w.close()
 			if tc.sighup {
 				reload()

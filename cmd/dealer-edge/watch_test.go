@@ -212,3 +212,77 @@ func TestSdNotify(t *testing.T) {
 		t.Errorf("without NOTIFY_SOCKET: %v", err)
 	}
 }
+
+// TestChangeBeforeTheWatchStartsReloads: a file changed after the edge
+// read its config at start and before the watch took its first look
+// reloads at the watch's first tick. The watch used to take its first
+// fingerprints when it started, after the read: the change was counted as
+// already applied, and the edge served the config it had read until the
+// file changed again. Now the watch counts from the fingerprints taken
+// before the first read. Real files; the change is made by the hook that
+// runs between start and the watch. A file left alone does not reload.
+func TestChangeBeforeTheWatchStartsReloads(t *testing.T) {
+	const tok1, tok2 = "first-admin-token-from-a-secret", "second-admin-token-from-a-secret"
+	cases := []struct {
+		name string
+		// change rewrites cfg or token (nil: nothing changes).
+		change func(t *testing.T, cfg, token string)
+		// check, when set, holds once the edge serves what change wrote.
+		check      func(e *edge) bool
+		wantReload bool
+	}{
+		{
+			name: "config file",
+			change: func(t *testing.T, cfg, token string) {
+				writeConfig(t, cfg, `{"watch_interval": "50ms", "admin_token_file": "`+token+`", "cache": {"routes": {"inventory_listing": {"ttl": "7s"}}}}`)
+			},
+			check: func(e *edge) bool {
+				return maxAge(e.t, e.get("/dealer/NOS/listing?page_size=1", "demo-key-alpha")) <= 7
+			},
+			wantReload: true,
+		},
+		{
+			name: "secret file the config names",
+			change: func(t *testing.T, cfg, token string) {
+				if err := os.WriteFile(token, []byte(tok2+"\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			},
+			// The admin token takes effect at restart: the reload is
+			// what shows.
+			wantReload: true,
+		},
+		{name: "nothing changed"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg, token := filepath.Join(dir, "edge.json"), filepath.Join(dir, "admin_token")
+			if err := os.WriteFile(token, []byte(tok1+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			writeConfig(t, cfg, `{"watch_interval": "50ms", "admin_token_file": "`+token+`", "cache": {"routes": {"inventory_listing": {"ttl": "300s"}}}}`)
+			h := &hooks{beforeWatch: func() {
+				if tc.change != nil {
+					tc.change(t, cfg, token)
+				}
+			}}
+			e := startEdgeHooks(t, h, "--demo", "--config", cfg)
+			reloads := func(n int) bool {
+				r := e.do("GET", e.admin+"/metrics", "Authorization", "Bearer "+tok1)
+				return r.status == 200 && strings.Contains(string(r.body), fmt.Sprintf("edge_config_reloads_total{result=\"ok\"} %d\n", n))
+			}
+			if !tc.wantReload {
+				time.Sleep(300 * time.Millisecond) // six ticks
+				if !reloads(0) {
+					t.Error("a reload with no file changed")
+				}
+				return
+			}
+			waitFor(t, "the reload of the file changed before the watch started", func() bool { return reloads(1) })
+			if tc.check != nil && !tc.check(e) {
+				t.Error("the reloaded config is not in force")
+			}
+		})
+	}
+}
