@@ -494,8 +494,18 @@ func (c *Config) Validate() error {
 	if c.Upstream.MaxConnsPerHost < 0 {
 		bad("upstream.max_conns_per_host", "must not be negative")
 	}
-	if c.Upstream.BreakerOpenFor < 0 {
+	// An open breaker makes no call for breaker_open_for, so it refuses
+	// or opens only while requests need its service. Within
+	// ops.BreakerQuietAfter of its opening it is what /readyz, the status
+	// page and the EdgeUpstreamBreakerOpen alert all count as trouble;
+	// open longer, it would stay degraded in /readyz with no request
+	// refused and no alert, and the service's recovery would go untested
+	// for that long.
+	switch {
+	case c.Upstream.BreakerOpenFor < 0:
 		bad("upstream.breaker_open_for", "must not be negative")
+	case c.Upstream.BreakerOpenFor.D() > ops.BreakerQuietAfter:
+		bad("upstream.breaker_open_for", "must be at most "+ops.BreakerQuietAfter.String()+" (the window of /readyz's and EdgeUpstreamBreakerOpen's breaker evidence)")
 	}
 	if c.Redis.Timeout <= 0 {
 		bad("redis.timeout", "must be positive")

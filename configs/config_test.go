@@ -119,6 +119,8 @@ func TestValidateNamesTheBadField(t *testing.T) {
 		{"auth ttl", `{"auth": {"ttl": "0s"}}`, "auth.ttl"},
 		{"secret", `{"auth": {"key_hash_secret": "short"}}`, "auth.key_hash_secret"},
 		{"redis timeout", `{"redis": {"timeout": "0s"}}`, "redis.timeout"},
+		{"negative breaker open for", `{"upstream": {"breaker_open_for": "-1s"}}`, "upstream.breaker_open_for"},
+		{"breaker open for beyond the alert window", `{"upstream": {"breaker_open_for": "5m1s"}}`, "upstream.breaker_open_for"},
 		{"negative lock ttl", `{"cache": {"lock_ttl": "-1s"}}`, "cache.lock_ttl"},
 		{"zero lock ttl", `{"cache": {"lock_ttl": "0s"}}`, "cache.lock_ttl"},
 		{"negative lock wait", `{"cache": {"lock_wait": "-1ms"}}`, "cache.lock_wait"},
@@ -313,6 +315,23 @@ func TestWriteBufferBytes(t *testing.T) {
 			}
 			if got := c.WriteBufferBytes(); got != tt.want {
 				t.Errorf("WriteBufferBytes() = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestBreakerOpenForUpToTheAlertWindow: upstream.breaker_open_for is
+// accepted up to ops.BreakerQuietAfter (5m), the window in which /readyz,
+// the status page and EdgeUpstreamBreakerOpen see an opening.
+func TestBreakerOpenForUpToTheAlertWindow(t *testing.T) {
+	for _, v := range []string{"0s", "5s", "1m", "5m"} {
+		t.Run(v, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "edge.json")
+			if err := os.WriteFile(p, []byte(`{"upstream": {"breaker_open_for": "`+v+`"}}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Load(p); err != nil {
+				t.Errorf("breaker_open_for %s: %v", v, err)
 			}
 		})
 	}
