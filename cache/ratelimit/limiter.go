@@ -612,8 +612,11 @@ func (l *Limiter) markDown(err error, now int64) {
 		l.testHookMarkedDown()
 	}
 	l.activations.Add(1)
+	// Durations are seconds in a *_s field, as in the other event lines
+	// (slog would write a time.Duration as integer nanoseconds in JSON);
+	// markUp's down_for_s is rounded to the millisecond.
 	l.log.Warn("ratelimit: redis unavailable, falling back",
-		"fail_mode", l.mode.String(), "probe_in", time.Duration(l.probe), "err", err)
+		"fail_mode", l.mode.String(), "probe_in_s", time.Duration(l.probe).Seconds(), "err", err)
 	if l.bgProbe {
 		l.probeMu.Lock()
 		if !l.probeDone {
@@ -678,7 +681,7 @@ func (l *Limiter) probeOnce() error {
 	return err
 }
 
-// markUp ends the outage, if any. down_for is never negative: a call sent
+// markUp ends the outage, if any. down_for_s is never negative: a call sent
 // before the outage began may answer after it was marked.
 func (l *Limiter) markUp(now int64) {
 	if l.outage.Load() == nil {
@@ -692,7 +695,7 @@ func (l *Limiter) markUp(now int64) {
 	}
 	l.outage.Store(nil)
 	l.log.Info("ratelimit: redis available again, shared limits restored",
-		"down_for", time.Duration(max(0, now-o.since)))
+		"down_for_s", time.Duration(max(0, now-o.since)).Round(time.Millisecond).Seconds())
 }
 
 // fallback decides without Redis, per FailMode.

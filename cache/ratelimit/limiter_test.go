@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"hash/maphash"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -662,11 +663,11 @@ func TestFallbackChargedToRedisOnReturn(t *testing.T) {
 }
 
 // TestDownForIsThisOutages: a markUp that runs while markDown is marking
-// a new outage logs the new outage's length as down_for, after the
+// a new outage logs the new outage's length as down_for_s, after the
 // outage's "unavailable" line. Before 2026-11-27 markDown swapped the down
 // flag before it stored the outage's start, so a markUp in between read
 // the previous outage's start (an outage of 56 ms, 2 s after the last
-// one, was logged as down_for=2.056s) and logged its line before the
+// one, was logged as down_for=2.056s, now down_for_s) and logged its line before the
 // outage's own. The hook runs markUp on another goroutine at that very
 // point and gives it up to 200 ms (run with -race).
 func TestDownForIsThisOutages(t *testing.T) {
@@ -698,10 +699,10 @@ func TestDownForIsThisOutages(t *testing.T) {
 	l.testHookMarkedDown = nil
 
 	out := logs.buf.String()
-	if n := logs.count("down_for=56ms"); n != 1 {
-		t.Fatalf("want one line with down_for=56ms (this outage), got %d:\n%s", n, out)
+	if n := logs.count("down_for_s=0.056"); n != 1 {
+		t.Fatalf("want one line with down_for_s=0.056 (this outage), got %d:\n%s", n, out)
 	}
-	if i, j := strings.LastIndex(out, "redis unavailable"), strings.Index(out, "down_for=56ms"); i > j {
+	if i, j := strings.LastIndex(out, "redis unavailable"), strings.Index(out, "down_for_s=0.056"); i > j {
 		t.Fatalf("the outage's end is logged before its start:\n%s", out)
 	}
 	if st := l.Stats(); st.FallbackActive || st.FallbackActivations != 2 {
@@ -792,5 +793,43 @@ func TestBackgroundProbeStopsAtClose(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if n := l.Stats().RedisCalls; n != calls {
 		t.Fatalf("%d Redis calls after Close", n-calls)
+	}
+}
+
+// TestOutageLinesWriteSeconds: the fall-back and recovery lines write
+// their durations as seconds in *_s fields (probe_in_s, down_for_s), as
+// the other event lines do (failing_for_s), in the JSON the edge logs.
+// Before, slog wrote the time.Duration values as integer nanoseconds
+// ("probe_in":1000000000), which operators misread.
+func TestOutageLinesWriteSeconds(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		probe time.Duration
+		down  time.Duration
+		want  []string // substrings of the JSON lines
+	}{
+		{"default probe, 1.5 s outage", 0, 1500 * time.Millisecond, []string{`"probe_in_s":1,`, `"down_for_s":1.5}`}},
+		{"250 ms probe, 56 ms outage", 250 * time.Millisecond, 56 * time.Millisecond, []string{`"probe_in_s":0.25,`, `"down_for_s":0.056}`}},
+		{"outage rounded to the millisecond", 0, 4004479718, []string{`"probe_in_s":1,`, `"down_for_s":4.004}`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newFakeClock()
+			var logs logBuffer
+			l := newLimiter(t, Options{Now: clk.Now, ProbeInterval: tc.probe, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+			l.markDown(errors.New("connection refused"), clk.Now().UnixNano())
+			clk.Advance(tc.down)
+			l.markUp(clk.Now().UnixNano())
+			out := logs.buf.String()
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("no %s in:\n%s", w, out)
+				}
+			}
+			for _, bad := range []string{`"probe_in":`, `"down_for":`} {
+				if strings.Contains(out, bad) {
+					t.Errorf("%s (nanoseconds) in:\n%s", bad, out)
+				}
+			}
+		})
 	}
 }
