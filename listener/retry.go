@@ -79,7 +79,7 @@ func (l *RetryListener) Accept() (net.Conn, error) {
 	probing := false
 	recovered := func() {
 		if l.failing.CompareAndSwap(true, false) {
-			l.log.Info("accepting connections again", "listener", l.o.Name, "failing_for", time.Since(first).Round(time.Millisecond).String())
+			l.log.Info("accepting connections again", "listener", l.o.Name, "failing_for_s", time.Since(first).Round(time.Millisecond).Seconds())
 		}
 	}
 	for {

@@ -262,7 +262,7 @@ wait:
 			break wait
 		}
 	}
-	logger.Info("shutting down", "signal", sig.String(), "grace", cfg.Server.ShutdownGrace.D().String())
+	logger.Info("shutting down", "signal", sig.String(), "grace_s", cfg.Server.ShutdownGrace.D().Seconds())
 	_ = sd.notify("STOPPING=1", "STATUS=draining")
 	if watch != nil {
 		watch.close()
