@@ -62,10 +62,19 @@ type Options struct {
 	// calls also free their connection quickly, and a low DialerRetries (1),
 	// so that a dead node is recognised within the budget.
 	Redis redis.UniversalClient
-	// Prefix starts every Redis key and the purge channel; the caller puts
-	// the contract version in it. Default "edge:v1". It must not contain
-	// '{' or '}' (they would break the per-dealer hash tag).
+	// Prefix starts every Redis key of an entry and of its fill lock; the
+	// caller puts the contract version in it, so a release that shapes
+	// bodies for another contract version never reads these entries.
+	// Default "edge:v1". It must not contain '{' or '}' (they would break
+	// the per-dealer hash tag).
 	Prefix string
+	// PurgePrefix starts the dealers' generation keys and the purge
+	// channel; default Prefix. Instances that must see each other's purges
+	// need the same PurgePrefix, whatever their Prefix: during a rolling
+	// deploy from one contract version to the next (two Prefixes on one
+	// Redis), a purge made on either side then moves the generation of
+	// both, and both drop the dealer's entries. Same rule for '{' and '}'.
+	PurgePrefix string
 	// L1MaxBytes bounds the in-process cache (bodies, keys and a per-entry
 	// overhead). Zero means 64 MiB; negative disables L1. Entries larger
 	// than an eighth of the hot tier are not kept in the hot tier.
@@ -140,7 +149,8 @@ type Cache struct {
 	gzipLevel      int8 // Options.GzipLevel, given to every entry made here
 	rdb            redis.UniversalClient
 	batch          *batcher // nil: one round trip per call
-	prefix         string
+	prefix         string   // entries and fill locks (Options.Prefix)
+	purgePrefix    string   // generation keys and the purge channel (Options.PurgePrefix)
 	channel        string
 	now            func() time.Time
 	log            *slog.Logger
@@ -196,6 +206,12 @@ func New(opts Options) (*Cache, error) {
 	if strings.ContainsAny(opts.Prefix, "{}") {
 		return nil, fmt.Errorf("cache: Prefix %q must not contain '{' or '}'", opts.Prefix)
 	}
+	if opts.PurgePrefix == "" {
+		opts.PurgePrefix = opts.Prefix
+	}
+	if strings.ContainsAny(opts.PurgePrefix, "{}") {
+		return nil, fmt.Errorf("cache: PurgePrefix %q must not contain '{' or '}'", opts.PurgePrefix)
+	}
 	durations := []struct {
 		name string
 		v    *time.Duration
@@ -235,7 +251,8 @@ func New(opts Options) (*Cache, error) {
 		gzipLevel:      int8(opts.GzipLevel),
 		rdb:            opts.Redis,
 		prefix:         opts.Prefix,
-		channel:        opts.Prefix + ":purge",
+		purgePrefix:    opts.PurgePrefix,
+		channel:        opts.PurgePrefix + ":purge",
 		now:            opts.Now,
 		log:            opts.Logger,
 		serveStaleOn:   opts.ServeStaleOn,

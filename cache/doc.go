@@ -44,10 +44,15 @@
 // Every key carries the dealer hash tag, so all keys of one dealer live in one
 // Redis Cluster slot:
 //
-//	<prefix>:{d<id>}:gen             generation counter of the dealer
+//	<purge prefix>:{d<id>}:gen       generation counter of the dealer
 //	<prefix>:{d<id>}:g<gen>:<key>    an entry (binary header + body), PX = until ErrorUntil
 //	<prefix>:{d<id>}:l<gen>:<key>    the cross-instance fill lock, PX = LockTTL
-//	<prefix>:purge                   pub/sub channel, message "<id>:<gen>"
+//	<purge prefix>:purge             pub/sub channel, message "<id>:<gen>"
+//
+// The purge prefix is [Options.PurgePrefix] (default: the prefix). Two
+// releases whose entries must stay apart (another contract version in the
+// prefix) share it, so that while they run side by side on one Redis a
+// purge made on either moves the dealer's generation for both.
 //
 // A purge makes old entries unreachable (their generation is no longer
 // current); they expire by their own TTL.

@@ -400,6 +400,13 @@ const (
 
 var errBadWire = errors.New("cache: malformed entry in redis")
 
+// errLaterWire is decodeEntry's answer for a value of a wire version above
+// this release's, or of this version with a flag it does not know: a value
+// a later release wrote beside this one (a rolling deploy, a rollback). It
+// is a miss, not a malformed value: the fill runs, and its value in this
+// release's format replaces it.
+var errLaterWire = errors.New("cache: entry in redis of a later wire format")
+
 // encodeEntry is the Redis value of e. It makes e's gzip variant if e has
 // none yet (the variant is kept with e, so a gzip client is later served
 // without compressing) and stores it in place of the plain body when it is
@@ -539,6 +546,8 @@ func decodeEntry(b []byte, kept bool) (*Entry, error) {
 		e.plainLen = int(n)
 		e.src, payload = srcField(payload)
 		e.gz.Store(&variant{body: payload, etag: "W/" + etagOf(e.hash), kept: kept})
+	case b[0] > wireVersion || (b[0] == wireVersion && len(b) >= wireHeader):
+		return nil, errLaterWire
 	default:
 		return nil, errBadWire
 	}

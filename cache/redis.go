@@ -81,14 +81,21 @@ func (g *generations) dealers() []int64 {
 // Keys. Every key of a dealer carries the hash tag {d<id>}.
 
 func (c *Cache) dealerPrefix(b []byte, dealer int64) []byte {
-	b = append(b, c.prefix...)
+	return appendDealerTag(append(b, c.prefix...), dealer)
+}
+
+// appendDealerTag appends ":{d<id>}:" to b, a prefix.
+func appendDealerTag(b []byte, dealer int64) []byte {
 	b = append(b, ":{d"...)
 	b = strconv.AppendInt(b, dealer, 10)
 	return append(b, '}', ':')
 }
 
+// genKey is the dealer's generation key, under the purge prefix: shared by
+// instances whose entry prefixes differ (Options.PurgePrefix).
 func (c *Cache) genKey(dealer int64) string {
-	return string(append(c.dealerPrefix(make([]byte, 0, len(c.prefix)+32), dealer), "gen"...))
+	b := append(make([]byte, 0, len(c.purgePrefix)+32), c.purgePrefix...)
+	return string(append(appendDealerTag(b, dealer), "gen"...))
 }
 
 func (c *Cache) entryKey(dealer int64, gen uint64, key string) string {
@@ -650,6 +657,12 @@ func (c *Cache) l2Get(ctx context.Context, rkey string, plain bool) *Entry {
 	// (StringCmd.Bytes would copy a whole compressed page per hit).
 	v := cmd.Val()
 	e, err := decodeEntry(unsafe.Slice(unsafe.StringData(v), len(v)), true)
+	if errors.Is(err, errLaterWire) {
+		// A later release's value (a rolling deploy): a miss, not a
+		// Redis error that the dashboard would show for the deploy.
+		c.st.l2Misses.Add(1)
+		return nil
+	}
 	if err != nil || !usable(e, plain) {
 		c.st.l2Errors.Add(1)
 		return nil

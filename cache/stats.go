@@ -31,7 +31,9 @@ type Stats struct {
 	BulkHits, BulkErrors   uint64
 	BulkEntries, BulkBytes int64
 	// L2Hits, L2Misses count lookups in Redis that found a usable entry or
-	// nothing; L2Errors counts failed Redis calls and undecodable entries.
+	// nothing this release can read (nothing, or a value of a later wire
+	// format: another release's in a rolling deploy); L2Errors counts
+	// failed Redis calls and malformed entries.
 	L2Hits, L2Misses, L2Errors uint64
 	// Fills counts fill calls (misses and background refreshes); FillErrors
 	// those that failed; StaleOnError the stale entries served because of

@@ -537,6 +537,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 	a.cache, err = cache.New(cache.Options{
 		Redis:        a.rdb,
 		Prefix:       cachePrefix,
+		PurgePrefix:  cachePurgePrefix,
 		L1MaxBytes:   cfg.Cache.L1MaxBytes,
 		L1HotBytes:   cfg.Cache.L1HotBytes,
 		RedisTimeout: to,
@@ -727,6 +728,15 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 // version is part of it, so a new contract version never reads entries
 // shaped by an older one.
 const cachePrefix = "edge:c" + publicshape.ContractVersion
+
+// cachePurgePrefix starts the dealers' generation keys and the purge
+// channel. It is the cachePrefix of contract version 1.2.0, frozen: every
+// release since shares it whatever contract version it serves, so during a
+// rolling deploy that changes the contract version a purge made on either
+// release reaches both (their entries stay apart under cachePrefix). It
+// must never change: a release with another one would not see, nor make
+// seen, the purges of the releases it runs beside.
+const cachePurgePrefix = "edge:c1.2.0"
 
 func failMode(s string) ratelimit.FailMode {
 	switch s {
