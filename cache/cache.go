@@ -566,7 +566,7 @@ func (c *Cache) probeL2(ctx context.Context, dealer int64, key string, pol Polic
 	// the storage goes back once this response is written. The bulk tier
 	// keeps what it takes, so with one the body is made as usual.
 	lend := plain && c.bulk == nil
-	e := c.l2Get(ctx, c.entryKey(dealer, gen, key), plain && !lend)
+	e := c.l2Get(ctx, c.entryKey(dealer, gen, key), pol, plain && !lend)
 	p.done, p.gen = true, gen
 	if e == nil {
 		return outcome{}, false
@@ -641,7 +641,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		if probe.done && probe.gen == gen {
 			e = probe.e // looked up just before the flight
 		} else {
-			e = c.l2Get(ctx, rkey, plain)
+			e = c.l2Get(ctx, rkey, pol, plain)
 		}
 		if e != nil {
 			st := pol.state(e, now)

@@ -45,7 +45,7 @@
 // Redis Cluster slot:
 //
 //	<purge prefix>:{d<id>}:gen       generation counter of the dealer
-//	<prefix>:{d<id>}:g<gen>:<key>    an entry (binary header + body), PX = until ErrorUntil
+//	<prefix>:{d<id>}:g<gen>:<key>    an entry (binary header + body), PX = until StaleUntil (*)
 //	<prefix>:{d<id>}:l<gen>:<key>    the cross-instance fill lock, PX = LockTTL
 //	<purge prefix>:purge             pub/sub channel, message "<id>:<gen>"
 //
@@ -53,6 +53,14 @@
 // releases whose entries must stay apart (another contract version in the
 // prefix) share it, so that while they run side by side on one Redis a
 // purge made on either moves the dealer's generation for both.
+//
+// (*) At least a few seconds (at most the TTL) past FreshUntil, never past
+// ErrorUntil. Every read of an entry (GETEX PX) keeps it for TTL plus
+// StaleIfError from that read (a plain GET when StaleIfError is no longer
+// than StaleWhileRevalidate: nothing to extend), so an entry read again
+// lasts through its stale-if-error window and one never read leaves Redis
+// when its stale-while-revalidate window ends. Redis's TTL never decides
+// freshness: the entry's own windows do.
 //
 // A purge makes old entries unreachable (their generation is no longer
 // current); they expire by their own TTL.

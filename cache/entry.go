@@ -76,7 +76,10 @@ type Entry struct {
 	// StaleUntil ends stale-while-revalidate (FreshUntil + StaleWhileRevalidate).
 	StaleUntil time.Time
 	// ErrorUntil ends stale-if-error: the later of StaleUntil and
-	// FreshUntil + StaleIfError. The Redis copy expires then.
+	// FreshUntil + StaleIfError. The Redis copy is written to expire at
+	// StaleUntil (at least a few seconds past FreshUntil); each read of it
+	// from Redis keeps it for the route's whole window from the read, so an
+	// entry read again is there until ErrorUntil.
 	ErrorUntil time.Time
 
 	hash     uint64
@@ -241,6 +244,46 @@ func (e *Entry) setWindows(now time.Time, p Policy) {
 	if e.ErrorUntil.Before(e.StaleUntil) {
 		e.ErrorUntil = e.StaleUntil
 	}
+}
+
+// l2WriteFloor is how long past its freshness a value written to Redis
+// lives at least (at most its ttl more), when its stale-while-revalidate
+// window is shorter: a read just after freshness ends (another instance's
+// clock, a request that arrived as the entry went stale) still finds it
+// and extends it.
+const l2WriteFloor = 5 * time.Second
+
+// l2WriteUntil is when e's value written to Redis expires unless a read
+// extends it (Cache.l2Get): the end of its stale-while-revalidate window,
+// at least l2WriteFloor (or its ttl, if shorter) past its freshness and
+// never past its ErrorUntil.
+// A value nobody asks for again so leaves Redis after ttl +
+// stale_while_revalidate, not after its whole stale-if-error window.
+func (e *Entry) l2WriteUntil() time.Time {
+	t := e.StaleUntil
+	if f := e.FreshUntil.Add(min(l2WriteFloor, e.FreshUntil.Sub(e.StoredAt))); t.Before(f) {
+		t = f
+	}
+	if e.ErrorUntil.Before(t) {
+		t = e.ErrorUntil
+	}
+	return t
+}
+
+// l2Keep is how long a read of an entry's value from Redis keeps it there
+// (GETEX PX, from the read): ttl plus stale-if-error, the most an entry's
+// ErrorUntil can lie after it was stored, so an entry read at any point of
+// its life stays in Redis at least until its ErrorUntil (and at most this
+// long past the read). Zero when stale-if-error adds nothing to
+// stale-while-revalidate (the content views have neither): the value is
+// then written until its ErrorUntil already (l2WriteUntil), and a read is
+// a plain GET.
+func (p Policy) l2Keep() time.Duration {
+	p = p.normalised()
+	if p.StaleIfError <= p.StaleWhileRevalidate {
+		return 0
+	}
+	return p.TTL + p.StaleIfError
 }
 
 // adoptGzip gives e, the entry a fill just made, the gzip variant of prev,

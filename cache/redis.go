@@ -642,8 +642,21 @@ func (c *Cache) flushPending(ctx context.Context) {
 // l2Get reads the entry of rkey from Redis; nil when there is none or it
 // cannot be used. With plain, a compressed entry is decompressed here (and
 // counts as unusable if that fails), for a caller that serves the plain body.
-func (c *Cache) l2Get(ctx context.Context, rkey string, plain bool) *Entry {
-	cmd := redis.NewStringCmd(ctx, "get", rkey)
+//
+// The read also extends the value's expiry in Redis to pol's keep (see
+// Policy.l2Keep), in the same command (GETEX key PX): a fill is written to
+// live only until the end of its stale-while-revalidate window (l2Set), and
+// an entry somebody reads again is kept for its stale-if-error window from
+// that read, still one command per L2 hit. Redis's expiry only decides how
+// long the bytes stay: whether an entry is fresh, stale or usable on an
+// error is decided by its own windows (Policy.state), never by its TTL.
+func (c *Cache) l2Get(ctx context.Context, rkey string, pol Policy, plain bool) *Entry {
+	var cmd *redis.StringCmd
+	if keep := pol.l2Keep(); keep >= time.Millisecond {
+		cmd = redis.NewStringCmd(ctx, "getex", rkey, "px", keep.Milliseconds())
+	} else {
+		cmd = redis.NewStringCmd(ctx, "get", rkey)
+	}
 	err := c.redisCmd(ctx, cmd)
 	if err != nil {
 		if errors.Is(err, redis.Nil) {
@@ -673,12 +686,15 @@ func (c *Cache) l2Get(ctx context.Context, rkey string, plain bool) *Entry {
 // heldLock is a cross-instance fill lock this instance took (lock).
 type heldLock struct{ key, token string }
 
-// l2Set stores e until its ErrorUntil. When *held is a fill lock it also
-// releases it, in the same round trip (setUnlockScript), and clears *held;
-// an entry too close to its end to store leaves the lock to the caller's
-// deferred unlock.
+// l2Set stores e until the end of its stale-while-revalidate window (at
+// least l2WriteFloor past its freshness, never past its ErrorUntil): a
+// value nobody reads again leaves Redis then, and one that is read is kept
+// for its stale-if-error window by the read (l2Get). When *held is a fill
+// lock it also releases it, in the same round trip (setUnlockScript), and
+// clears *held; an entry too close to its end to store leaves the lock to
+// the caller's deferred unlock.
 func (c *Cache) l2Set(ctx context.Context, rkey string, e *Entry, held **heldLock) {
-	ttl := e.ErrorUntil.Sub(c.now())
+	ttl := e.l2WriteUntil().Sub(c.now())
 	if ttl < time.Millisecond {
 		return
 	}
@@ -776,7 +792,7 @@ func (c *Cache) waitL2(ctx context.Context, rkey string, pol Policy, plain bool)
 			return nil
 		case <-t.C:
 		}
-		if e := c.l2Get(ctx, rkey, plain); e != nil && pol.state(e, c.now()) == stateFresh {
+		if e := c.l2Get(ctx, rkey, pol, plain); e != nil && pol.state(e, c.now()) == stateFresh {
 			return e
 		}
 		if !c.redisUp.Load() || time.Now().After(deadline) {
