@@ -108,10 +108,10 @@ const (
 // do not refresh its bulk copy, which the ring may have evicted meanwhile.
 func (c *Cache) demote(n *l1node) {
 	st := c.gens.lookup(n.dealer)
-	if st == nil || st.gen.Load() != n.gen || c.now().After(n.entry.ErrorUntil) {
+	if st == nil || st.gen.Load() != n.gen || c.epoch.gen.Load() != n.epoch || c.now().After(n.entry.ErrorUntil) {
 		return
 	}
-	c.bulk.put(n.dealer, n.gen, n.key, n.entry, c.bulkGzip)
+	c.bulk.put(n.dealer, n.gen, n.epoch, n.key, n.entry, c.bulkGzip)
 }
 
 // bulkRecord is one write to the ring, in the admission log: the key's
@@ -234,10 +234,13 @@ func newBulkTier(maxBytes int64, freq *sketch) *bulkTier {
 	return t
 }
 
-// appendBulkKey appends the bulk key of (dealer, gen, key).
-func appendBulkKey[K string | []byte](b []byte, dealer int64, gen uint64, key K) []byte {
+// appendBulkKey appends the bulk key of (dealer, gen, ep, key): the purge
+// epoch ep is part of it, so that nothing stored under an older epoch is
+// found again (Cache.PurgeAll).
+func appendBulkKey[K string | []byte](b []byte, dealer int64, gen, ep uint64, key K) []byte {
 	b = binary.BigEndian.AppendUint64(b, uint64(dealer))
 	b = binary.BigEndian.AppendUint64(b, gen)
+	b = binary.BigEndian.AppendUint64(b, ep)
 	return append(b, key...)
 }
 
@@ -256,13 +259,13 @@ func (t *bulkTier) putBuf(p *[]byte) {
 	}
 }
 
-// put writes e under (dealer, gen, key): its gzip variant when e has one
+// put writes e under (dealer, gen, ep, key): its gzip variant when e has one
 // or compress is set (the caller is about to make it anyway), else the
 // plain body. The bulk tier never compresses on its own account.
-func (t *bulkTier) put(dealer int64, gen uint64, key string, e *Entry, compress bool) {
+func (t *bulkTier) put(dealer int64, gen, ep uint64, key string, e *Entry, compress bool) {
 	h := keyHash(dealer, xxhash.Sum64String(key))
 	p := t.buf()
-	b := appendBulkKey((*p)[:0], dealer, gen, key)
+	b := appendBulkKey((*p)[:0], dealer, gen, ep, key)
 	kl := len(b)
 	b = append(b, make([]byte, bulkValHeader)...)
 	if compress || e.gz.Load() != nil {
@@ -301,7 +304,7 @@ func (t *bulkTier) store(k, v []byte, h uint64) {
 	t.record(h, n)
 }
 
-// get returns the entry stored under (dealer, gen, key), or nil. A value
+// get returns the entry stored under (dealer, gen, ep, key), or nil. A value
 // that does not decode, or that a caller of the plain body cannot use
 // (its compressed payload does not inflate to the stored hash), is deleted
 // and reported as missing.
@@ -309,9 +312,9 @@ func (t *bulkTier) store(k, v []byte, h uint64) {
 // With into, the value is copied into into's storage when it fits: into.B
 // is then the value (the entry aliases it; see probeBulk), else it stays
 // empty.
-func (t *bulkTier) get(dealer int64, gen uint64, key []byte, plain bool, into *bufpool.Buf) *Entry {
+func (t *bulkTier) get(dealer int64, gen, ep uint64, key []byte, plain bool, into *bufpool.Buf) *Entry {
 	p := t.buf()
-	k := appendBulkKey((*p)[:0], dealer, gen, key)
+	k := appendBulkKey((*p)[:0], dealer, gen, ep, key)
 	*p = k
 	defer t.putBuf(p)
 	var dst []byte
@@ -364,10 +367,10 @@ func (t *bulkTier) bad(k []byte) {
 	t.fc.Del(k)
 }
 
-// del forgets the entry under (dealer, gen, key).
-func (t *bulkTier) del(dealer int64, gen uint64, key []byte) {
+// del forgets the entry under (dealer, gen, ep, key).
+func (t *bulkTier) del(dealer int64, gen, ep uint64, key []byte) {
 	p := t.buf()
-	*p = appendBulkKey((*p)[:0], dealer, gen, key)
+	*p = appendBulkKey((*p)[:0], dealer, gen, ep, key)
 	t.fc.Del(*p)
 	t.putBuf(p)
 }
@@ -388,13 +391,14 @@ func (t *bulkTier) stats() (entries, bytes int64) {
 // is, unless the admission would likely refuse it (l1.wouldAdmit: asking
 // takes the shard locks).
 func (c *Cache) probeBulk(ctx context.Context, dealer int64, key []byte, pol Policy, fill FillFunc, fallback **Entry, plain bool) (outcome, bool) {
+	ep := c.currentEpoch(ctx)
 	gen, cur := c.generation(ctx, dealer)
 	// The value is copied out of the tier into storage lent from a pool:
 	// an entry the hot tier does not take is served once and the storage
 	// comes back after the response is written (Entry.Lent), as for the L2
 	// hits L1 does not keep; one the hot tier takes keeps it.
 	l := lentBodies.Get()
-	e := c.bulk.get(dealer, gen, key, plain, l)
+	e := c.bulk.get(dealer, gen, ep, key, plain, l)
 	if e == nil {
 		_ = l.Close()
 		return outcome{}, false
@@ -402,7 +406,7 @@ func (c *Cache) probeBulk(ctx context.Context, dealer int64, key []byte, pol Pol
 	st := pol.state(e, c.now())
 	if st == stateExpired {
 		_ = l.Close()
-		c.bulk.del(dealer, gen, key)
+		c.bulk.del(dealer, gen, ep, key)
 		return outcome{}, false
 	}
 	cost := nodeSize(key, e) + e.codingsSize()
@@ -410,7 +414,7 @@ func (c *Cache) probeBulk(ctx context.Context, dealer int64, key []byte, pol Pol
 	// node visible to lookups before its admission may take it out again.
 	kept := false
 	if fits(c.l1, key, e) && c.l1.wouldAdmit(keyHash(dealer, xxhash.Sum64(key)), cost) {
-		c.l1.put(dealer, string(key), gen, &cur.gen, e)
+		c.l1.put(dealer, string(key), gen, ep, &cur.gen, e)
 		kept = true
 	}
 	if !kept && (st == stateFresh || st == stateStale) && len(l.B) > 0 {

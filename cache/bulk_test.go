@@ -188,7 +188,7 @@ func TestBulkPurge(t *testing.T) {
 	if err := c.PurgeDealer(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
-	if c.bulk.get(1, old, []byte("/k"), true, nil) == nil {
+	if c.bulk.get(1, old, 0, []byte("/k"), true, nil) == nil {
 		t.Fatal("the old entry should still be in the ring (unreachable, not deleted)")
 	}
 	hits := c.Stats().BulkHits
@@ -231,7 +231,7 @@ func TestBulkCorrupt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := bulkOnly(t, Options{})
 			gen, _ := c.generation(context.Background(), 1)
-			k := appendBulkKey(nil, 1, gen, "/k")
+			k := appendBulkKey(nil, 1, gen, 0, "/k")
 			v := tc.value()
 			c.bulk.fc.Set(k, v)
 			f := newFiller(string(body))

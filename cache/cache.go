@@ -161,11 +161,14 @@ type Cache struct {
 	lockWait       time.Duration
 	genPoll        time.Duration
 
-	tracer     trace.Tracer // nil: no spans
-	l1         *l1          // nil when disabled
-	bulk       *bulkTier    // nil unless L1 is split in tiers
-	bulkGzip   bool         // the bulk tier keeps gzip variants (Redis needs them anyway)
-	gens       generations
+	tracer   trace.Tracer // nil: no spans
+	l1       *l1          // nil when disabled
+	bulk     *bulkTier    // nil unless L1 is split in tiers
+	bulkGzip bool         // the bulk tier keeps gzip variants (Redis needs them anyway)
+	gens     generations
+	// epoch is the global purge epoch (PurgeAll), kept as a dealer's
+	// generation is, with the same guess rules while Redis is unreachable.
+	epoch      genState
 	flights    singleflight.Group
 	genFlights singleflight.Group
 	refreshing sync.Map // flight key -> struct{}: refreshes under way
@@ -183,6 +186,8 @@ type Cache struct {
 
 	pendingMu sync.Mutex
 	pending   map[int64]struct{} // purges Redis has not seen yet
+	// pendingAll is set while a PurgeAll made here has not reached Redis.
+	pendingAll atomic.Bool
 
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -272,6 +277,7 @@ func New(opts Options) (*Cache, error) {
 	if opts.L1MaxBytes > 0 {
 		hot, bulk := L1Tiers(opts.L1MaxBytes, opts.L1HotBytes)
 		c.l1 = newL1(hot)
+		c.l1.epoch = &c.epoch.gen
 		if bulk > 0 {
 			// One sketch counts lookups for both tiers: sized for the
 			// whole budget, as one tier of that size would be.
@@ -437,11 +443,14 @@ type outcome struct {
 // its own instead of joining one that began before it and would hand it
 // the pre-purge body.
 func (c *Cache) flightKey(dealer int64, key string) string {
+	ep := c.epoch.gen.Load()
 	gen := c.gens.get(dealer).gen.Load()
-	b := make([]byte, 0, 48+len(key))
+	b := make([]byte, 0, 72+len(key))
 	b = strconv.AppendInt(b, dealer, 10)
 	b = append(b, 0)
 	b = strconv.AppendUint(b, gen, 10)
+	b = append(b, 0)
+	b = strconv.AppendUint(b, ep, 10)
 	b = append(b, 0)
 	b = append(b, key...)
 	return string(b)
@@ -536,10 +545,11 @@ var errRefreshElsewhere = errors.New("cache: another instance is refreshing")
 // elsewhere ends the refresh.
 // l2Probe is what a caller's own L2 lookup, made before it joined a flight,
 // found: nothing servable (e is nil, or an entry only within its
-// stale-if-error window) under generation gen.
+// stale-if-error window) under generation gen and purge epoch ep.
 type l2Probe struct {
 	done bool
 	gen  uint64
+	ep   uint64
 	e    *Entry
 	// expired is the entry L1 held past all its windows, if any: never
 	// served, but the one the fill is offered to revalidate (and whose
@@ -554,8 +564,9 @@ type l2Probe struct {
 // stale within stale-while-revalidate, which starts one refresh); otherwise
 // it records in p what it found, so that the flight does not ask again.
 func (c *Cache) probeL2(ctx context.Context, dealer int64, key string, pol Policy, fill FillFunc, p *l2Probe, plain bool) (outcome, bool) {
+	ep := c.currentEpoch(ctx)
 	gen, cur := c.generation(ctx, dealer)
-	if !cur.l2Usable() || !c.redisUp.Load() {
+	if !c.l2Usable(cur) || !c.redisUp.Load() {
 		return outcome{}, false
 	}
 	// An identity client's fresh or stale hit is inflated into storage
@@ -566,8 +577,8 @@ func (c *Cache) probeL2(ctx context.Context, dealer int64, key string, pol Polic
 	// the storage goes back once this response is written. The bulk tier
 	// keeps what it takes, so with one the body is made as usual.
 	lend := plain && c.bulk == nil
-	e := c.l2Get(ctx, c.entryKey(dealer, gen, key), pol, plain && !lend)
-	p.done, p.gen = true, gen
+	e := c.l2Get(ctx, c.entryKeyAt(dealer, gen, ep, key), pol, plain && !lend)
+	p.done, p.gen, p.ep = true, gen, ep
 	if e == nil {
 		return outcome{}, false
 	}
@@ -581,7 +592,7 @@ func (c *Cache) probeL2(ctx context.Context, dealer int64, key string, pol Polic
 			}
 			if c.l1 != nil {
 				e.lending.Store(true)
-				if c.l1.put(dealer, key, gen, &cur.gen, e) {
+				if c.l1.put(dealer, key, gen, ep, &cur.gen, e) {
 					e.lent.Store(nil) // L1 keeps it, with the storage
 				}
 				e.lending.Store(false)
@@ -591,10 +602,10 @@ func (c *Cache) probeL2(ctx context.Context, dealer int64, key string, pol Polic
 				c.st.l2Errors.Add(1)
 				return outcome{}, false
 			}
-			c.l1put(dealer, key, gen, cur, e)
+			c.l1put(dealer, key, gen, ep, cur, e)
 		}
 	} else if st != stateExpired {
-		c.l1put(dealer, key, gen, cur, e)
+		c.l1put(dealer, key, gen, ep, cur, e)
 	}
 	switch st {
 	case stateFresh:
@@ -612,10 +623,11 @@ func (c *Cache) probeL2(ctx context.Context, dealer int64, key string, pol Polic
 
 func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, fill FillFunc, fallback *Entry, refresh bool, probe l2Probe, plain bool) (outcome, error) {
 	var held *heldLock // the fill lock, while this call holds it
+	ep := c.currentEpoch(ctx)
 	gen, cur := c.generation(ctx, dealer)
 	now := c.now()
 	if c.l1 != nil {
-		if n := c.l1.lookupString(dealer, key); n != nil && n.gen == gen && usable(n.entry, plain) {
+		if n := c.l1.lookupString(dealer, key); n != nil && n.gen == gen && n.epoch == ep && usable(n.entry, plain) {
 			switch pol.state(n.entry, now) {
 			case stateFresh:
 				return outcome{n.entry, Hit}, nil
@@ -635,10 +647,10 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 	// would be guesses, and could find entries a purge has retired (or,
 	// after a purge Redis has not taken, be the number Redis gives the next
 	// purge of another instance).
-	if c.rdb != nil && cur.l2Usable() {
-		rkey = c.entryKey(dealer, gen, key)
+	if c.rdb != nil && c.l2Usable(cur) {
+		rkey = c.entryKeyAt(dealer, gen, ep, key)
 		var e *Entry
-		if probe.done && probe.gen == gen {
+		if probe.done && probe.gen == gen && probe.ep == ep {
 			e = probe.e // looked up just before the flight
 		} else {
 			e = c.l2Get(ctx, rkey, pol, plain)
@@ -646,7 +658,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		if e != nil {
 			st := pol.state(e, now)
 			if st != stateExpired {
-				c.l1put(dealer, key, gen, cur, e)
+				c.l1put(dealer, key, gen, ep, cur, e)
 			}
 			switch st {
 			case stateFresh:
@@ -664,7 +676,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 			}
 		}
 		if c.lockWait > 0 {
-			lkey := c.lockKey(dealer, gen, key)
+			lkey := c.lockKeyAt(dealer, gen, ep, key)
 			token, got, err := c.lock(ctx, lkey)
 			switch {
 			case err != nil:
@@ -683,7 +695,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 			default:
 				if e := c.waitL2(ctx, rkey, pol, plain); e != nil {
 					c.st.lockWaitHits.Add(1)
-					c.l1put(dealer, key, gen, cur, e)
+					c.l1put(dealer, key, gen, ep, cur, e)
 					return outcome{e, Hit}, nil
 				}
 			}
@@ -717,12 +729,12 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		}
 		endSpan(span, nil)
 		c.st.fillsRevalidated.Add(1)
-		if n := c.storedSince(dealer, key, gen, fillStart, tk); n != nil {
+		if n := c.storedSince(dealer, key, gen, ep, fillStart, tk); n != nil {
 			return outcome{n, Miss}, nil
 		}
 		e := prev.renewed(c.now(), pol)
 		stored = e
-		c.l1put(dealer, key, gen, cur, e)
+		c.l1put(dealer, key, gen, ep, cur, e)
 		if rkey != "" {
 			c.l2Set(ctx, rkey, e, &held)
 		}
@@ -737,7 +749,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		}
 		return outcome{}, err
 	}
-	if n := c.storedSince(dealer, key, gen, fillStart, tk); n != nil {
+	if n := c.storedSince(dealer, key, gen, ep, fillStart, tk); n != nil {
 		return outcome{n, Miss}, nil
 	}
 	e := newEntry(body, c.now(), pol)
@@ -748,7 +760,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 	if e.adoptGzip(prev) {
 		c.st.fillsUnchanged.Add(1)
 	}
-	c.l1put(dealer, key, gen, cur, e)
+	c.l1put(dealer, key, gen, ep, cur, e)
 	if rkey != "" {
 		c.l2Set(ctx, rkey, e, &held)
 	}
@@ -762,9 +774,9 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 // stores nothing and serves that entry: a background refresh that read its
 // sources before a miss's fill did must not write its older body over the
 // miss's (it did; a refresh and a miss of one key are separate flights).
-func (c *Cache) storedSince(dealer int64, key string, gen uint64, start time.Time, tk *fillTrack) *Entry {
+func (c *Cache) storedSince(dealer int64, key string, gen, ep uint64, start time.Time, tk *fillTrack) *Entry {
 	if c.l1 != nil {
-		if n := c.l1.lookupString(dealer, key); n != nil && n.gen == gen && n.entry.StoredAt.After(start) {
+		if n := c.l1.lookupString(dealer, key); n != nil && n.gen == gen && n.epoch == ep && n.entry.StoredAt.After(start) {
 			return n.entry
 		}
 	}
@@ -825,14 +837,19 @@ func newer(a, b *Entry) *Entry {
 // l1put stores an entry that enters the process (a fill, a Redis hit) in
 // both in-process tiers. With Redis the bulk tier keeps the gzip variant,
 // which the write to Redis makes anyway.
-func (c *Cache) l1put(dealer int64, key string, gen uint64, cur *genState, e *Entry) {
-	if c.bulk != nil && cur.gen.Load() == gen {
-		c.bulk.put(dealer, gen, key, e, c.bulkGzip)
+func (c *Cache) l1put(dealer int64, key string, gen, ep uint64, cur *genState, e *Entry) {
+	if c.bulk != nil && cur.gen.Load() == gen && c.epoch.gen.Load() == ep {
+		c.bulk.put(dealer, gen, ep, key, e, c.bulkGzip)
 	}
 	if c.l1 != nil {
-		c.l1.put(dealer, key, gen, &cur.gen, e)
+		c.l1.put(dealer, key, gen, ep, &cur.gen, e)
 	}
 }
+
+// l2Usable reports whether L2 may be used under the dealer's generation
+// (cur) and the purge epoch: both confirmed by Redis, neither a guess of
+// this instance.
+func (c *Cache) l2Usable(cur *genState) bool { return cur.l2Usable() && c.epoch.l2Usable() }
 
 // refresh starts one background refresh of the key unless one is running in
 // this instance already or MaxRefreshes are (then it counts a skip: the
@@ -945,5 +962,51 @@ func (c *Cache) bumpLocal(dealer int64, st *genState) {
 	}
 	if c.l1 != nil {
 		c.l1.dropDealer(dealer)
+	}
+}
+
+// PurgeAll makes every cached entry, of every dealer, unreachable in every
+// instance: for a release that changes response bodies without a new
+// contract version (see the README, Rolling upgrades). It bumps the global
+// purge epoch in Redis (<purge prefix>:epoch), which is part of every L1,
+// bulk and L2 key, drops this instance's L1 and bulk tier and publishes the
+// new epoch ("all:<epoch>") so that the other instances drop theirs. When
+// Redis cannot be reached the purge still takes effect here and the error
+// wraps ErrPurgeDeferred; the instance sends it when Redis is back, as
+// PurgeDealer does. See the package doc for the propagation bound.
+func (c *Cache) PurgeAll(ctx context.Context) error {
+	c.st.purgesAll.Add(1)
+	if c.rdb == nil {
+		c.bumpEpochLocal()
+		return nil
+	}
+	if err := c.purgeAllRemote(ctx); err != nil {
+		c.bumpEpochLocal()
+		c.pendingAll.Store(true)
+		return fmt.Errorf("cache: purge all: %w: %w", ErrPurgeDeferred, err)
+	}
+	return nil
+}
+
+// bumpEpochLocal is bumpLocal for the purge epoch: it drops all of L1.
+func (c *Cache) bumpEpochLocal() {
+	ep := c.epoch.gen.Add(1)
+	if c.rdb != nil {
+		c.epoch.guess.Store(ep)
+	}
+	c.dropAll()
+}
+
+// dropAll empties the in-process tiers after the purge epoch moved on. The
+// epoch is stored before: an insert of an entry read or filled under the
+// old epoch checks it under the shard lock (l1.put) and is refused, and
+// the bulk tier's keys carry the epoch, so what a demotion racing the
+// reset writes there is unreachable.
+func (c *Cache) dropAll() {
+	if c.l1 != nil {
+		c.l1.dropAll()
+	}
+	if c.bulk != nil {
+		c.bulk.fc.Reset()
 	}
 }

@@ -18,7 +18,8 @@
 //     Redis lock across instances);
 //   - purge per dealer ([Cache.PurgeDealer]) through a per-dealer generation
 //     counter in Redis and a pub/sub channel that makes every instance drop
-//     that dealer's L1 entries;
+//     that dealer's L1 entries, and purge of everything ([Cache.PurgeAll])
+//     through a global purge epoch kept the same way;
 //   - Redis failure tolerance: every Redis call has a hard time budget; after
 //     a failure Redis is skipped until a background probe finds it back, and
 //     each transition is logged once.
@@ -45,9 +46,18 @@
 // Redis Cluster slot:
 //
 //	<purge prefix>:{d<id>}:gen       generation counter of the dealer
+//	<purge prefix>:epoch             global purge epoch (no hash tag: a slot of its own)
 //	<prefix>:{d<id>}:g<gen>:<key>    an entry (binary header + body), PX = until StaleUntil (*)
 //	<prefix>:{d<id>}:l<gen>:<key>    the cross-instance fill lock, PX = LockTTL
-//	<purge prefix>:purge             pub/sub channel, message "<id>:<gen>"
+//	<purge prefix>:purge             pub/sub channel, message "<id>:<gen>" or "all:<epoch>"
+//
+// Once the epoch is above 0 (a PurgeAll happened), entry and lock keys carry
+// it after the generation: g<gen>e<epoch>, l<gen>e<epoch>. Under epoch 0
+// (the key is missing) they are the keys of releases without the epoch, so
+// both share L2 while they run side by side. Only single-key commands (GET,
+// INCR, the raise script) touch the epoch key, so its slot in a Redis
+// Cluster does not matter. A release without the epoch fails to parse "all"
+// as a dealer id and ignores the message.
 //
 // The purge prefix is [Options.PurgePrefix] (default: the prefix). Two
 // releases whose entries must stay apart (another contract version in the
@@ -62,8 +72,8 @@
 // when its stale-while-revalidate window ends. Redis's TTL never decides
 // freshness: the entry's own windows do.
 //
-// A purge makes old entries unreachable (their generation is no longer
-// current); they expire by their own TTL.
+// A purge makes old entries unreachable (their generation, or the epoch, is
+// no longer current); they expire by their own TTL.
 //
 // # Purge propagation bound
 //
@@ -80,4 +90,10 @@
 // back. A purge issued while Redis is unreachable takes effect locally at
 // once, is remembered, and is sent to Redis by this instance when Redis
 // returns ([ErrPurgeDeferred]).
+//
+// [Cache.PurgeAll] has the same bound: the epoch is re-read with the
+// generations (every GenerationPoll while the subscription is unhealthy, at
+// once when it or Redis comes back), its message drops every entry of L1
+// and the bulk tier, and one made while Redis is unreachable is a guess
+// under which L2 is not used until this instance has sent it.
 package cache

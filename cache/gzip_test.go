@@ -75,7 +75,7 @@ func TestL1CountsGzipVariants(t *testing.T) {
 	c := newL1(1 << 20)
 	var gen atomic.Uint64
 	e1 := newEntry(body, now, Policy{TTL: time.Minute})
-	if !c.put(1, "/a", 0, &gen, e1) {
+	if !c.put(1, "/a", 0, 0, &gen, e1) {
 		t.Fatal("put refused")
 	}
 	base := c.bytes.Load()
@@ -85,8 +85,8 @@ func TestL1CountsGzipVariants(t *testing.T) {
 	}
 	e2 := newEntry(body, now, Policy{TTL: time.Minute})
 	e2.Gzip() // before it enters
-	c.put(1, "/b", 0, &gen, e2)
-	if c.put(1, "/c", 0, &gen, e2) {
+	c.put(1, "/b", 0, 0, &gen, e2)
+	if c.put(1, "/c", 0, 0, &gen, e2) {
 		t.Fatal("one entry held by two nodes")
 	}
 	c.dropDealer(1)
@@ -94,12 +94,12 @@ func TestL1CountsGzipVariants(t *testing.T) {
 		t.Fatalf("after the drop: %d bytes, %d entries", c.bytes.Load(), c.entries.Load())
 	}
 	e3 := newEntry(body, now, Policy{TTL: time.Minute})
-	c.put(1, "/d", 0, &gen, e3)
+	c.put(1, "/d", 0, 0, &gen, e3)
 	c.dropDealer(1)
 	if _, _, ok := e3.Gzip(); !ok || c.bytes.Load() != 0 {
 		t.Fatalf("a variant made after the entry left: ok %v, %d bytes counted", ok, c.bytes.Load())
 	}
-	if c.put(1, "/d", 0, &gen, e3) {
+	if c.put(1, "/d", 0, 0, &gen, e3) {
 		t.Fatal("a retired entry was stored again")
 	}
 }
@@ -121,7 +121,7 @@ func TestL1GzipAccountingRace(t *testing.T) {
 				var inner sync.WaitGroup
 				inner.Add(1)
 				go func() { defer inner.Done(); e.Gzip() }()
-				c.put(int64(w), key, 0, &gen, e)
+				c.put(int64(w), key, 0, 0, &gen, e)
 				if n := c.lookupString(int64(w), key); n != nil {
 					n.entry.Gzip()
 				}

@@ -178,3 +178,13 @@ func newClientSlow(t testing.TB, addr string) *redis.Client {
 	t.Cleanup(func() { _ = rc.Close() })
 	return rc
 }
+
+// entryKey is the key of an entry under gen and the current purge epoch.
+func (c *Cache) entryKey(dealer int64, gen uint64, key string) string {
+	return c.entryKeyAt(dealer, gen, c.epoch.gen.Load(), key)
+}
+
+// lockKey is the fill lock's key under gen and the current purge epoch.
+func (c *Cache) lockKey(dealer int64, gen uint64, key string) string {
+	return c.lockKeyAt(dealer, gen, c.epoch.gen.Load(), key)
+}

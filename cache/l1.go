@@ -24,6 +24,7 @@ type l1node struct {
 	dealer int64
 	key    string
 	gen    uint64
+	epoch  uint64 // the purge epoch it was stored under
 	entry  *Entry
 	size   int64       // key, ETag and overhead; the body's codings are counted by the entry (see cost)
 	hash   uint64      // sketch hash of (dealer, key)
@@ -54,8 +55,9 @@ type l1 struct {
 	max      int64
 	maxEntry int64
 	freq     *sketch
-	noAdmit  bool          // plain CLOCK (the hit-ratio comparison only)
-	onEvict  func(*l1node) // called, outside the locks, with each entry evicted for space
+	noAdmit  bool           // plain CLOCK (the hit-ratio comparison only)
+	onEvict  func(*l1node)  // called, outside the locks, with each entry evicted for space
+	epoch    *atomic.Uint64 // the cache's purge epoch; nil: not checked (tests)
 	// lastVictim is the density (sketch estimate per byte of cost, float64
 	// bits) of the last entry CLOCK weighed against a newcomer: what a
 	// newcomer must beat, give or take, to be admitted (see wouldAdmit).
@@ -123,21 +125,22 @@ func (c *l1) lookupString(dealer int64, key string) *l1node {
 	return n
 }
 
-// put stores e under (dealer, key) for generation gen, unless gen is no
-// longer the dealer's current generation: the check runs under the shard
-// lock, and a purge bumps the generation before it takes the shard locks to
-// drop entries, so an entry filled before a purge can never be inserted after
-// it. It reports whether e was stored.
-func (c *l1) put(dealer int64, key string, gen uint64, cur *atomic.Uint64, e *Entry) bool {
+// put stores e under (dealer, key) for generation gen and purge epoch ep,
+// unless gen is no longer the dealer's current generation or ep the current
+// epoch: the check runs under the shard lock, and a purge bumps the
+// generation (or the epoch) before it takes the shard locks to drop entries,
+// so an entry filled before a purge can never be inserted after it. It
+// reports whether e was stored.
+func (c *l1) put(dealer int64, key string, gen, ep uint64, cur *atomic.Uint64, e *Entry) bool {
 	if !fits(c, key, e) {
 		return false
 	}
 	size := nodeSize(key, e)
 	h := keyHash(dealer, xxhash.Sum64String(key))
-	n := &l1node{dealer: dealer, key: key, gen: gen, entry: e, size: size, hash: h}
+	n := &l1node{dealer: dealer, key: key, gen: gen, epoch: ep, entry: e, size: size, hash: h}
 	s := &c.shards[h>>(64-l1ShardBits)]
 	s.mu.Lock()
-	if cur.Load() != gen {
+	if cur.Load() != gen || (c.epoch != nil && c.epoch.Load() != ep) {
 		s.mu.Unlock()
 		return false
 	}
@@ -310,6 +313,18 @@ func (c *l1) dropDealer(dealer int64) {
 		s.mu.Lock()
 		for _, n := range s.m[dealer] {
 			s.removeLocked(c, n)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// dropAll removes every entry (a purge of everything, Cache.PurgeAll).
+func (c *l1) dropAll() {
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		for len(s.ring) > 0 {
+			s.removeLocked(c, s.ring[len(s.ring)-1])
 		}
 		s.mu.Unlock()
 	}

@@ -112,7 +112,7 @@ func (t *listingTrace) replay(maxBytes int64, admit bool) float64 {
 			}
 			continue
 		}
-		c.put(1, t.keys[k], 0, &gen, plainEntry(body[:t.sizes[k]], `"0123456789abcdef"`))
+		c.put(1, t.keys[k], 0, 0, &gen, plainEntry(body[:t.sizes[k]], `"0123456789abcdef"`))
 	}
 	return float64(hits) / float64(len(t.reqs)-half)
 }
@@ -245,7 +245,7 @@ func BenchmarkL1Policy(b *testing.B) {
 					hits++
 					continue
 				}
-				c.put(1, tr.keys[k], 0, &gen, plainEntry(body[:tr.sizes[k]], ""))
+				c.put(1, tr.keys[k], 0, 0, &gen, plainEntry(body[:tr.sizes[k]], ""))
 			}
 			b.ReportMetric(float64(hits)/float64(b.N), "hit-ratio")
 		})

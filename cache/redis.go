@@ -98,18 +98,33 @@ func (c *Cache) genKey(dealer int64) string {
 	return string(append(appendDealerTag(b, dealer), "gen"...))
 }
 
-func (c *Cache) entryKey(dealer int64, gen uint64, key string) string {
-	return c.keyWith('g', dealer, gen, key)
+// epochKey is the global purge epoch's key, under the purge prefix. It has
+// no dealer hash tag: in a Redis Cluster it lives in a slot of its own,
+// which suits the single-key commands (GET, INCR) it is used with.
+func (c *Cache) epochKey() string { return c.purgePrefix + ":epoch" }
+
+// entryKeyAt is the key of an entry under the dealer's generation gen and
+// the purge epoch ep.
+func (c *Cache) entryKeyAt(dealer int64, gen, ep uint64, key string) string {
+	return c.keyWith('g', dealer, gen, ep, key)
 }
 
-func (c *Cache) lockKey(dealer int64, gen uint64, key string) string {
-	return c.keyWith('l', dealer, gen, key)
+func (c *Cache) lockKeyAt(dealer int64, gen, ep uint64, key string) string {
+	return c.keyWith('l', dealer, gen, ep, key)
 }
 
-func (c *Cache) keyWith(kind byte, dealer int64, gen uint64, key string) string {
-	b := c.dealerPrefix(make([]byte, 0, len(c.prefix)+56+len(key)), dealer)
+// keyWith builds an entry or lock key. Under epoch 0 (no purge of
+// everything ever made) the key is the one releases without the epoch use,
+// so they share L2 during a rolling upgrade; from epoch 1 on it carries
+// "e<epoch>" after the generation, which no key without it can be.
+func (c *Cache) keyWith(kind byte, dealer int64, gen, ep uint64, key string) string {
+	b := c.dealerPrefix(make([]byte, 0, len(c.prefix)+80+len(key)), dealer)
 	b = append(b, kind)
 	b = strconv.AppendUint(b, gen, 10)
+	if ep != 0 {
+		b = append(b, 'e')
+		b = strconv.AppendUint(b, ep, 10)
+	}
 	b = append(b, ':')
 	b = append(b, key...)
 	return string(b)
@@ -409,9 +424,20 @@ func (c *Cache) setPubSub(up bool, err error) {
 	}
 }
 
+// purgeAllID stands for the dealer id in the purge message of a purge of
+// everything ("all:<epoch>"): a release that predates it fails to parse it
+// as a dealer id and ignores the message.
+const purgeAllID = "all"
+
 func (c *Cache) handlePurgeMessage(payload string) {
 	ds, gs, ok := strings.Cut(payload, ":")
 	if !ok {
+		return
+	}
+	if ds == purgeAllID {
+		if ep, err := strconv.ParseUint(gs, 10, 64); err == nil {
+			c.applyEpoch(ep)
+		}
 		return
 	}
 	dealer, err1 := strconv.ParseInt(ds, 10, 64)
@@ -435,6 +461,29 @@ func (c *Cache) handlePurgeMessage(payload string) {
 // again, one further (bumpLocal), which drops L1 and leaves what the bulk
 // tier holds under the old number unreachable.
 func (c *Cache) applyGen(dealer int64, st *genState, gen uint64) {
+	switch drop, rebump := adopt(st, gen); {
+	case rebump:
+		c.bumpLocal(dealer, st)
+	case drop && c.l1 != nil:
+		c.l1.dropDealer(dealer)
+	}
+}
+
+// applyEpoch is applyGen for the purge epoch: a newer epoch drops this
+// instance's whole L1 (and empties the bulk tier).
+func (c *Cache) applyEpoch(ep uint64) {
+	if drop, rebump := adopt(&c.epoch, ep); rebump {
+		c.bumpEpochLocal()
+	} else if drop {
+		c.dropAll()
+	}
+}
+
+// adopt moves st to gen, a number Redis gave, by applyGen's rules. It
+// reports drop when st moved on (the entries held under the old number must
+// go), rebump when the number is a guess of this instance that gen may
+// equal (the caller guesses one further).
+func adopt(st *genState, gen uint64) (drop, rebump bool) {
 	st.verified.Store(true)
 	newer := false
 	for {
@@ -450,17 +499,11 @@ func (c *Cache) applyGen(dealer int64, st *genState, gen uint64) {
 	for {
 		old := st.gen.Load()
 		if gen <= old {
-			if newer && st.guess.Load() != 0 {
-				c.bumpLocal(dealer, st)
-			}
-			return
+			return false, newer && st.guess.Load() != 0
 		}
 		if st.gen.CompareAndSwap(old, gen) {
-			break
+			return true, false
 		}
-	}
-	if c.l1 != nil {
-		c.l1.dropDealer(dealer)
 	}
 }
 
@@ -476,9 +519,52 @@ func (c *Cache) generation(ctx context.Context, dealer int64) (uint64, *genState
 	})
 	if err == nil {
 		c.applyGen(dealer, st, v.(uint64))
-		c.raiseGen(ctx, dealer, st, v.(uint64))
+		c.raiseGen(ctx, c.genKey(dealer), st, v.(uint64))
 	}
 	return st.gen.Load(), st
+}
+
+// currentEpoch returns the purge epoch, reading it from Redis the first time
+// (or while it could not be read yet). Callers read it before the dealer's
+// generation and carry both to every key and L1 insert of the lookup.
+func (c *Cache) currentEpoch(ctx context.Context) uint64 {
+	if c.epoch.verified.Load() || c.rdb == nil || !c.redisUp.Load() {
+		return c.epoch.gen.Load()
+	}
+	v, err, _ := c.genFlights.Do(purgeAllID, func() (any, error) {
+		return c.readEpoch(ctx)
+	})
+	if err == nil {
+		c.applyEpoch(v.(uint64))
+		c.raiseGen(ctx, c.epochKey(), &c.epoch, v.(uint64))
+	}
+	return c.epoch.gen.Load()
+}
+
+// readEpoch reads the purge epoch; a missing key is epoch 0 (nothing was
+// ever purged as a whole). Unlike a generation it is not seeded: epoch 0
+// keeps the key layout of the releases without it.
+func (c *Cache) readEpoch(ctx context.Context) (uint64, error) {
+	var get *redis.StringCmd
+	ctx, span := c.redisSpan(ctx, "GET")
+	if span != nil {
+		span.SetAttributes(attrKeyKind.String("epoch"))
+	}
+	err := c.redisDo(ctx, func(ctx context.Context) error {
+		get = c.rdb.Get(ctx, c.epochKey())
+		if errors.Is(get.Err(), redis.Nil) {
+			return nil
+		}
+		return get.Err()
+	})
+	endSpan(span, err)
+	if err != nil {
+		return 0, err
+	}
+	if errors.Is(get.Err(), redis.Nil) {
+		return 0, nil
+	}
+	return get.Uint64()
 }
 
 // genSeed starts a dealer's generation (when Redis has none, also after Redis
@@ -511,6 +597,10 @@ func (c *Cache) readGen(ctx context.Context, dealer int64) (uint64, error) {
 // resync re-reads the generation of every dealer this instance knows, in
 // pipelined batches.
 func (c *Cache) resync(ctx context.Context) {
+	if ep, err := c.readEpoch(ctx); err == nil {
+		c.applyEpoch(ep)
+		c.raiseGen(ctx, c.epochKey(), &c.epoch, ep)
+	}
 	dealers := c.dealerIDs()
 	const batch = 256
 	for len(dealers) > 0 && c.redisUp.Load() {
@@ -536,22 +626,22 @@ func (c *Cache) resync(ctx context.Context) {
 			if g, err := gets[i].Uint64(); err == nil {
 				st := c.gens.get(d)
 				c.applyGen(d, st, g)
-				c.raiseGen(ctx, d, st, g)
+				c.raiseGen(ctx, c.genKey(d), st, g)
 			}
 		}
 	}
 }
 
-// raiseGen moves the dealer's generation in Redis up to the one this
-// instance holds when Redis gave an older one (got): Redis came back
+// raiseGen moves a generation in Redis (key: a dealer's, or the purge
+// epoch) up to the one this instance holds when Redis gave an older one (got): Redis came back
 // rolled back (a failover to a replica that missed the last INCRs, a
 // restart from an older snapshot). Otherwise an instance that starts
 // meanwhile would adopt the older number and number its next purge at or
 // below what the others hold, which drops nothing there.
-func (c *Cache) raiseGen(ctx context.Context, dealer int64, st *genState, got uint64) {
+func (c *Cache) raiseGen(ctx context.Context, key string, st *genState, got uint64) {
 	if held := st.gen.Load(); got < held && st.guess.Load() == 0 {
 		_ = c.redisDo(ctx, func(ctx context.Context) error {
-			return raiseGenScript.Run(ctx, c.rdb, []string{c.genKey(dealer)}, held).Err()
+			return raiseGenScript.Run(ctx, c.rdb, []string{key}, held).Err()
 		})
 	}
 }
@@ -572,12 +662,27 @@ func (c *Cache) dealerIDs() []int64 { return c.gens.dealers() }
 // has not taken yet), Redis is moved past the guess (INCRBY), so that the
 // instance goes on under a number Redis gave and no other purge will get.
 func (c *Cache) purgeRemote(ctx context.Context, dealer int64, st *genState) error {
-	key := c.genKey(dealer)
+	id := strconv.FormatInt(dealer, 10)
+	return c.bumpRemote(ctx, c.genKey(dealer), id, st, func(gen uint64) { c.applyGen(dealer, st, gen) })
+}
+
+// purgeAllRemote is purgeRemote for the purge epoch.
+func (c *Cache) purgeAllRemote(ctx context.Context) error {
+	return c.bumpRemote(ctx, c.epochKey(), purgeAllID, &c.epoch, c.applyEpoch)
+}
+
+// bumpRemote increments the generation under key (a dealer's, seeded as
+// readGen does, or the epoch, which starts at 0), adopts the number with
+// apply and publishes "<id>:<number>".
+func (c *Cache) bumpRemote(ctx context.Context, key, id string, st *genState, apply func(uint64)) error {
 	guess := st.guess.Load()
+	seed := id != purgeAllID
 	var incr *redis.IntCmd
 	err := c.redisDo(ctx, func(ctx context.Context) error {
 		_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.SetNX(ctx, key, genSeed(), 0)
+			if seed {
+				p.SetNX(ctx, key, genSeed(), 0)
+			}
 			incr = p.Incr(ctx, key)
 			return nil
 		})
@@ -602,12 +707,12 @@ func (c *Cache) purgeRemote(ctx context.Context, dealer int64, st *genState) err
 		}
 		gen = uint64(incr.Val())
 	}
-	c.applyGen(dealer, st, gen)
+	apply(gen)
 	// A guess made meanwhile (a purge that failed, or another instance's
 	// purge numbered as guessed) is not covered by this INCR: the purge
 	// stays pending, to move Redis past it next time.
 	covered := st.guess.CompareAndSwap(guess, 0)
-	payload := strconv.FormatInt(dealer, 10) + ":" + strconv.FormatUint(gen, 10)
+	payload := id + ":" + strconv.FormatUint(gen, 10)
 	err = c.redisDo(ctx, func(ctx context.Context) error {
 		return c.rdb.Publish(ctx, c.channel, payload).Err()
 	})
@@ -623,6 +728,12 @@ var errGuessMoved = errors.New("cache: the dealer's local generation moved on du
 
 // flushPending sends the purges made while Redis was unreachable.
 func (c *Cache) flushPending(ctx context.Context) {
+	if c.pendingAll.Load() {
+		if err := c.purgeAllRemote(ctx); err != nil {
+			return
+		}
+		c.pendingAll.Store(false)
+	}
 	c.pendingMu.Lock()
 	ids := make([]int64, 0, len(c.pending))
 	for d := range c.pending {

@@ -10,7 +10,7 @@ type counters struct {
 	fillsUnchanged, fillsRevalidated atomic.Uint64
 	coalesced, lockWaitHits          atomic.Uint64
 	refreshes, refreshErrors, purges atomic.Uint64
-	refreshesSkipped                 atomic.Uint64
+	refreshesSkipped, purgesAll      atomic.Uint64
 	redisDownEvents                  atomic.Uint64
 }
 
@@ -63,8 +63,8 @@ type Stats struct {
 	// RefreshesInFlight is the number of background refreshes under way;
 	// MaxRefreshes the bound in force (-1: none).
 	RefreshesInFlight, MaxRefreshes int64
-	// Purges counts PurgeDealer calls.
-	Purges uint64
+	// Purges counts PurgeDealer calls; PurgesAll PurgeAll calls.
+	Purges, PurgesAll uint64
 	// Evictions counts entries evicted from L1 for space; L1Rejected the
 	// new entries L1 did not keep because the entry they would have
 	// evicted is asked for more often per byte (TinyLFU admission).
@@ -98,6 +98,7 @@ func (c *Cache) Stats() Stats {
 		RefreshesSkipped: c.st.refreshesSkipped.Load(),
 		MaxRefreshes:     c.maxRefreshes.Load(),
 		Purges:           c.st.purges.Load(),
+		PurgesAll:        c.st.purgesAll.Load(),
 		RedisUp:          c.RedisHealthy(),
 		PubSubUp:         c.pubsubUp.Load(),
 		RedisDownEvents:  c.st.redisDownEvents.Load(),

@@ -25,7 +25,7 @@ import (
 )
 
 // AdminOptions configure the admin handler. Every function may be nil:
-// its endpoint then answers 501 (Purge, Reload) or leaves its part out of
+// its endpoint then answers 501 (Purge, PurgeAll, Reload) or leaves its part out of
 // /readyz (Redis, Breakers).
 type AdminOptions struct {
 	// Token, when not empty, must be sent as "Authorization: Bearer
@@ -49,6 +49,10 @@ type AdminOptions struct {
 	Breakers func() map[string]string
 	// Purge drops every cached response of one dealer.
 	Purge func(ctx context.Context, dealerID int64) error
+	// PurgeAll drops every cached response of every dealer (after a
+	// release that changes response bodies without a new contract
+	// version).
+	PurgeAll func(ctx context.Context) error
 	// Reload re-reads the config file; its error, shown to the caller,
 	// says what is wrong with the new file. An error that wraps
 	// ErrCertificateNotReloaded says the new config is in force but the
@@ -56,7 +60,7 @@ type AdminOptions struct {
 	Reload func() error
 	// Logger receives admin events; nil discards them.
 	Logger *slog.Logger
-	// Timeout bounds Purge and the Redis check; default 5 s.
+	// Timeout bounds Purge, PurgeAll and the Redis check; default 5 s.
 	Timeout time.Duration
 }
 
@@ -94,6 +98,7 @@ func NewAdmin(o AdminOptions) (*Admin, error) {
 //	GET  /healthz                     200 while the process runs
 //	GET  /readyz                      200 ready (maybe degraded), 503 not ready; JSON
 //	POST /admin/purge?dealer_id=N     drop one dealer's cached responses
+//	POST /admin/purge?all=true        drop every dealer's cached responses
 //	POST /admin/reload                re-read the config file
 //
 // Answers are JSON; errors are application/problem+json.
@@ -363,6 +368,16 @@ func (a *Admin) readyz(ctx *fasthttp.RequestCtx) {
 }
 
 func (a *Admin) purge(ctx *fasthttp.RequestCtx) {
+	args := ctx.QueryArgs()
+	if args.Has("all") {
+		if args.Has("dealer_id") || string(args.Peek("all")) != "true" {
+			problem(ctx, fasthttp.StatusUnprocessableEntity, "invalid purge",
+				"purge everything with all=true alone, or one dealer with dealer_id")
+			return
+		}
+		a.purgeAll(ctx)
+		return
+	}
 	if a.o.Purge == nil {
 		problem(ctx, fasthttp.StatusNotImplemented, "not implemented", "cache purge is not available")
 		return
@@ -386,6 +401,25 @@ func (a *Admin) purge(ctx *fasthttp.RequestCtx) {
 	a.o.Metrics.CachePurge()
 	a.log.Info("cache purged", "dealer_id", id)
 	writeJSON(ctx, fasthttp.StatusOK, map[string]any{"status": "purged", "dealer_id": id})
+}
+
+// purgeAll answers POST /admin/purge?all=true (cache.PurgeAll).
+func (a *Admin) purgeAll(ctx *fasthttp.RequestCtx) {
+	if a.o.PurgeAll == nil {
+		problem(ctx, fasthttp.StatusNotImplemented, "not implemented", "cache purge is not available")
+		return
+	}
+	c, cancel := context.WithTimeout(context.Background(), a.o.Timeout)
+	defer cancel()
+	if err := a.o.PurgeAll(c); err != nil {
+		a.log.Error("cache purge of everything failed", "error", err.Error())
+		problem(ctx, fasthttp.StatusServiceUnavailable, "purge not taken by Redis",
+			"Redis could not take the purge: it applies to this instance now and is sent to Redis every 2 s until Redis takes it")
+		return
+	}
+	a.o.Metrics.CachePurgeAll()
+	a.log.Info("cache purged", "all", true)
+	writeJSON(ctx, fasthttp.StatusOK, map[string]any{"status": "purged", "all": true})
 }
 
 func (a *Admin) reload(ctx *fasthttp.RequestCtx) {

@@ -247,6 +247,7 @@ type Metrics struct {
 	lastReloadUnix             atomic.Int64
 	lastAttempt                atomic.Pointer[reloadAttempt]
 	purges                     *metrics.Counter
+	purgesAll                  *metrics.Counter
 	bodyBytes                  [2]*metrics.Counter // identity, gzip
 	gzipResponses              *metrics.Counter
 	// now, when set (tests), replaces time.Now for BreakerTroubled.
@@ -331,6 +332,7 @@ func NewMetrics(o MetricsOptions) *Metrics {
 		return 1
 	})
 	m.purges = m.set.NewCounter("edge_cache_purges_total")
+	m.purgesAll = m.set.NewCounter("edge_cache_purges_all_total")
 	m.bodyBytes[0] = m.set.NewCounter(`edge_response_body_bytes_total{encoding="identity"}`)
 	m.bodyBytes[1] = m.set.NewCounter(`edge_response_body_bytes_total{encoding="gzip"}`)
 	m.gzipResponses = m.set.NewCounter("edge_gzip_responses_total")
@@ -490,6 +492,9 @@ type reloadAttempt struct {
 
 // CachePurge counts a per-dealer cache purge.
 func (m *Metrics) CachePurge() { m.purges.Inc() }
+
+// CachePurgeAll counts a purge of every dealer's cache (all=true).
+func (m *Metrics) CachePurgeAll() { m.purgesAll.Inc() }
 
 func (m *Metrics) service(name string) *serviceMetrics {
 	if sm := (*m.services.Load())[name]; sm != nil {

@@ -765,6 +765,7 @@ func (a *app) startAdmin() error {
 		Redis:    a.pingRedis,
 		Breakers: a.up.BreakerStates,
 		Purge:    a.cache.PurgeDealer,
+		PurgeAll: a.cache.PurgeAll,
 		Reload:   a.reload,
 		Logger:   a.log,
 	})
