@@ -340,6 +340,9 @@ func TestPurgeAcrossInstances(t *testing.T) {
 func TestResyncWithoutPubSub(t *testing.T) {
 	_, rc := newMiniRedis(t)
 	c := newCache(t, Options{Redis: rc})
+	// The resync of the subscription's confirmation must not be the one
+	// that finds the bump (it began before dealer 5 was known).
+	waitFor(t, "subscription", func() bool { return c.Stats().PubSubUp })
 	pol := Policy{TTL: time.Hour}
 	mustGet(t, c, 5, "/k", pol, newFiller("x").fill)
 	if err := rc.Incr(context.Background(), c.genKey(5)).Err(); err != nil {

@@ -597,11 +597,14 @@ func (c *Cache) readGen(ctx context.Context, dealer int64) (uint64, error) {
 // resync re-reads the generation of every dealer this instance knows, in
 // pipelined batches.
 func (c *Cache) resync(ctx context.Context) {
+	// The dealers are those known when the resync began, as before the
+	// epoch was read here: a dealer first seen during the resync reads its
+	// generation itself.
+	dealers := c.dealerIDs()
 	if ep, err := c.readEpoch(ctx); err == nil {
 		c.applyEpoch(ep)
 		c.raiseGen(ctx, c.epochKey(), &c.epoch, ep)
 	}
-	dealers := c.dealerIDs()
 	const batch = 256
 	for len(dealers) > 0 && c.redisUp.Load() {
 		n := min(batch, len(dealers))
