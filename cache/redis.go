@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dealer-edge/dealer-edge/internal/redisauth"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -212,10 +213,18 @@ func (c *Cache) redisResult(parent context.Context, err error, health bool) erro
 }
 
 // unreachable tells errors that mean Redis cannot serve (network, timeout,
-// a node loading or a cluster down) from errors it replied with.
+// a node loading or a cluster down, the edge's credentials or its ACL user
+// refused) from errors it replied with.
 func unreachable(err error) bool {
 	if errors.Is(err, errBatchFull) {
 		return false // Redis is slow, not gone: this call is a miss
+	}
+	if redisauth.Refused(err) {
+		// WRONGPASS, NOAUTH: a rotated password or a changed ACL user
+		// fails every connection opened from now on, and NOPERM every
+		// call of a command the user lost. Either is an outage until the
+		// probe finds the credentials accepted again.
+		return true
 	}
 	var re redis.Error
 	if errors.As(err, &re) {
@@ -233,7 +242,7 @@ func unreachable(err error) bool {
 func (c *Cache) markDown(err error) {
 	if c.redisUp.CompareAndSwap(true, false) {
 		c.st.redisDownEvents.Add(1)
-		c.log.Warn("cache: redis unavailable, serving from L1 and fill", "err", err)
+		c.log.Warn("cache: redis unavailable, serving from L1 and fill", "cause", redisauth.Cause(err), "err", err)
 		select {
 		case c.downCh <- struct{}{}:
 		default:
@@ -289,15 +298,25 @@ func (c *Cache) ping(ctx context.Context) error { return PingRedis(ctx, c.rdb) }
 // write (READONLY), as the demoted master does that a failover without
 // Sentinel leaves behind an address; ROLE tells, and its answer is
 // ErrReplica. A server that does not know ROLE (miniredis) or refuses it
-// (an ACL) is taken as a master. The cache probes with it before it uses
-// Redis again; /readyz and edge_redis_up report it.
+// (an ACL) is taken as a master. A server (or master) that no longer
+// accepts the client's credentials fails too (redisauth.Check: AUTH with
+// them), although the connections opened before a password rotation still
+// answer PING: every connection opened from then on is refused. The cache
+// probes with it before it uses Redis again; /readyz and edge_redis_up
+// report it.
 func PingRedis(ctx context.Context, rdb redis.UniversalClient) error {
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-			return m.Ping(ctx).Err()
+			if err := m.Ping(ctx).Err(); err != nil {
+				return err
+			}
+			return redisauth.Check(ctx, m)
 		})
 	}
 	if err := rdb.Ping(ctx).Err(); err != nil {
+		return err
+	}
+	if err := redisauth.Check(ctx, rdb); err != nil {
 		return err
 	}
 	role, err := rdb.Do(ctx, "ROLE").Slice()

@@ -312,8 +312,10 @@ func breakerDegrades(state string, troubled bool) bool {
 }
 
 // redisErrorKind names the kind of a failed Redis check for /readyz:
-// "timeout", "connection refused", "authentication failed", "loading"
-// (Redis is loading its data), "read only" (a replica), or "error".
+// "timeout", "connection refused", "authentication failed" (Redis refuses
+// the edge's credentials), "permission denied" (the edge's ACL user may not
+// run the check's command), "loading" (Redis is loading its data), "read
+// only" (a replica), or "error".
 func redisErrorKind(err error) string {
 	var ne net.Error
 	msg := err.Error()
@@ -324,6 +326,8 @@ func redisErrorKind(err error) string {
 		return "connection refused"
 	case strings.HasPrefix(msg, "NOAUTH") || strings.HasPrefix(msg, "WRONGPASS") || strings.Contains(msg, "invalid password"):
 		return "authentication failed"
+	case strings.HasPrefix(msg, "NOPERM"):
+		return "permission denied"
 	case strings.HasPrefix(msg, "LOADING"):
 		return "loading"
 	case strings.HasPrefix(msg, "READONLY"):

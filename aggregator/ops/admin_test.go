@@ -218,6 +218,7 @@ func TestReadinessRedisErrorIsAKind(t *testing.T) {
 		{&net.OpError{Op: "dial", Net: "tcp", Err: timeoutErr{}}, "timeout"},
 		{errors.New("WRONGPASS invalid username-password pair or user is disabled."), "authentication failed"},
 		{errors.New("NOAUTH Authentication required."), "authentication failed"},
+		{errors.New("NOPERM this user has no permissions to run the 'ping' command"), "permission denied"},
 		{errors.New("LOADING Redis is loading the dataset in memory"), "loading"},
 		{errors.New("READONLY You can't write against a read only replica."), "read only"},
 		{errors.New("dial tcp: lookup redis.internal.example on 10.0.0.2:53: no such host"), "error"},

@@ -111,8 +111,10 @@
 // restores the shared limit. With Options.BackgroundProbe a goroutine also
 // tries it once per ProbeInterval while it is marked unavailable, so a
 // limiter that decides few requests is found back (and logs it) without
-// waiting for one. Allow never returns an error. A caller's cancelled
-// context does not count against Redis.
+// waiting for one; when Redis refused the credentials or a command
+// (WRONGPASS, NOAUTH, NOPERM), only that probe, which first checks the
+// credentials with AUTH, ends the outage. Allow never returns an error. A
+// caller's cancelled context does not count against Redis.
 //
 // Switching costs no extra burst. Every Redis answer moves the key's local
 // TAT forward to the shared bucket's (now + reset), so the fallback

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dealer-edge/dealer-edge/internal/redisauth"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -83,7 +84,11 @@ type Options struct {
 	// be) and mark it available again when it answers. Without it only a
 	// request tries Redis again, so a limiter that decides few requests
 	// (the per-address one) stays marked unavailable, and says nothing,
-	// until its next request after Redis is back. Close stops it.
+	// until its next request after Redis is back. When Redis refused the
+	// credentials (WRONGPASS, NOAUTH) or a command (NOPERM), the probe
+	// first asks whether the credentials hold (AUTH), and only it ends
+	// that outage: the connections opened before a password rotation
+	// still run a request's script. Close stops it.
 	BackgroundProbe bool
 	// Logger receives one line per Redis state change. Nil discards. A
 	// caller with several limiters names each in its logger's attributes
@@ -192,6 +197,12 @@ type lease struct {
 // outage is one period of Redis marked unavailable.
 type outage struct {
 	since int64 // ns, limiter clock
+	// refused: Redis refused the edge's credentials or its ACL user
+	// (redisauth.Refused). The connections opened before a password
+	// rotation still answer, so a request's script call proves nothing;
+	// with the background probe, only it (which checks the credentials)
+	// ends the outage.
+	refused bool
 }
 
 // flight is a refill in progress; done closes when its lease is published.
@@ -585,8 +596,12 @@ type takeReply struct {
 // redisUsable reports whether this request may try Redis: always while it
 // is up; while it is down, for one request per ProbeInterval.
 func (l *Limiter) redisUsable(now int64) bool {
-	if l.outage.Load() == nil {
+	o := l.outage.Load()
+	if o == nil {
 		return true
+	}
+	if o.refused && l.bgProbe {
+		return false
 	}
 	np := l.nextProbe.Load()
 	return now >= np && l.nextProbe.CompareAndSwap(np, now+l.probe)
@@ -607,7 +622,7 @@ func (l *Limiter) markDown(err error, now int64) {
 		return
 	}
 	l.nextProbe.Store(now + l.probe)
-	l.outage.Store(&outage{since: now})
+	l.outage.Store(&outage{since: now, refused: redisauth.Refused(err)})
 	if l.testHookMarkedDown != nil {
 		l.testHookMarkedDown()
 	}
@@ -616,7 +631,7 @@ func (l *Limiter) markDown(err error, now int64) {
 	// (slog would write a time.Duration as integer nanoseconds in JSON);
 	// markUp's down_for_s is rounded to the millisecond.
 	l.log.Warn("ratelimit: redis unavailable, falling back",
-		"fail_mode", l.mode.String(), "probe_in_s", time.Duration(l.probe).Seconds(), "err", err)
+		"fail_mode", l.mode.String(), "probe_in_s", time.Duration(l.probe).Seconds(), "cause", redisauth.Cause(err), "err", err)
 	if l.bgProbe {
 		l.probeMu.Lock()
 		if !l.probeDone {
@@ -655,7 +670,10 @@ func (l *Limiter) probeLoop() {
 const probeKey = ":{probe}:rl:probe"
 
 // probeOnce makes one script call as a request would, bounded by
-// RedisTimeout the same way (call); a refusal is an answer too.
+// RedisTimeout the same way (call); a refusal is an answer too. Before it,
+// Redis must accept the credentials new connections authenticate with
+// (redisauth.Check): after a password rotation the pooled connections
+// still run the script, while every new one is refused.
 func (l *Limiter) probeOnce() error {
 	l.redisCalls.Add(1)
 	var nowUS int64
@@ -666,6 +684,12 @@ func (l *Limiter) probeOnce() error {
 	defer cancel()
 	ch := make(chan error, 1)
 	go func() {
+		if u, ok := l.rdb.(redis.UniversalClient); ok {
+			if err := redisauth.Check(ctx, u); err != nil {
+				ch <- err
+				return
+			}
+		}
 		_, err := take(ctx, l.rdb, l.prefix+probeKey, Limit{Rate: 1, Burst: 1}, 1, 1, nowUS, 0)
 		ch <- err
 	}()

@@ -96,10 +96,17 @@ var beforeLaunch func(port int)
 var errPortTaken = errors.New("port taken")
 
 // Start starts a standalone redis-server on a free loopback port, with no
-// persistence, stopped at the end of the test.
+// persistence, stopped at the end of the test. With "--requirepass",
+// <password> among extraArgs the readiness check authenticates with that
+// password.
 func Start(t TB, extraArgs ...string) *Server {
 	t.Helper()
 	s := &Server{t: t, bin: Require(t), dir: t.TempDir()}
+	for i := 0; i+1 < len(extraArgs); i++ {
+		if extraArgs[i] == "--requirepass" {
+			s.pass = extraArgs[i+1]
+		}
+	}
 	s.startOnFreePort(func(port int) []string {
 		return append([]string{
 			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",

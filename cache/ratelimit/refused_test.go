@@ -1,0 +1,98 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/dealer-edge/dealer-edge/cache/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestRefusedCredentialsEndOnlyByTheProbe: a Redis that refuses the
+// limiter's credentials (WRONGPASS: a password rotated with CONFIG SET
+// requirepass) puts the limiter on its fallback with a log line that names
+// the cause and not the password, and the outage lasts until the
+// credentials are accepted again. The connections opened before the
+// rotation still run the script, so a request's probe through one of them
+// used to end the outage at once, and the next new connection began
+// another: a line per ProbeInterval, and shared limits in and out. Only
+// the background probe, which asks Redis whether the credentials hold
+// (AUTH), ends it, once the password is restored.
+func TestRefusedCredentialsEndOnlyByTheProbe(t *testing.T) {
+	const pass1, pass2 = "first-pass-0123456789", "rotated-pass-9876543210"
+	const probe = 20 * time.Millisecond
+	srv := redistest.Start(t, "--requirepass", pass1)
+	ctx := context.Background()
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: pass1, PoolSize: 1})
+	t.Cleanup(func() { _ = admin.Close() })
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: pass1, MaxRetries: -1, PoolSize: 1})
+	t.Cleanup(func() { _ = c.Close() })
+	var log logBuffer
+	l := newLimiter(t, Options{Redis: c, MaxLease: 1, ProbeInterval: probe, BackgroundProbe: true, Logger: log.logger()})
+	lim := Limit{Rate: 1000, Burst: 1000}
+	if d := l.Allow(ctx, 1, "k", lim); d.Source != SourceRedis {
+		t.Fatalf("before the rotation: source %v, want redis", d.Source)
+	}
+
+	// The rotation; the limiter's one connection keeps its session, and
+	// a new connection is refused.
+	if err := admin.ConfigSet(ctx, "requirepass", pass2).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Do(ctx, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if d := l.Allow(ctx, 1, "k", lim); d.Source == SourceRedis {
+		t.Fatalf("with the credentials refused: source %v, want the fallback", d.Source)
+	}
+	if !l.Stats().FallbackActive {
+		t.Fatal("a WRONGPASS did not put the limiter on its fallback")
+	}
+
+	// A connection that still has its session (opened before the
+	// rotation) answers requests' probes: it must not end the outage.
+	if err := admin.ConfigSet(ctx, "requirepass", pass1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, func() bool { return !l.Stats().FallbackActive })
+	if d := l.Allow(ctx, 1, "k", lim); d.Source != SourceRedis { // c's connection, authenticated
+		t.Fatalf("after the restore: source %v, want redis", d.Source)
+	}
+	if err := admin.ConfigSet(ctx, "requirepass", pass2).Err(); err != nil {
+		t.Fatal(err)
+	}
+	l.markDown(errors.New("WRONGPASS invalid username-password pair or user is disabled."), l.now())
+	end := time.Now().Add(10 * probe)
+	for time.Now().Before(end) {
+		if d := l.Allow(ctx, 1, "k", lim); d.Source == SourceRedis || !l.Stats().FallbackActive {
+			t.Fatalf("the refused credentials' outage ended while Redis still refuses them (source %v)", d.Source)
+		}
+		time.Sleep(probe / 4)
+	}
+
+	if err := admin.ConfigSet(ctx, "requirepass", pass1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, func() bool { return !l.Stats().FallbackActive })
+
+	if log.count(`cause="credentials refused"`) == 0 {
+		t.Errorf("no line names the cause")
+	}
+	if log.count(pass1)+log.count(pass2) != 0 {
+		t.Errorf("a password reached the log")
+	}
+}
+
+// waitUntil waits up to 5 s for cond.
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dealer-edge/dealer-edge/cache/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestRedisRefusingCredentialsIsAnOutage: a Redis that refuses the edge's
+// credentials (a password rotated with CONFIG SET requirepass) is
+// unavailable to the edge exactly as an unreachable one (README,
+// Operations: Redis outage): edge_redis_up 0 and /readyz degraded with
+// redis_error "authentication failed", the cache marked down (no request
+// waits on Redis), the rate limiter on its fallback, a log line that
+// names the cause and not the password; when the password is restored the
+// background probes find Redis again without a restart. Under traffic
+// throughout, every request answers 200 within the Redis budget.
+//
+// The connections opened before the rotation keep their session: they
+// still answer PING, so edge_redis_up and /readyz stayed "up", and a
+// WRONGPASS (the handshake of every connection opened afterwards) counted
+// as an error Redis replied with, which never marked the cache down.
+func TestRedisRefusingCredentialsIsAnOutage(t *testing.T) {
+	const pass1, pass2 = "first-pass-0123456789", "rotated-pass-9876543210"
+	const budget = 300 * time.Millisecond
+	rds := redistest.Start(t, "--requirepass", pass1)
+	admin := redis.NewClient(&redis.Options{Addr: rds.Addr, Password: pass1, PoolSize: 1})
+	t.Cleanup(func() { _ = admin.Close() })
+	ctx := context.Background()
+	if err := admin.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg := filepath.Join(t.TempDir(), "edge.json")
+	writeConfig(t, cfg, fmt.Sprintf(`{"redis": {"password": %q, "timeout": %q},
+		"rate_limit": {"plans": {"default": {"rate": 100000, "burst": 100000}}}}`, pass1, budget))
+	e := startEdge(t, "--demo", "--config", cfg, "--redis", rds.Addr)
+	if status, body := e.readyz(); status != 200 || body["redis"] != "up" {
+		t.Fatalf("readyz with the password right: %d %v", status, body)
+	}
+
+	// Traffic: three dealers, two listings each (L1 hits) and a new search
+	// every other request (a miss, which asks Redis), on plain
+	// HTTP clients (no retries) with a deadline far above the budget so a
+	// request held on Redis shows as slow, not as an error.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var requests, bad atomic.Int64
+	var slowest atomic.Int64
+	var badMu sync.Mutex
+	var badSample string
+	client := &http.Client{Timeout: 10 * time.Second}
+	paths := []string{"/dealer/NOS/listing?page_size=2", "/dealer/NOS/listing?page_size=3"}
+	for _, key := range []string{"demo-key-alpha", "demo-key-beta", "demo-key-gamma"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				path := paths[i%len(paths)]
+				if i%2 == 1 { // a miss: the cache asks Redis (L2)
+					path = fmt.Sprintf("/dealer/NOS/listing?page_size=2&q=w%s%d", key, i)
+				}
+				req, _ := http.NewRequest("GET", e.base+path, nil)
+				req.Header.Set("X-Api-Key", key)
+				start := time.Now()
+				resp, err := client.Do(req)
+				d := time.Since(start)
+				requests.Add(1)
+				for {
+					s := slowest.Load()
+					if int64(d) <= s || slowest.CompareAndSwap(s, int64(d)) {
+						break
+					}
+				}
+				if err != nil || resp.StatusCode != 200 {
+					bad.Add(1)
+					badMu.Lock()
+					if err != nil {
+						badSample = err.Error()
+					} else {
+						badSample = resp.Status
+					}
+					badMu.Unlock()
+				}
+				if resp != nil {
+					resp.Body.Close()
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}()
+	}
+	defer func() {
+		select {
+		case <-stop:
+		default:
+			close(stop)
+		}
+		wg.Wait()
+	}()
+
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 15 s", what)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	before := e.scrape()
+	if before["edge_redis_up"] != 1 {
+		t.Fatalf("edge_redis_up before the rotation: %v", before["edge_redis_up"])
+	}
+
+	// The rotation: the edge's pooled connections keep their session.
+	if err := admin.ConfigSet(ctx, "requirepass", pass2).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if up := e.scrape()["edge_redis_up"]; up != 0 {
+		t.Errorf("edge_redis_up once Redis refuses the edge's password: %v, want 0", up)
+	}
+	if status, body := e.readyz(); status != 200 || body["redis"] != "down" || body["redis_error"] != "authentication failed" ||
+		!strings.Contains(fmt.Sprint(body["degraded"]), "redis") {
+		t.Errorf("readyz once Redis refuses the edge's password: %d %v, want 200 degraded, redis down, authentication failed", status, body)
+	}
+	// The edge's connections go (a Redis restart, an idle timeout, a
+	// network blip): every new one is refused.
+	if err := admin.Do(ctx, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("cache marked Redis down", func() bool { return !e.app.cache.Stats().RedisUp })
+	waitFor("rate limiter on its fallback", func() bool { return e.app.limiter.Stats().FallbackActive })
+	time.Sleep(time.Second) // traffic on the fallback, probes refused
+
+	down := e.scrape()
+	if down["edge_redis_up"] != 0 {
+		t.Errorf("edge_redis_up while Redis refuses the password: %v, want 0", down["edge_redis_up"])
+	}
+	for _, c := range []string{"cache", "ratelimit"} {
+		s := `edge_redis_errors_total{component="` + c + `"}`
+		if down[s] <= before[s] {
+			t.Errorf("%s did not move while Redis refused the password: %v -> %v", s, before[s], down[s])
+		}
+	}
+
+	// Restored: the probes find Redis again.
+	if err := admin.ConfigSet(ctx, "requirepass", pass1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("cache using Redis again", func() bool { return e.app.cache.Stats().RedisUp })
+	waitFor("rate limiter on Redis again", func() bool { return !e.app.limiter.Stats().FallbackActive })
+	if up := e.scrape()["edge_redis_up"]; up != 1 {
+		t.Errorf("edge_redis_up once the password is restored: %v, want 1", up)
+	}
+	if status, body := e.readyz(); status != 200 || body["status"] != "ready" || body["redis"] != "up" {
+		t.Errorf("readyz once the password is restored: %d %v", status, body)
+	}
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+
+	if n := bad.Load(); n != 0 {
+		t.Errorf("%d of %d requests did not answer 200 (e.g. %s)", n, requests.Load(), badSample)
+	}
+	// A request waits on Redis for at most the budget per call and never
+	// for a dial's retries; far below it on a hit.
+	if s := time.Duration(slowest.Load()); s > 3*budget {
+		t.Errorf("slowest request %v, want under %v", s, 3*budget)
+	}
+	t.Logf("%d requests, slowest %v", requests.Load(), time.Duration(slowest.Load()))
+
+	log := e.stderr.String()
+	for _, want := range []string{
+		`"msg":"cache: redis unavailable, serving from L1 and fill","cause":"credentials refused"`,
+		`"msg":"ratelimit: redis unavailable, falling back"`,
+		`"cause":"credentials refused"`,
+		"cache: redis available again",
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log has no %s:\n%s", want, log)
+		}
+	}
+	for _, p := range []string{pass1, pass2} {
+		if strings.Contains(log, p) {
+			t.Errorf("a Redis password reached the log")
+		}
+	}
+}
+
+// TestClusterRefusingCredentialsIsAnOutage: with a Redis Cluster, a master
+// that refuses the edge's password makes edge_redis_up 0 and /readyz
+// "authentication failed", as a dead master does (every key of its slots
+// fails on a new connection); once the master takes the password again
+// (here: it needs none, CONFIG SET requirepass ""), both say "up".
+func TestClusterRefusingCredentialsIsAnOutage(t *testing.T) {
+	const pass1, pass2 = "cluster-pass-0123456789", "rotated-pass-9876543210"
+	cl := redistest.StartCluster(t)
+	ctx := context.Background()
+	admins := make([]*redis.Client, len(cl.Nodes))
+	for i, n := range cl.Nodes {
+		admins[i] = redis.NewClient(&redis.Options{Addr: n.Addr, PoolSize: 1})
+		t.Cleanup(func() { _ = admins[i].Close() })
+		if err := admins[i].ConfigSet(ctx, "requirepass", pass1).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := filepath.Join(t.TempDir(), "edge.json")
+	writeConfig(t, cfg, fmt.Sprintf(`{"redis": {"password": %q, "timeout": "300ms"}}`, pass1))
+	e := startEdge(t, "--demo", "--config", cfg, "--redis", strings.Join(cl.Addrs(), ","))
+	if r := e.get("/dealer/NOS/listing?page_size=2", "demo-key-alpha"); r.status != 200 {
+		t.Fatalf("listing: %d %s", r.status, r.body)
+	}
+	if status, body := e.readyz(); status != 200 || body["redis"] != "up" {
+		t.Fatalf("readyz with the password right: %d %v", status, body)
+	}
+	if up := e.scrape()["edge_redis_up"]; up != 1 {
+		t.Fatalf("edge_redis_up with the password right: %v", up)
+	}
+
+	if err := admins[1].ConfigSet(ctx, "requirepass", pass2).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := e.readyz(); status != 200 || body["redis"] != "down" || body["redis_error"] != "authentication failed" {
+		t.Errorf("readyz with one master refusing the password: %d %v, want redis down, authentication failed", status, body)
+	}
+	if up := e.scrape()["edge_redis_up"]; up != 0 {
+		t.Errorf("edge_redis_up with one master refusing the password: %v, want 0", up)
+	}
+
+	if err := admins[1].ConfigSet(ctx, "requirepass", "").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := e.readyz(); status != 200 || body["redis"] != "up" {
+		t.Errorf("readyz once the master takes the password again: %d %v, want redis up", status, body)
+	}
+	if up := e.scrape()["edge_redis_up"]; up != 1 {
+		t.Errorf("edge_redis_up once the master takes the password again: %v, want 1", up)
+	}
+	if strings.Contains(e.stderr.String(), pass1) {
+		t.Error("the Redis password reached the log")
+	}
+}

@@ -1,0 +1,75 @@
+// Package redisauth tells a Redis that refuses the edge's credentials from
+// one that answers: after a password rotation or an ACL change, the
+// connections the client opened before keep their session (Redis checks
+// credentials when a connection authenticates, not on each command), while
+// every connection the client opens from then on fails its handshake with
+// WRONGPASS. A PING on a pooled connection still passes, so the cache's
+// probe, /readyz and edge_redis_up ask Redis with Check whether the
+// credentials still hold.
+package redisauth
+
+import (
+	"context"
+	"errors"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Refused reports whether err is Redis refusing the client's credentials
+// (WRONGPASS, NOAUTH) or a command to the client's ACL user (NOPERM): for
+// the edge, a Redis it cannot use, as one it cannot reach.
+func Refused(err error) bool {
+	return err != nil && (redis.IsAuthError(err) || redis.IsPermissionError(err))
+}
+
+// Check asks Redis whether it accepts the credentials rdb authenticates
+// new connections with: AUTH with rdb's user ("default" without one) and
+// password, on one of its pooled connections (a refused AUTH leaves that
+// connection's session as it was), on every master of a Cluster. It
+// returns the refusal (WRONGPASS) or the error that kept the question from
+// being answered; any other reply counts as accepted (a server without
+// ACLs, before Redis 6, answers the two-argument AUTH with an ERR). A
+// client of another kind, or one with a credentials provider, is not
+// checked.
+func Check(ctx context.Context, rdb redis.UniversalClient) error {
+	switch c := rdb.(type) {
+	case *redis.Client:
+		return check(ctx, c)
+	case *redis.ClusterClient:
+		return c.ForEachMaster(ctx, check)
+	}
+	return nil
+}
+
+func check(ctx context.Context, c *redis.Client) error {
+	o := c.Options()
+	if o.CredentialsProvider != nil || o.CredentialsProviderContext != nil || o.StreamingCredentialsProvider != nil {
+		return nil
+	}
+	user := o.Username
+	if user == "" {
+		user = "default"
+	}
+	err := c.Do(ctx, "AUTH", user, o.Password).Err()
+	var rerr redis.Error
+	if err != nil && errors.As(err, &rerr) && !Refused(err) {
+		return nil
+	}
+	return err
+}
+
+// Cause names why Redis was marked unavailable, for the log line that
+// says so: "credentials refused" (WRONGPASS, NOAUTH: the configured
+// password or user no longer holds), "permission denied" (NOPERM: the ACL
+// user may not run a command the edge uses) or "unavailable" (anything
+// else: unreachable, a timeout, a node loading). Redis' error texts never
+// carry the password the client sent.
+func Cause(err error) string {
+	switch {
+	case redis.IsAuthError(err):
+		return "credentials refused"
+	case redis.IsPermissionError(err):
+		return "permission denied"
+	}
+	return "unavailable"
+}
