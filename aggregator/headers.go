@@ -57,7 +57,7 @@ func (h *reqHeaders) readRaw(raw []byte) {
 // What it accepts, line by line:
 //   - Lines end at LF; one CR before the LF is dropped. A bare LF ends a
 //     line too, as fasthttp splits there: the edge refuses such a block
-//     (hasBareLF in serve) before it acts on any field, so no caller sees
+//     (scanHeaderLines in serve) before it acts on any field, so no caller sees
 //     one on a request it answers. A last line without LF (not in a block
 //     fasthttp read, which ends with the empty line) is a line too.
 //   - Empty lines yield nothing, and the iteration goes on past them to

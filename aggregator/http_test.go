@@ -439,8 +439,65 @@ func TestBrokenHeaderLinesRejected(t *testing.T) {
 	}
 }
 
+// hasBareLF reports whether a raw header block has a line ended by LF
+// without CR: serve's check before scanHeaderLines merged it with
+// hasObsFold, kept as the reference of the fuzz targets.
+func hasBareLF(raw []byte) bool {
+	off := 0
+	for {
+		i := bytes.IndexByte(raw[off:], '\n')
+		if i < 0 {
+			return false
+		}
+		if off+i == 0 || raw[off+i-1] != '\r' {
+			return true
+		}
+		off += i + 1
+	}
+}
+
+// hasObsFold reports whether a raw header block has a line that starts
+// with a space or a tab (obs-fold, or whitespace before the first field):
+// serve's second scan before scanHeaderLines, kept as a reference.
+func hasObsFold(raw []byte) bool {
+	if len(raw) > 0 && (raw[0] == ' ' || raw[0] == '\t') {
+		return true
+	}
+	off := 0
+	for {
+		i := bytes.IndexByte(raw[off:], '\n')
+		if i < 0 {
+			return false
+		}
+		off += i + 1
+		if off < len(raw) && (raw[off] == ' ' || raw[off] == '\t') {
+			return true
+		}
+	}
+}
+
+// checkScanHeaderLines fails unless scanHeaderLines answers what serve's
+// two scans did: bareLF as hasBareLF, folded as hasObsFold when there is
+// no bare LF (serve answered the bare LF first and never asked).
+func checkScanHeaderLines(t *testing.T, raw []byte) {
+	t.Helper()
+	wantBare := hasBareLF(raw)
+	wantFolded := !wantBare && hasObsFold(raw)
+	if bare, folded := scanHeaderLines(raw); bare != wantBare || folded != wantFolded {
+		t.Fatalf("scanHeaderLines(%q) = %v, %v; the two scans: %v, %v", raw, bare, folded, wantBare, wantFolded)
+	}
+}
+
+// headerLineSeeds are blocks with a bare LF, a fold, both in either order,
+// and neither, at the start, the middle and the end.
+var headerLineSeeds = []string{
+	"", "a: b\r\n", "a: b\n", "\n", "\r\n\n", "a\r\nb\nc\r\n",
+	" a: b\r\n", "a: b\r\n c\r\n", "a: b\r\n\tc", "a: b \r\n", "\n ", "a\n", "\t",
+	"a: b\r\n c\r\nd: e\n", "a: b\nc: d\r\n e\r\n", " a\n", "a: b\r\n\r\n", "\r\n ", "\r\r\n\t",
+}
+
 func FuzzHasBareLF(f *testing.F) {
-	for _, s := range []string{"", "a: b\r\n", "a: b\n", "\n", "\r\n\n", "a\r\nb\nc\r\n"} {
+	for _, s := range headerLineSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -454,11 +511,12 @@ func FuzzHasBareLF(f *testing.F) {
 		if got := hasBareLF(raw); got != want {
 			t.Fatalf("hasBareLF(%q) = %v, want %v", raw, got, want)
 		}
+		checkScanHeaderLines(t, raw)
 	})
 }
 
 func FuzzHasObsFold(f *testing.F) {
-	for _, s := range []string{"", " a: b\r\n", "a: b\r\n c\r\n", "a: b\r\n\tc", "a: b\r\n", "a: b \r\n", "\n ", "a\n"} {
+	for _, s := range headerLineSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -472,5 +530,6 @@ func FuzzHasObsFold(f *testing.F) {
 		if got := hasObsFold(raw); got != want {
 			t.Fatalf("hasObsFold(%q) = %v, want %v", raw, got, want)
 		}
+		checkScanHeaderLines(t, raw)
 	})
 }

@@ -309,8 +309,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	} else {
 		rs.hdr.read(&ctx.Request.Header)
 	}
-	bareLF := hasBareLF(ctx.Request.Header.RawHeaders())
-	folded := !bareLF && hasObsFold(ctx.Request.Header.RawHeaders())
+	bareLF, folded := scanHeaderLines(ctx.Request.Header.RawHeaders())
 	if bareLF || folded {
 		// Nothing read from such a header block is trusted, not even the
 		// request id to echo.
@@ -381,39 +380,29 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	s.router.Handler(ctx)
 }
 
-// hasBareLF reports whether a raw header block has a line ended by LF
-// without CR. It does not allocate.
-func hasBareLF(raw []byte) bool {
+// scanHeaderLines finds, in one pass over a raw header block, what serve
+// refuses in it: bareLF, a line ended by LF without CR; folded, a line
+// that starts with a space or a tab, a folded field's continuation
+// (obs-fold, RFC 9112 section 5.2) or whitespace before the first field
+// (section 2.2), reported only when the block has no bare LF (which
+// serve answers first). Each LF is found once (bytes.IndexByte) and the
+// byte before and after it looked at; a bare LF ends the scan. It does not
+// allocate.
+func scanHeaderLines(raw []byte) (bareLF, folded bool) {
+	folded = len(raw) > 0 && (raw[0] == ' ' || raw[0] == '\t')
 	off := 0
 	for {
 		i := bytes.IndexByte(raw[off:], '\n')
 		if i < 0 {
-			return false
+			return false, folded
 		}
-		if off+i == 0 || raw[off+i-1] != '\r' {
-			return true
+		i += off
+		if i == 0 || raw[i-1] != '\r' {
+			return true, false
 		}
-		off += i + 1
-	}
-}
-
-// hasObsFold reports whether a raw header block has a line that starts
-// with a space or a tab: a folded field's continuation (obs-fold, RFC 9112
-// section 5.2), or whitespace before the first field (section 2.2). It
-// does not allocate.
-func hasObsFold(raw []byte) bool {
-	if len(raw) > 0 && (raw[0] == ' ' || raw[0] == '\t') {
-		return true
-	}
-	off := 0
-	for {
-		i := bytes.IndexByte(raw[off:], '\n')
-		if i < 0 {
-			return false
-		}
-		off += i + 1
+		off = i + 1
 		if off < len(raw) && (raw[off] == ' ' || raw[off] == '\t') {
-			return true
+			folded = true
 		}
 	}
 }
