@@ -179,7 +179,18 @@ func Upfits(src []UpfitSource) ([]ProfessionalUpfit, *ProfessionalUpfit) {
 	if len(src) == 0 {
 		return nil, nil
 	}
-	out := make([]ProfessionalUpfit, 0, len(src))
+	out, primary := upfitsInto(make([]ProfessionalUpfit, 0, len(src)), src)
+	if len(out) == 0 {
+		return nil, nil
+	}
+	p := out[primary]
+	return out, &p
+}
+
+// upfitsInto is Upfits appending to out (empty, so a caller can lend one
+// on its stack) instead of a slice of its own: it returns the upfits and
+// the index of the primary one among them (meaningless when none remains).
+func upfitsInto(out []ProfessionalUpfit, src []UpfitSource) ([]ProfessionalUpfit, int) {
 	for i := range src {
 		s := &src[i]
 		code := strings.TrimSpace(s.Code)
@@ -211,9 +222,6 @@ func Upfits(src []UpfitSource) ([]ProfessionalUpfit, *ProfessionalUpfit) {
 		}
 		out = append(out, u)
 	}
-	if len(out) == 0 {
-		return nil, nil
-	}
 	primary := -1
 	for i := range out {
 		if out[i].IsPrimary && primary < 0 {
@@ -222,12 +230,11 @@ func Upfits(src []UpfitSource) ([]ProfessionalUpfit, *ProfessionalUpfit) {
 		}
 		out[i].IsPrimary = false
 	}
-	if primary < 0 {
+	if primary < 0 && len(out) > 0 {
 		primary = 0
 		out[0].IsPrimary = true
 	}
-	p := out[primary]
-	return out, &p
+	return out, primary
 }
 
 // ---------------------------------------------------------------------------

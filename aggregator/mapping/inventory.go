@@ -87,6 +87,92 @@ func vehicleItem(v *upstream.Vehicle, sc *itemScalars, name string) publicshape.
 	return it
 }
 
+// AppendVehicleListing appends to dst the JSON of the listing l (its
+// envelope; l.Items is not read) with the listing items of vs, and returns
+// the extended buffer: the bytes publicshape.AppendInventoryListing gives
+// for l with Items = VehicleItems of vs (never null), written straight
+// from the records through vehicleSource, without building the items
+// (TestListingFusedOverCorpus, FuzzAppendVehicleListing). It fails only on
+// a NaN or infinite price; dst is then returned as it was given.
+func AppendVehicleListing(dst []byte, l *publicshape.InventoryListing, vs []upstream.Vehicle) ([]byte, error) {
+	start := len(dst)
+	dst = publicshape.AppendInventoryListingHead(dst, l)
+	var ups []publicshape.UpfitSource // one for the page, grown to its most upfits
+	for i := range vs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if ups == nil && len(vs[i].Upfits) > 0 {
+			ups = make([]publicshape.UpfitSource, 0, max(4, len(vs[i].Upfits)))
+		}
+		src := vehicleSource(&vs[i], ups[:0])
+		ups = src.Upfits[:0]
+		var err error
+		if dst, err = publicshape.AppendInventoryItemSource(dst, &src); err != nil {
+			return dst[:start], err
+		}
+	}
+	return append(dst, ']', '}'), nil
+}
+
+// vehicleSource is the allowlist of a vehicle's listing item: the fields
+// of v that vehicleItem publishes, and nothing else. Its upfits are
+// appended to ups (lent by the caller, so a page reuses one).
+func vehicleSource(v *upstream.Vehicle, ups []publicshape.UpfitSource) publicshape.InventoryItemSource {
+	for _, u := range v.Upfits {
+		ups = append(ups, publicshape.UpfitSource{
+			Code:        u.Code,
+			Slug:        u.Slug,
+			Label:       u.Label,
+			DealerAlias: u.DealerAlias,
+			Family:      u.Family,
+			Primary:     u.Primary,
+		})
+	}
+	return publicshape.InventoryItemSource{
+		IDAuto:      v.IDAuto,
+		Service:     v.Service,
+		Make:        v.Make,
+		Model:       v.Model,
+		Trim:        v.Trim,
+		CatalogType: v.CatalogType,
+		Upfits:      ups,
+		SalePrice:   v.SalePrice,
+		CoverURL:    v.CoverURL,
+		Media:       true,
+		HasPodcast:  v.HasPodcast,
+		HasVideo:    v.HasVideo,
+	}
+}
+
+// AppendOfferListing is AppendVehicleListing for NLT offers: the bytes
+// publicshape.AppendInventoryListing gives for l with Items = OfferItems
+// of os, written through offerSource.
+func AppendOfferListing(dst []byte, l *publicshape.InventoryListing, os []upstream.Offer) []byte {
+	dst = publicshape.AppendInventoryListingHead(dst, l)
+	for i := range os {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		src := offerSource(&os[i])
+		dst, _ = publicshape.AppendInventoryItemSource(dst, &src) // no price: never fails
+	}
+	return append(dst, ']', '}')
+}
+
+// offerSource is the allowlist of an offer's listing item: the fields of
+// o that offerItem publishes, and nothing else.
+func offerSource(o *upstream.Offer) publicshape.InventoryItemSource {
+	return publicshape.InventoryItemSource{
+		IDOfferta: o.IDOfferta,
+		Service:   publicshape.ServiceNLT,
+		Make:      o.Make,
+		Model:     o.Model,
+		Trim:      o.Version,
+		CoverURL:  o.CoverURL,
+	}
+}
+
 // OfferItem maps an NLT offer record to a public inventory listing item.
 func OfferItem(o upstream.Offer) publicshape.InventoryItem {
 	return offerItem(&o, publicshape.NomeCanonico(o.Make, o.Model, o.Version))
