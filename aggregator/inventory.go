@@ -1,6 +1,7 @@
 package aggregator
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -63,6 +64,10 @@ func (s *Server) inventoryListing(ctx *fasthttp.RequestCtx, rs *reqState) {
 // its own.
 func (s *Server) fillInventoryListing(ctx context.Context, dealerID int64, service string, p params, dst *[]byte) ([]byte, error) {
 	out := publicshape.InventoryListing{Service: service, Page: p.page, PageSize: p.pageSize}
+	var (
+		vehicles []upstream.Vehicle
+		offers   []upstream.Offer
+	)
 	if service == publicshape.ServiceNLT {
 		ctx, done := revalidating(ctx, seedOfferListing)
 		pg, err := s.backend.ListOffers(ctx, dealerID, upstream.OfferQuery{Page: p.page, PageSize: p.pageSize, Q: p.q})
@@ -75,7 +80,7 @@ func (s *Server) fillInventoryListing(ctx context.Context, dealerID int64, servi
 				return nil, errors.New("aggregator: inventory returned an offer of another dealer")
 			}
 		}
-		out.Items = mapping.OfferItems(make([]publicshape.InventoryItem, 0, len(pg.Items)), pg.Items)
+		offers = pg.Items
 	} else {
 		sc := listingScratches.Get().(*listingScratch)
 		defer sc.put()
@@ -99,23 +104,34 @@ func (s *Server) fillInventoryListing(ctx context.Context, dealerID int64, servi
 				return nil, errors.New("aggregator: inventory returned a vehicle of another dealer or service")
 			}
 		}
-		// The items refer to the page's strings only until the body is
-		// encoded, before the scratch goes back to the pool.
-		if sc.items == nil || cap(sc.items) < len(pg.Items) {
-			// Never nil, even for an empty page: the contract's items is
-			// an array, never null.
-			sc.items = make([]publicshape.InventoryItem, 0, len(pg.Items))
-		}
-		sc.items = mapping.VehicleItems(sc.items[:0], pg.Items)
-		out.Items = sc.items
+		// The body is encoded straight from the records (the items are
+		// never built), before the scratch goes back to the pool.
+		vehicles = pg.Items
 	}
 	out.HasNext = int64(p.page)*int64(p.pageSize) < int64(out.Total)
 	if dst != nil {
-		b, err := publicshape.AppendInventoryListing((*dst)[:0], &out)
+		b, err := appendListing((*dst)[:0], &out, vehicles, offers)
 		*dst = b
 		return b, err
 	}
-	return encodeListing(&out)
+	buf := listingBufs.Get()
+	b, err := appendListing(buf.B, &out, vehicles, offers)
+	var body []byte
+	if err == nil {
+		body = bytes.Clone(b) // not zeroed first, unlike make
+	}
+	buf.B = b
+	_ = buf.Close()
+	return body, err
+}
+
+// appendListing appends the listing l's JSON (items: the vehicles, or the
+// offers for NLT; an empty page's is [], never null).
+func appendListing(dst []byte, l *publicshape.InventoryListing, vehicles []upstream.Vehicle, offers []upstream.Offer) ([]byte, error) {
+	if l.Service == publicshape.ServiceNLT {
+		return mapping.AppendOfferListing(dst, l, offers), nil
+	}
+	return mapping.AppendVehicleListing(dst, l, vehicles)
 }
 
 // vehiclesInto is implemented by a Backend that decodes a vehicle listing
@@ -125,11 +141,10 @@ type vehiclesInto interface {
 	ListVehiclesInto(ctx context.Context, dealerID int64, q upstream.VehicleQuery, out *upstream.VehiclePage) error
 }
 
-// listingScratch is what a vehicle listing fill decodes and maps into:
-// pooled, since a 100-item page of records and items is about 60 KB.
+// listingScratch is what a vehicle listing fill decodes into: pooled,
+// since a 100-item page of records is about 40 KB.
 type listingScratch struct {
 	vehicles upstream.VehiclePage
-	items    []publicshape.InventoryItem
 }
 
 var listingScratches = sync.Pool{New: func() any { return new(listingScratch) }}
@@ -138,17 +153,14 @@ var listingScratches = sync.Pool{New: func() any { return new(listingScratch) }}
 // page size's maximum is 100).
 const maxPooledListingItems = 100
 
-// put clears the records and items (so the pool holds none of their
-// strings) and gives sc back to the pool, unless it grew beyond
-// maxPooledListingItems.
+// put clears the records (so the pool holds none of their strings) and
+// gives sc back to the pool, unless it grew beyond maxPooledListingItems.
 func (sc *listingScratch) put() {
 	clear(sc.vehicles.Items)
-	clear(sc.items)
-	if cap(sc.vehicles.Items) > maxPooledListingItems || cap(sc.items) > maxPooledListingItems {
+	if cap(sc.vehicles.Items) > maxPooledListingItems {
 		return
 	}
 	sc.vehicles = upstream.VehiclePage{Items: sc.vehicles.Items[:0]}
-	sc.items = sc.items[:0]
 	listingScratches.Put(sc)
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/dealer-edge/dealer-edge/cache"
 	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
 	"github.com/dealer-edge/dealer-edge/internal/bufpool"
-	"github.com/dealer-edge/dealer-edge/publicshape"
 	"github.com/dealer-edge/dealer-edge/upstream"
 )
 
@@ -266,28 +265,13 @@ func (s *Server) writeRateLimitHeaders(ctx *fasthttp.RequestCtx, rs *reqState, p
 // encode marshals a public response body.
 func encode(v any) ([]byte, error) { return json.Marshal(v) }
 
-// listingBufs are the buffers encodeListing writes into.
+// listingBufs are the buffers a listing fill whose body is stored writes
+// into; the body is a copy (at the allocator's size class for its length,
+// as an exact make would be) of what it wrote.
 var listingBufs = bufpool.New(maxPooledListing)
 
 // maxPooledListing bounds the buffers kept in listingBufs and fillBodies.
 const maxPooledListing = 1 << 20
-
-// encodeListing encodes an inventory listing with publicshape's
-// hand-written encoder: the bytes encode(l) would give (the encoder is
-// proven equal to json.Marshal), at a fraction of the cost, written into
-// a pooled buffer and copied out (at the allocator's size class for their
-// length, as an exact make would be).
-func encodeListing(l *publicshape.InventoryListing) ([]byte, error) {
-	buf := listingBufs.Get()
-	b, err := publicshape.AppendInventoryListing(buf.B, l)
-	var out []byte
-	if err == nil {
-		out = bytes.Clone(b) // not zeroed first, unlike make
-	}
-	buf.B = b
-	_ = buf.Close()
-	return out, err
-}
 
 // s2b views an immutable string as bytes for fasthttp's copying setters.
 func s2b(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
