@@ -2,6 +2,7 @@ package publicshape
 
 import (
 	"strconv"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -136,7 +137,17 @@ func AppendInventoryItemSource(dst []byte, src *InventoryItemSource) ([]byte, er
 		dst = append(dst, `,"allestimento":`...)
 		dst = appendPlain(dst, src.Trim, pTrim)
 	}
-	dst = appendOptString(dst, `,"catalog_type":`, src.CatalogType)
+	switch src.CatalogType { // the three the contract knows, written without a scan
+	case "":
+	case CatalogAuto:
+		dst = append(dst, `,"catalog_type":"auto"`...)
+	case CatalogVcom:
+		dst = append(dst, `,"catalog_type":"vcom"`...)
+	case CatalogVind:
+		dst = append(dst, `,"catalog_type":"vind"`...)
+	default:
+		dst = appendString(append(dst, `,"catalog_type":`...), src.CatalogType)
+	}
 	if len(src.Upfits) > 0 {
 		var small [4]ProfessionalUpfit // on the stack: upfitsInto keeps no reference
 		ups, primary := upfitsInto(small[:0], src.Upfits)
@@ -209,18 +220,42 @@ func appendUpfitFast(dst []byte, u *ProfessionalUpfit) []byte {
 
 // plainWords reports whether s is written in JSON as it is (every byte is
 // htmlSafe) and is its own canonical words (no space at either end, no two
-// spaces in a row), so NomeCanonico takes it whole. "" is plain.
+// spaces in a row), so NomeCanonico takes it whole. "" is plain. It looks
+// at eight bytes a step, as safePrefix does.
 func plainWords(s string) bool {
+	const lo, hi, low7 = 0x0101010101010101, 0x8080808080808080, 0x7f7f7f7f7f7f7f7f
 	if s == "" {
 		return true
 	}
-	if s[0] == ' ' || s[len(s)-1] == ' ' || safePrefix(s) != len(s) {
+	if s[0] == ' ' || s[len(s)-1] == ' ' {
 		return false
 	}
-	for i := 1; i < len(s)-1; i++ {
-		if s[i] == ' ' && s[i+1] == ' ' {
+	prevSpace := false // the byte before the word is a space
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		t := s[i : i+8]
+		x := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+			uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+		// Any byte that is not htmlSafe (see safePrefix: no false mark
+		// without a true one).
+		q, e, l, g, a := x^(lo*'"'), x^(lo*'\\'), x^(lo*'<'), x^(lo*'>'), x^(lo*'&')
+		if (x|(x-lo*0x20)&^x|(q-lo)&^q|(e-lo)&^e|(l-lo)&^l|(g-lo)&^g|(a-lo)&^a)&hi != 0 {
 			return false
 		}
+		// The high bit of each space, exactly (no carry crosses bytes).
+		z := x ^ (lo * ' ')
+		sp := ^((z&low7 + low7) | z) & hi
+		if sp&(sp>>8) != 0 || prevSpace && sp&0x80 != 0 {
+			return false
+		}
+		prevSpace = sp>>63 != 0
+	}
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf || !htmlSafe[c] || c == ' ' && prevSpace {
+			return false
+		}
+		prevSpace = c == ' '
 	}
 	return true
 }

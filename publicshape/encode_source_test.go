@@ -90,3 +90,26 @@ func FuzzAppendInventoryItemSource(f *testing.F) {
 		checkItemSource(t, &src)
 	})
 }
+
+// plainWordsByBytes is plainWords one byte at a time: the reference
+// FuzzPlainWords holds the word-at-a-time form to.
+func plainWordsByBytes(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 || !htmlSafe[c] || c == ' ' && (i == 0 || i == len(s)-1 || s[i+1] == ' ') {
+			return false
+		}
+	}
+	return true
+}
+
+func FuzzPlainWords(f *testing.F) {
+	for _, s := range []string{"", "Fiat", " Fiat", "Fiat ", "Cargo Maxi 1.5 BlueHDi", "Cargo Max  1.5", "Cargo M  axi", "1234567 8 1234567", "abcdefg  bcdefgh", "a!b <", "Città", "a b c d e f g h i j", "x\ty"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := plainWords(s), plainWordsByBytes(s); got != want {
+			t.Fatalf("plainWords(%q) = %v, want %v", s, got, want)
+		}
+	})
+}
