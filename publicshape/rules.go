@@ -79,13 +79,20 @@ func CanonicalSlug(s string) string {
 // not published). The service's upfit filter matches this form.
 func UpfitSlug(slug, label string) string {
 	label = strings.TrimSpace(label)
-	if strings.EqualFold(label, AltroLabel) {
+	if isAltro(label) {
 		return altroSlug
 	}
 	if c := CanonicalSlug(slug); c != "" {
 		return c
 	}
 	return CanonicalSlug(label)
+}
+
+// isAltro reports whether the trimmed label is Altro in any case. No
+// letter of "altro" folds to a rune of another length (unicode.SimpleFold),
+// so a label of another length never is.
+func isAltro(label string) bool {
+	return len(label) == len(AltroLabel) && strings.EqualFold(label, AltroLabel)
 }
 
 // slugByte maps one rune to its slug byte; ok is false for separators.
@@ -191,32 +198,37 @@ func Upfits(src []UpfitSource) ([]ProfessionalUpfit, *ProfessionalUpfit) {
 // on its stack) instead of a slice of its own: it returns the upfits and
 // the index of the primary one among them (meaningless when none remains).
 func upfitsInto(out []ProfessionalUpfit, src []UpfitSource) ([]ProfessionalUpfit, int) {
+next:
 	for i := range src {
 		s := &src[i]
 		code := strings.TrimSpace(s.Code)
 		if code == "" {
 			continue
 		}
-		if j := slices.IndexFunc(out, func(u ProfessionalUpfit) bool { return u.Code == code }); j >= 0 {
-			out[j].IsPrimary = out[j].IsPrimary || s.Primary
-			continue
+		for j := range out {
+			if out[j].Code == code {
+				out[j].IsPrimary = out[j].IsPrimary || s.Primary
+				continue next
+			}
 		}
 		u := ProfessionalUpfit{
 			Code:      code,
 			Family:    strings.TrimSpace(s.Family),
 			IsPrimary: s.Primary, // normalised below
 		}
-		label := strings.TrimSpace(s.Label)
-		u.Slug = UpfitSlug(s.Slug, label)
-		if u.Slug == altroSlug && strings.EqualFold(label, AltroLabel) {
+		// UpfitSlug's rules, on the label trimmed once.
+		if label := strings.TrimSpace(s.Label); isAltro(label) {
+			u.Slug = altroSlug
 			u.Label = AltroLabel
 			u.DisplayLabel = AltroLabel
 			if alias := strings.TrimSpace(s.DealerAlias); alias != "" {
 				u.DisplayLabel = alias
 			}
 		} else {
-			if u.Slug == "" {
-				continue
+			if u.Slug = CanonicalSlug(s.Slug); u.Slug == "" {
+				if u.Slug = CanonicalSlug(label); u.Slug == "" {
+					continue
+				}
 			}
 			u.Label, u.DisplayLabel = label, label
 		}

@@ -3,6 +3,7 @@ package publicshape
 import (
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -451,4 +452,82 @@ func BenchmarkAppendString(b *testing.B) {
 	for b.Loop() {
 		buf = appendString(buf[:0], s)
 	}
+}
+
+// upfitsReference is Upfits as it was first written (with UpfitSlug's
+// rules applied through it): the reference FuzzUpfitsEqualsReference holds
+// upfitsInto, which the listing encoder and Upfits share, to.
+func upfitsReference(src []UpfitSource) ([]ProfessionalUpfit, *ProfessionalUpfit) {
+	if len(src) == 0 {
+		return nil, nil
+	}
+	out := make([]ProfessionalUpfit, 0, len(src))
+	for i := range src {
+		s := &src[i]
+		code := strings.TrimSpace(s.Code)
+		if code == "" {
+			continue
+		}
+		if j := slices.IndexFunc(out, func(u ProfessionalUpfit) bool { return u.Code == code }); j >= 0 {
+			out[j].IsPrimary = out[j].IsPrimary || s.Primary
+			continue
+		}
+		u := ProfessionalUpfit{Code: code, Family: strings.TrimSpace(s.Family), IsPrimary: s.Primary}
+		label := strings.TrimSpace(s.Label)
+		if strings.EqualFold(label, AltroLabel) {
+			u.Slug = altroSlug
+		} else if u.Slug = CanonicalSlug(s.Slug); u.Slug == "" {
+			u.Slug = CanonicalSlug(label)
+		}
+		if u.Slug == altroSlug && strings.EqualFold(label, AltroLabel) {
+			u.Label = AltroLabel
+			u.DisplayLabel = AltroLabel
+			if alias := strings.TrimSpace(s.DealerAlias); alias != "" {
+				u.DisplayLabel = alias
+			}
+		} else {
+			if u.Slug == "" {
+				continue
+			}
+			u.Label, u.DisplayLabel = label, label
+		}
+		out = append(out, u)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	primary := -1
+	for i := range out {
+		if out[i].IsPrimary && primary < 0 {
+			primary = i
+			continue
+		}
+		out[i].IsPrimary = false
+	}
+	if primary < 0 {
+		primary = 0
+		out[0].IsPrimary = true
+	}
+	p := out[primary]
+	return out, &p
+}
+
+func FuzzUpfitsEqualsReference(f *testing.F) {
+	f.Add("UPF-ISO", "furgone-isotermico", "Furgone isotermico", "", "Trasporto", "U2", "altro", " ALTRO ", "Su misura", uint8(0x15))
+	f.Add(" ", "--", "Gru Idraulica", "x", "", "U2", "", "altrö", "", uint8(0x2a))
+	f.Add("A", "Città", "", "", "f", "A", "ſ", "AltrO", " ", uint8(0xff))
+	f.Fuzz(func(t *testing.T, code1, slug1, label1, alias1, family, code2, slug2, label2, alias2 string, flags uint8) {
+		src := []UpfitSource{
+			{Code: code1, Slug: slug1, Label: label1, DealerAlias: alias1, Family: family, Primary: flags&1 != 0},
+			{Code: code2, Slug: slug2, Label: label2, DealerAlias: alias2, Family: family, Primary: flags&2 != 0},
+			{Code: code1, Slug: slug2, Label: label2, Primary: flags&4 != 0},
+			{Code: code2 + "x", Slug: slug1, Label: label1, DealerAlias: alias2, Primary: flags&8 != 0},
+			{Code: code1 + "y", Slug: label2, Label: slug2, Family: alias1, Primary: flags&16 != 0},
+		}[:1+int(flags>>5)%5]
+		ups, p := Upfits(src)
+		wantUps, wantP := upfitsReference(src)
+		if !reflect.DeepEqual(ups, wantUps) || !reflect.DeepEqual(p, wantP) {
+			t.Fatalf("Upfits(%+v) = %+v, %+v; reference %+v, %+v", src, ups, p, wantUps, wantP)
+		}
+	})
 }
