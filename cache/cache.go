@@ -424,11 +424,10 @@ func (c *Cache) bypass(ctx context.Context, pol Policy, fill FillFunc) (*Entry, 
 	if err != nil {
 		return nil, Bypass, err
 	}
-	e := newEntry(body, c.now(), pol)
-	e.level = c.gzipLevel
 	// The body may be the caller's pooled storage (a route with its
 	// cache off encodes into one): never shared with another entry.
-	e.plain.Store(&variant{body: body})
+	e := newEntryOf(body, c.now(), pol, false)
+	e.level = c.gzipLevel
 	return e, Bypass, nil
 }
 

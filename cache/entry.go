@@ -228,10 +228,15 @@ func (e *Entry) Lent() io.Closer {
 func NewEntry(body []byte, now time.Time, p Policy) *Entry { return newEntry(body, now, p) }
 
 // newEntry makes an entry of body stored at now under p.
-func newEntry(body []byte, now time.Time, p Policy) *Entry {
+func newEntry(body []byte, now time.Time, p Policy) *Entry { return newEntryOf(body, now, p, true) }
+
+// newEntryOf makes an entry of body stored at now under p; kept is false
+// for a body that is the caller's pooled storage (a bypassed fill's), never
+// to be shared with another entry.
+func newEntryOf(body []byte, now time.Time, p Policy, kept bool) *Entry {
 	h := xxhash.Sum64(body)
 	e := &Entry{ETag: etagOf(h), hash: h, StoredAt: now, plainLen: len(body)}
-	e.plain.Store(&variant{body: body, kept: true})
+	e.plain.Store(&variant{body: body, kept: kept})
 	e.setWindows(now, p)
 	return e
 }
