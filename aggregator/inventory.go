@@ -181,24 +181,48 @@ func (s *Server) inventoryDetails(ctx *fasthttp.RequestCtx, rs *reqState) {
 	if s.serveFresh(ctx, rs, st, "", rs.keyBuf) {
 		return
 	}
+	code, detail := codeVehicleNotFound, vehicleNotFoundDetail
+	if service == publicshape.ServiceNLT {
+		code, detail = codeOfferNotFound, offerNotFoundDetail
+	}
+	nc, done := s.peekNotFound(ctx, rs, st, code, detail)
+	if done {
+		return
+	}
 	fp := p // a copy for the fill: p itself stays on the stack on the hit path
 	dealerID, reqID, tp := rs.p.dealerID, string(rs.reqID), rs.traceparent
-	s.respond(ctx, rs, st, "", rs.keyBuf, func(c context.Context) ([]byte, error) {
+	s.respond(ctx, rs, st, "", rs.keyBuf, func(c context.Context) (body []byte, err error) {
 		c, cancel := fillCtx(c, st, reqID, tp)
 		defer cancel()
-		if service == publicshape.ServiceNLT {
-			return s.fillOffer(c, dealerID, fp.idOfferta)
+		stamp, err := s.peekInFill(c, dealerID, &nc)
+		if err != nil {
+			return nil, err
 		}
-		return s.fillVehicle(c, dealerID, service, fp.idAuto)
+		if service == publicshape.ServiceNLT {
+			body, err = s.fillOffer(c, dealerID, fp.idOfferta)
+		} else {
+			body, err = s.fillVehicle(c, dealerID, service, fp.idAuto)
+		}
+		s.record(c, dealerID, &nc, stamp, err)
+		return body, err
 	})
 }
+
+// The details of the detail routes' 404 problems.
+const (
+	vehicleNotFoundDetail = "no vehicle with this id_auto"
+	offerNotFoundDetail   = "no offer with this id_offerta"
+)
 
 func (s *Server) fillOffer(ctx context.Context, dealerID, id int64) ([]byte, error) {
 	ctx, done := revalidating(ctx, seedOfferDetail)
 	o, err := s.backend.Offer(ctx, dealerID, id)
 	err = done(err)
-	if errors.Is(err, upstream.ErrNotFound) || err == nil && o.DealerID != dealerID {
-		return nil, problemf(codeOfferNotFound, "no offer with this id_offerta")
+	if errors.Is(err, upstream.ErrNotFound) {
+		return nil, notFound(codeOfferNotFound, offerNotFoundDetail)
+	}
+	if err == nil && o.DealerID != dealerID {
+		return nil, problemf(codeOfferNotFound, offerNotFoundDetail)
 	}
 	if err != nil {
 		return nil, err
@@ -230,9 +254,13 @@ func (s *Server) fillVehicle(ctx context.Context, dealerID int64, service, idAut
 		media, mediaErr = s.backend.VehicleMedia(ctx, dealerID, idAuto)
 	}()
 	err := g.Wait()
-	if errors.Is(err, upstream.ErrNotFound) || err == nil && (v.DealerID != dealerID || v.Service != service || !strings.EqualFold(v.IDAuto, idAuto)) {
+	if errors.Is(err, upstream.ErrNotFound) {
 		<-mediaDone
-		return nil, problemf(codeVehicleNotFound, "no vehicle with this id_auto")
+		return nil, notFound(codeVehicleNotFound, vehicleNotFoundDetail)
+	}
+	if err == nil && (v.DealerID != dealerID || v.Service != service || !strings.EqualFold(v.IDAuto, idAuto)) {
+		<-mediaDone
+		return nil, problemf(codeVehicleNotFound, vehicleNotFoundDetail)
 	}
 	if err != nil {
 		<-mediaDone

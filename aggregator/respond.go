@@ -106,6 +106,11 @@ func (s *Server) respond(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSetting
 			ctx.Response.Header.Set("X-Edge-Partial", "true")
 			return
 		}
+		var nh *notFoundHit
+		if errors.As(err, &nh) {
+			s.writeNotFoundHit(ctx, rs, nh.ae) // a remembered "not found" (notfound.go)
+			return
+		}
 		s.fail(ctx, rs, err)
 		return
 	}

@@ -48,6 +48,11 @@ type ResponseCache interface {
 	// decompressed for it.
 	FreshGzip(dealerID int64, key []byte, pol cache.Policy) (*cache.Entry, bool)
 	GetGzip(ctx context.Context, dealerID int64, key []byte, pol cache.Policy, fill cache.FillFunc) (*cache.Entry, cache.Result, error)
+	// Peek and Put keep facts rather than responses (a remembered "not
+	// found", see notFoundKeyPrefix): Peek looks for a fresh entry in L1
+	// and L2 without filling, Put stores one under Peek's Stamp.
+	Peek(ctx context.Context, dealerID int64, key []byte, pol cache.Policy) (cache.Stamp, bool)
+	Put(ctx context.Context, dealerID int64, key []byte, pol cache.Policy, st cache.Stamp, body []byte)
 }
 
 // RateLimiter is what the edge needs of the rate limiter

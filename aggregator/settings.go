@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dealer-edge/dealer-edge/cache"
@@ -24,6 +25,18 @@ const (
 	RouteNotFound         = "not_found"
 )
 
+// NotFoundRoutes lists the routes that remember a "not found" answer of
+// the services (Settings.NotFoundTTL): the detail routes whose miss calls
+// a service for the id. Content details answer an unknown slug from the
+// cached view without a call, so they have nothing to remember.
+var NotFoundRoutes = []string{RouteInventoryDetails}
+
+// DefaultNotFoundTTL is the built-in NotFoundTTL of inventory_details:
+// a third of the listing's TTL (30 s), so a vehicle added to the stock
+// is hidden by a remembered 404 for at most 10 s, less than a cached
+// listing hides it already.
+const DefaultNotFoundTTL = 10 * time.Second
+
 // CacheRoutes lists the routes that have a cache policy.
 var CacheRoutes = []string{RouteInventoryListing, RouteInventoryDetails, RouteContentHub, RouteContentSearch, RouteContentListing, RouteContentDetails}
 
@@ -37,6 +50,12 @@ type Settings struct {
 	// ContentCache overrides the content listing/details policy per
 	// content type (keys: faq, news, ...).
 	ContentCache map[string]cache.Policy
+	// NotFoundTTL is how long a route remembers that a dealer has no
+	// record of an id (keys: the routes of NotFoundRoutes): a request for
+	// it within that time is answered 404 without calling the services.
+	// Zero (or no entry) turns it off; it is clamped to the route's TTL
+	// (see NotFoundPolicy).
+	NotFoundTTL map[string]time.Duration
 	// Limits maps a key's plan to its rate limit; DefaultLimit applies to
 	// plans without an entry.
 	Limits       map[string]ratelimit.Limit
@@ -95,6 +114,7 @@ func DefaultSettings() *Settings {
 			RouteContentDetails:   pol(10*time.Minute, time.Minute, 6*time.Hour),
 		},
 		ContentCache: map[string]cache.Policy{},
+		NotFoundTTL:  map[string]time.Duration{RouteInventoryDetails: DefaultNotFoundTTL},
 		Limits: map[string]ratelimit.Limit{
 			"default": {Rate: 50, Burst: 100},
 			"limited": {Rate: 10, Burst: 10},
@@ -132,6 +152,14 @@ func (s *Settings) Validate() error {
 			errs = append(errs, fmt.Errorf("content_cache.%s: unknown content type", name))
 		}
 		errs = append(errs, validPolicy("content_cache."+name, p))
+	}
+	for route, d := range s.NotFoundTTL {
+		if !slices.Contains(NotFoundRoutes, route) && d != 0 {
+			errs = append(errs, fmt.Errorf("not_found_ttl.%s: only %s remember not found answers", route, strings.Join(NotFoundRoutes, ", ")))
+		}
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("not_found_ttl.%s: must not be negative", route))
+		}
 	}
 	for name, l := range s.Limits {
 		errs = append(errs, validLimit("limits."+name, l))
@@ -194,6 +222,14 @@ func (s *Settings) policy(route, contentType string) cache.Policy {
 		}
 	}
 	return s.Cache[route]
+}
+
+// NotFoundPolicy is the cache policy of a route's remembered "not found"
+// answers: fresh for NotFoundTTL, at most the route's own TTL (a route
+// whose cache is off remembers nothing either), with no stale windows (a
+// remembered 404 is never served past its TTL, nor kept for errors).
+func (s *Settings) NotFoundPolicy(route string) cache.Policy {
+	return cache.Policy{TTL: min(s.NotFoundTTL[route], s.Cache[route].TTL)}
 }
 
 // MaxCost bounds a route's cost.

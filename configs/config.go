@@ -50,11 +50,15 @@ func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Durat
 // D returns the time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
 
-// Policy is a cache policy in the config file.
+// Policy is a cache policy in the config file. NotFoundTTL is how long a
+// detail route remembers that a dealer has no such id
+// (aggregator.Settings.NotFoundTTL): only routes of
+// aggregator.NotFoundRoutes have one; zero elsewhere.
 type Policy struct {
 	TTL                  Duration `json:"ttl"`
 	StaleWhileRevalidate Duration `json:"stale_while_revalidate"`
 	StaleIfError         Duration `json:"stale_if_error"`
+	NotFoundTTL          Duration `json:"not_found_ttl,omitempty"`
 }
 
 // Limit is a rate limit in the config file.
@@ -281,7 +285,7 @@ func Default() *Config {
 	c.Cache.L1MaxBytes = 64 << 20
 	c.Cache.Routes = map[string]Policy{}
 	for name, p := range def.Cache {
-		c.Cache.Routes[name] = Policy{Duration(p.TTL), Duration(p.StaleWhileRevalidate), Duration(p.StaleIfError)}
+		c.Cache.Routes[name] = Policy{Duration(p.TTL), Duration(p.StaleWhileRevalidate), Duration(p.StaleIfError), Duration(def.NotFoundTTL[name])}
 	}
 	c.Cache.ContentTypes = map[string]Policy{}
 	c.Cache.LockTTL = Duration(2 * time.Second)
@@ -580,12 +584,21 @@ func (c *Config) Validate() error {
 			bad("cache.routes."+name, "unknown route (known: "+strings.Join(aggregator.CacheRoutes, ", ")+")")
 		}
 		policy("cache.routes."+name, p)
+		switch {
+		case p.NotFoundTTL < 0:
+			bad("cache.routes."+name+".not_found_ttl", "must not be negative (0s turns it off)")
+		case p.NotFoundTTL > 0 && !slices.Contains(aggregator.NotFoundRoutes, name):
+			bad("cache.routes."+name+".not_found_ttl", "only "+strings.Join(aggregator.NotFoundRoutes, ", ")+" remember not found answers")
+		}
 	}
 	for name, p := range c.Cache.ContentTypes {
 		if !slices.Contains(ContentTypes, name) {
 			bad("cache.content_types."+name, "unknown content type (known: "+strings.Join(ContentTypes, ", ")+")")
 		}
 		policy("cache.content_types."+name, p)
+		if p.NotFoundTTL != 0 {
+			bad("cache.content_types."+name+".not_found_ttl", "content details answer an unknown slug from the cached view; only "+strings.Join(aggregator.NotFoundRoutes, ", ")+" remember not found answers")
+		}
 	}
 	if c.Cache.LockTTL <= 0 {
 		// Zero would silently become the cache package's own default.
@@ -805,8 +818,12 @@ func (c *Config) Settings() *aggregator.Settings {
 		OpenAPILimit:    ratelimit.Limit{Rate: c.RateLimit.OpenAPI.Rate, Burst: c.RateLimit.OpenAPI.Burst},
 		GzipMinBytes:    c.Server.GzipMinBytes,
 	}
+	s.NotFoundTTL = map[string]time.Duration{}
 	for name, p := range c.Cache.Routes {
 		s.Cache[name] = cache.Policy{TTL: p.TTL.D(), StaleWhileRevalidate: p.StaleWhileRevalidate.D(), StaleIfError: p.StaleIfError.D()}
+		if p.NotFoundTTL > 0 {
+			s.NotFoundTTL[name] = p.NotFoundTTL.D()
+		}
 	}
 	for name, p := range c.Cache.ContentTypes {
 		s.ContentCache[name] = cache.Policy{TTL: p.TTL.D(), StaleWhileRevalidate: p.StaleWhileRevalidate.D(), StaleIfError: p.StaleIfError.D()}

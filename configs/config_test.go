@@ -102,6 +102,9 @@ func TestValidateNamesTheBadField(t *testing.T) {
 		{"unknown route", `{"cache": {"routes": {"everything": {"ttl": "1s"}}}}`, "cache.routes.everything"},
 		{"negative ttl", `{"cache": {"routes": {"content_hub": {"ttl": "-1s"}}}}`, "cache.routes.content_hub"},
 		{"unknown content type", `{"cache": {"content_types": {"memes": {"ttl": "1s"}}}}`, "cache.content_types.memes"},
+		{"negative not found ttl", `{"cache": {"routes": {"inventory_details": {"not_found_ttl": "-1s"}}}}`, "cache.routes.inventory_details.not_found_ttl"},
+		{"not found ttl of a listing", `{"cache": {"routes": {"inventory_listing": {"not_found_ttl": "5s"}}}}`, "cache.routes.inventory_listing.not_found_ttl"},
+		{"not found ttl of a content type", `{"cache": {"content_types": {"news": {"ttl": "1m", "not_found_ttl": "5s"}}}}`, "cache.content_types.news.not_found_ttl"},
 		{"unknown service timeout", `{"upstream": {"timeouts": {"billing": "1s"}}}`, "upstream.timeouts.billing"},
 		{"sample", `{"log": {"access_sample": 2}}`, "log.access_sample"},
 		{"max lines", `{"log": {"max_lines_per_sec": -1}}`, "log.max_lines_per_sec"},
@@ -241,6 +244,11 @@ func TestRestartOnlyFields(t *testing.T) {
 	}{
 		{"nothing", func(*Config) {}, ""},
 		{"ttl is live", func(c *Config) { c.Cache.Routes["content_hub"] = Policy{TTL: 1} }, ""},
+		{"not found ttl is live", func(c *Config) {
+			p := c.Cache.Routes["inventory_details"]
+			p.NotFoundTTL = Duration(3 * time.Second)
+			c.Cache.Routes["inventory_details"] = p
+		}, ""},
 		{"plan is live", func(c *Config) { c.RateLimit.Plans["gold"] = Limit{Rate: 1, Burst: 1} }, ""},
 		{"log is live", func(c *Config) { c.Log.AccessSample = 0.5 }, ""},
 		{"compression is live", func(c *Config) { c.Server.GzipMinBytes = 0 }, ""},
@@ -332,6 +340,39 @@ func TestBreakerOpenForUpToTheAlertWindow(t *testing.T) {
 			}
 			if _, err := Load(p); err != nil {
 				t.Errorf("breaker_open_for %s: %v", v, err)
+			}
+		})
+	}
+}
+
+// TestNotFoundTTL: cache.routes.inventory_details.not_found_ttl defaults
+// to aggregator.DefaultNotFoundTTL, merges field by field with the route's
+// other fields, reaches the settings (0s: off) and is valid there.
+func TestNotFoundTTL(t *testing.T) {
+	for _, c := range []struct {
+		name, json string
+		want       time.Duration
+	}{
+		{"default", `{}`, aggregator.DefaultNotFoundTTL},
+		{"route ttl set alone keeps the default", `{"cache": {"routes": {"inventory_details": {"ttl": "2m"}}}}`, aggregator.DefaultNotFoundTTL},
+		{"set", `{"cache": {"routes": {"inventory_details": {"not_found_ttl": "3s"}}}}`, 3 * time.Second},
+		{"off", `{"cache": {"routes": {"inventory_details": {"not_found_ttl": "0s"}}}}`, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "edge.json")
+			if err := os.WriteFile(p, []byte(c.json), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := Load(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := cfg.Settings()
+			if got := st.NotFoundTTL[aggregator.RouteInventoryDetails]; got != c.want {
+				t.Errorf("not_found_ttl %v, want %v", got, c.want)
+			}
+			if err := st.Validate(); err != nil {
+				t.Error(err)
 			}
 		})
 	}

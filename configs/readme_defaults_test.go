@@ -163,15 +163,18 @@ func TestConfigReadmeDefaults(t *testing.T) {
 		}
 	}
 
-	// The route defaults table: | `route` | endpoint | `ttl` / `swr` / `sie` |
+	// The route defaults table: | `route` | endpoint | `ttl` / `swr` / `sie` / `not_found_ttl` |
 	b, _ := os.ReadFile("README.md")
-	routeRow := regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\| `/dealer[^|]*\\| `([^`]+)` / `([^`]+)` / `([^`]+)` \\|$")
+	routeRow := regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\| `/dealer[^|]*\\| `([^`]+)` / `([^`]+)` / `([^`]+)` / `([^`]+)` \\|$")
 	seen := map[string]bool{}
 	for _, m := range routeRow.FindAllStringSubmatch(string(b), -1) {
 		seen[m[1]] = true
-		for i, f := range []string{"ttl", "stale_while_revalidate", "stale_if_error"} {
+		for i, f := range []string{"ttl", "stale_while_revalidate", "stale_if_error", "not_found_ttl"} {
 			p := "cache.routes." + m[1] + "." + f
 			got, ok := flat[p]
+			if !ok && f == "not_found_ttl" {
+				got, ok = `"0s"`, true // omitted when zero
+			}
 			if !ok {
 				t.Errorf("configs/README.md: route defaults list %s, Default() has no such route", m[1])
 				break

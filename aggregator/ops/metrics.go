@@ -135,9 +135,11 @@ type LimiterFallback struct {
 	RedisErrors uint64
 }
 
-// CachePolicy is one route's response cache policy in force.
+// CachePolicy is one route's response cache policy in force. NotFoundTTL
+// is how long the route remembers a "not found" of the services, as in
+// force (clamped to TTL; 0: off).
 type CachePolicy struct {
-	TTL, StaleWhileRevalidate, StaleIfError time.Duration
+	TTL, StaleWhileRevalidate, StaleIfError, NotFoundTTL time.Duration
 }
 
 // AuthStats is a snapshot of the authentication counters and the key
@@ -747,6 +749,7 @@ func writePolicies(w io.Writer, pols map[string]CachePolicy) {
 		{"edge_cache_policy_ttl_seconds", func(p CachePolicy) time.Duration { return p.TTL }},
 		{"edge_cache_policy_stale_while_revalidate_seconds", func(p CachePolicy) time.Duration { return p.StaleWhileRevalidate }},
 		{"edge_cache_policy_stale_if_error_seconds", func(p CachePolicy) time.Duration { return p.StaleIfError }},
+		{"edge_cache_policy_not_found_ttl_seconds", func(p CachePolicy) time.Duration { return p.NotFoundTTL }},
 	} {
 		for i, r := range routes {
 			name := fmt.Sprintf("%s{route=%q}", f.name, r)

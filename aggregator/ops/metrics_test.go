@@ -74,7 +74,10 @@ func TestMetricsFamilies(t *testing.T) {
 				Address: &LimiterFallback{Activations: 3, Active: true, RedisErrors: 6}}
 		},
 		CachePolicies: func() map[string]CachePolicy {
-			return map[string]CachePolicy{"inventory_listing": {TTL: 30 * time.Second, StaleWhileRevalidate: 1500 * time.Millisecond, StaleIfError: 10 * time.Minute}}
+			return map[string]CachePolicy{
+				"inventory_listing": {TTL: 30 * time.Second, StaleWhileRevalidate: 1500 * time.Millisecond, StaleIfError: 10 * time.Minute},
+				"inventory_details": {TTL: time.Minute, NotFoundTTL: 10 * time.Second},
+			}
 		},
 		Breakers: func() map[string]string {
 			return map[string]string{"inventory": "open", "dealers": "closed", "media": "half-open"}
@@ -150,6 +153,8 @@ func TestMetricsFamilies(t *testing.T) {
 		`edge_cache_policy_ttl_seconds{route="inventory_listing"} 30`,
 		`edge_cache_policy_stale_while_revalidate_seconds{route="inventory_listing"} 1.5`,
 		`edge_cache_policy_stale_if_error_seconds{route="inventory_listing"} 600`,
+		`edge_cache_policy_not_found_ttl_seconds{route="inventory_listing"} 0`,
+		`edge_cache_policy_not_found_ttl_seconds{route="inventory_details"} 10`,
 		`edge_ratelimit_fail_mode{mode="local"} 1`,
 	}
 	for _, w := range want {

@@ -964,10 +964,10 @@ func limiterStats(s ratelimit.Stats) ops.LimiterStats {
 // cachePolicies returns the cache policy in force per route (it changes
 // on reload).
 func (a *app) cachePolicies() map[string]ops.CachePolicy {
-	pols := a.api.Settings().Cache
-	out := make(map[string]ops.CachePolicy, len(pols))
-	for r, p := range pols {
-		out[r] = ops.CachePolicy{TTL: p.TTL, StaleWhileRevalidate: p.StaleWhileRevalidate, StaleIfError: p.StaleIfError}
+	st := a.api.Settings()
+	out := make(map[string]ops.CachePolicy, len(st.Cache))
+	for r, p := range st.Cache {
+		out[r] = ops.CachePolicy{TTL: p.TTL, StaleWhileRevalidate: p.StaleWhileRevalidate, StaleIfError: p.StaleIfError, NotFoundTTL: st.NotFoundPolicy(r).TTL}
 	}
 	return out
 }

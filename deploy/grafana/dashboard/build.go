@@ -129,11 +129,12 @@ func Build() Dashboard {
 	b.add(9, 8, ratio("Stale share by route", "stale / (hit + miss + stale): answers served stale (while revalidating or because an upstream failed).",
 		q(`sum by (route) (rate(edge_requests_total{`+selRoute+`, cache="stale"}`+rate+`)) / sum by (route) (rate(edge_requests_total{`+selRoute+`, cache=~"hit|miss|stale"}`+rate+`))`, "{{route}}")))
 	pol := Panel{
-		Type: "table", Title: "TTL policy in force", Description: "cache.routes of the config in force (edge_cache_policy_*_seconds); it changes on reload.",
+		Type: "table", Title: "TTL policy in force", Description: "cache.routes of the config in force (edge_cache_policy_*_seconds; not found TTL: how long a detail route remembers a 404 of the services, 0 off); it changes on reload.",
 		Targets: []Target{
 			{Expr: `max by (route) (edge_cache_policy_ttl_seconds{` + selRoute + `})`, Instant: true, Format: "table"},
 			{Expr: `max by (route) (edge_cache_policy_stale_while_revalidate_seconds{` + selRoute + `})`, Instant: true, Format: "table"},
 			{Expr: `max by (route) (edge_cache_policy_stale_if_error_seconds{` + selRoute + `})`, Instant: true, Format: "table"},
+			{Expr: `max by (route) (edge_cache_policy_not_found_ttl_seconds{` + selRoute + `})`, Instant: true, Format: "table"},
 		},
 		FieldConfig: &FieldConf{Defaults: FieldDefaults{Unit: "s"}, Overrides: []any{}},
 		Options:     map[string]any{"showHeader": true},
@@ -141,7 +142,7 @@ func Build() Dashboard {
 			map[string]any{"id": "merge", "options": map[string]any{}},
 			map[string]any{"id": "organize", "options": map[string]any{
 				"excludeByName": map[string]any{"Time": true},
-				"renameByName":  map[string]any{"Value #A": "TTL", "Value #B": "stale-while-revalidate", "Value #C": "stale-if-error"},
+				"renameByName":  map[string]any{"Value #A": "TTL", "Value #B": "stale-while-revalidate", "Value #C": "stale-if-error", "Value #D": "not found TTL"},
 			}},
 		},
 	}

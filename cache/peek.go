@@ -1,0 +1,78 @@
+package cache
+
+import (
+	"context"
+)
+
+// Stamp is the dealer's generation and the purge epoch a Peek saw. Put
+// stores under it, so that a fact learnt from the services before a purge
+// (of the dealer or of everything) is never found after the purge: its L2
+// key names the old generation, and L1 refuses an insert under one.
+type Stamp struct {
+	gen, ep uint64
+	ok      bool
+}
+
+// Peek reports whether L1 or L2 holds a fresh entry of key for dealerID
+// under pol, without a fill, a refresh, a stale answer or a flight: for a
+// caller that keeps facts rather than responses (a remembered "not found",
+// see aggregator's notFoundKeyPrefix) and makes the work that finds them
+// out in a Get of another key. A fresh entry found counts as a hit, as in
+// Get (an L2 one also as an L2 hit, and is offered to L1); a miss counts
+// nothing, since the caller's Get that follows counts it. The Stamp is for
+// the Put that records what that work finds.
+func (c *Cache) Peek(ctx context.Context, dealerID int64, key []byte, pol Policy) (Stamp, bool) {
+	pol = pol.normalised()
+	if pol.TTL == 0 {
+		return Stamp{}, false
+	}
+	ep := c.currentEpoch(ctx)
+	gen, cur := c.generation(ctx, dealerID)
+	st := Stamp{gen: gen, ep: ep, ok: true}
+	if c.l1 != nil {
+		if n, s := c.l1.lookup(dealerID, key); n != nil && n.gen == gen && n.epoch == ep && pol.state(n.entry, c.now()) == stateFresh {
+			s.hits.Add(1)
+			return st, true
+		}
+	}
+	if c.rdb == nil || !c.l2Usable(cur) || !c.redisUp.Load() {
+		return st, false
+	}
+	skey := string(key)
+	e := c.l2Get(ctx, c.entryKeyAt(dealerID, gen, ep, skey), pol, false)
+	if e == nil || pol.state(e, c.now()) != stateFresh {
+		return st, false
+	}
+	if c.l1 != nil {
+		c.l1.put(dealerID, skey, gen, ep, &cur.gen, e)
+	}
+	c.st.l2Hits.Add(1)
+	c.count(Hit)
+	return st, true
+}
+
+// Put stores body as the entry of key for dealerID under pol, in L1 and
+// L2, under the generation and epoch of st (a Peek's): nothing is stored
+// when a purge came since, or when st is the zero Stamp or pol's TTL is
+// zero. It neither coalesces nor takes the fill lock: the caller's own
+// Get of another key did. body is kept and must not be modified.
+func (c *Cache) Put(ctx context.Context, dealerID int64, key []byte, pol Policy, st Stamp, body []byte) {
+	pol = pol.normalised()
+	if pol.TTL == 0 || !st.ok {
+		return
+	}
+	cur := c.gens.get(dealerID)
+	if cur.gen.Load() != st.gen || c.epoch.gen.Load() != st.ep {
+		return
+	}
+	e := newEntry(body, c.now(), pol)
+	e.level = c.gzipLevel
+	skey := string(key)
+	if c.l1 != nil {
+		c.l1.put(dealerID, skey, st.gen, st.ep, &cur.gen, e)
+	}
+	if c.rdb != nil && c.l2Usable(cur) && c.redisUp.Load() {
+		var held *heldLock
+		c.l2Set(ctx, c.entryKeyAt(dealerID, st.gen, st.ep, skey), e, &held)
+	}
+}
