@@ -611,6 +611,33 @@ func TestPurge(t *testing.T) {
 	}
 }
 
+// TestPurgeForgetsNotFound: a remembered "not found" of a vehicle
+// (X-Cache: HIT on the 404) is dropped by POST /admin/purge of the dealer
+// and of everything: the next 404 is a fill's again (no X-Cache). The
+// policy gauge shows not_found_ttl in force.
+func TestPurgeForgetsNotFound(t *testing.T) {
+	e := startEdge(t, "--demo")
+	const path = "/dealer/REWIND/details?id_auto=00000000-0000-4000-8000-000000000000"
+	check := func(step, want string) {
+		t.Helper()
+		if r := e.get(path, "demo-key-alpha"); r.status != 404 || r.header.Get("X-Cache") != want {
+			t.Fatalf("%s: %d X-Cache %q, want 404 %q", step, r.status, r.header.Get("X-Cache"), want)
+		}
+	}
+	check("first", "")
+	check("remembered", "HIT")
+	for _, purge := range []string{"dealer_id=101", "all=true"} {
+		if r := e.do("POST", e.admin+"/admin/purge?"+purge); r.status != 200 {
+			t.Fatalf("purge %s: %d %s", purge, r.status, r.body)
+		}
+		check("after purge "+purge, "")
+		check("remembered after purge "+purge, "HIT")
+	}
+	if v := e.scrape()[`edge_cache_policy_not_found_ttl_seconds{route="inventory_details"}`]; v != 10 {
+		t.Errorf(`edge_cache_policy_not_found_ttl_seconds{route="inventory_details"} = %v, want 10`, v)
+	}
+}
+
 func netListen() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
 
 // TestReloadShortensMaxAgeOfCachedEntry: an entry cached under a long TTL
