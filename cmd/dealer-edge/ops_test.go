@@ -638,6 +638,37 @@ func TestPurgeForgetsNotFound(t *testing.T) {
 	}
 }
 
+// TestReloadNotFoundTTL: cache.routes.inventory_details.not_found_ttl is
+// reloadable: off at start (every 404 a fill's), on after a reload (the
+// second 404 remembered), and the policy gauge follows.
+func TestReloadNotFoundTTL(t *testing.T) {
+	const conf = `{"watch_interval": "0s", "cache": {"routes": {"inventory_details": {"not_found_ttl": "%s"}}}}`
+	cfg := filepath.Join(t.TempDir(), "edge.json")
+	writeConfig(t, cfg, fmt.Sprintf(conf, "0s"))
+	e := startEdge(t, "--demo", "--config", cfg)
+	const path = "/dealer/NOS/details?id_auto=00000000-0000-4000-8000-000000000001"
+	for i, want := range []string{"", ""} {
+		if r := e.get(path, "demo-key-alpha"); r.status != 404 || r.header.Get("X-Cache") != want {
+			t.Fatalf("off, request %d: %d X-Cache %q", i, r.status, r.header.Get("X-Cache"))
+		}
+	}
+	if v := e.scrape()[`edge_cache_policy_not_found_ttl_seconds{route="inventory_details"}`]; v != 0 {
+		t.Errorf("gauge %v with not_found_ttl 0s, want 0", v)
+	}
+	writeConfig(t, cfg, fmt.Sprintf(conf, "5s"))
+	if rr := e.do("POST", e.admin+"/admin/reload"); rr.status != 200 {
+		t.Fatalf("reload: %d %s", rr.status, rr.body)
+	}
+	for i, want := range []string{"", "HIT"} {
+		if r := e.get(path, "demo-key-alpha"); r.status != 404 || r.header.Get("X-Cache") != want {
+			t.Fatalf("after reload, request %d: %d X-Cache %q, want %q", i, r.status, r.header.Get("X-Cache"), want)
+		}
+	}
+	if v := e.scrape()[`edge_cache_policy_not_found_ttl_seconds{route="inventory_details"}`]; v != 5 {
+		t.Errorf("gauge %v after reload, want 5", v)
+	}
+}
+
 func netListen() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
 
 // TestReloadShortensMaxAgeOfCachedEntry: an entry cached under a long TTL
