@@ -24,6 +24,12 @@
 //     a failure Redis is skipped until a background probe finds it back, and
 //     each transition is logged once.
 //
+// [Cache.Peek] and [Cache.Put] keep facts rather than responses (the
+// aggregator's remembered "not found" of a detail): Peek looks for a fresh
+// entry in L1 and L2 without a fill, Put stores one under the generation
+// and epoch Peek saw, so the same isolation and purges apply; the caller
+// coalesces the work that finds a fact out in a Get of its own.
+//
 // The L1 hit path takes a shard read lock and two map lookups and does not
 // allocate. Entries are immutable once stored: callers may hand Entry.Body
 // to the network without copying and must never modify it.
