@@ -296,6 +296,20 @@ func TestNotFoundThroughRedis(t *testing.T) {
 	if st, body := a.body(t, unknownVehicle, "demo-key-alpha"); st != 404 {
 		t.Fatalf("a: %d %s", st, body)
 	}
+	facts := 0
+	for _, k := range mr.Keys() {
+		if strings.Contains(k, notFoundKeyPrefix) {
+			facts++
+			v, _ := mr.Get(k)
+			t.Logf("the fact in Redis: %d bytes (key %d, value %d), expires in %v", len(k)+len(v), len(k), len(v), mr.TTL(k))
+			if ttl := mr.TTL(k); ttl <= 0 || ttl > DefaultNotFoundTTL {
+				t.Errorf("the fact expires from Redis in %v, want within not_found_ttl %v", ttl, DefaultNotFoundTTL)
+			}
+		}
+	}
+	if facts != 1 {
+		t.Fatalf("%d facts in Redis, want 1", facts)
+	}
 	inv0, med0 := b.calls()
 	for i, want := range []string{"HIT", "HIT"} { // from Redis, then from b's L1
 		ctx := b.request(unknownVehicle, "demo-key-alpha")
