@@ -247,3 +247,50 @@ func TestLargeBodiesAfterSmallOnes(t *testing.T) {
 		t.Errorf("%d bytes allocated per %d-byte answer, want well under the body (a pooled read buffer)", per, large)
 	}
 }
+
+// TestHeaderBlockLimit: an answer's header block is read within the
+// connection's read buffer (readBufferBytes), bodies are not: a header
+// block up to a few KiB reads whatever the body's size, and one larger
+// than the buffer fails as the service being unavailable rather than
+// being read some other way.
+func TestHeaderBlockLimit(t *testing.T) {
+	cases := []struct {
+		name      string
+		pad, body int
+		want      error
+	}{
+		{"small head, body past the buffer", 0, 60 << 10, nil},
+		{"6 KiB head, body past the buffer", 6 << 10, 60 << 10, nil},
+		{"6 KiB head, body within the buffer", 6 << 10, 1 << 10, nil},
+		{"head larger than the buffer", readBufferBytes + 1024, 1 << 10, ErrUnavailable},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			body := dealerBody(1, tc.body)
+			addr := rawServer(t, func(w *bufio.Writer) {
+				w.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+				if tc.pad > 0 {
+					w.WriteString("X-Pad: " + strings.Repeat("p", tc.pad) + "\r\n")
+				}
+				w.WriteString("Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+			})
+			c, err := New(Options{BaseURL: "http://" + addr})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			for range 2 { // the second on the kept connection
+				d, err := c.Dealer(context.Background(), 1)
+				if tc.want != nil {
+					if !errors.Is(err, tc.want) {
+						t.Fatalf("got %v, want %v", err, tc.want)
+					}
+					return
+				}
+				if err != nil || d.ID != 1 {
+					t.Fatalf("got %+v, %v", d, err)
+				}
+			}
+		})
+	}
+}
