@@ -260,8 +260,8 @@ func TestHeaderBlockLimit(t *testing.T) {
 		want      error
 	}{
 		{"small head, body past the buffer", 0, 60 << 10, nil},
-		{"6 KiB head, body past the buffer", 6 << 10, 60 << 10, nil},
-		{"6 KiB head, body within the buffer", 6 << 10, 1 << 10, nil},
+		{"12 KiB head, body past the buffer", 12 << 10, 60 << 10, nil},
+		{"12 KiB head, body within the buffer", 12 << 10, 1 << 10, nil},
 		{"head larger than the buffer", readBufferBytes + 1024, 1 << 10, ErrUnavailable},
 	}
 	for _, tc := range cases {

@@ -40,22 +40,22 @@ const DefaultMaxConnsPerHost = 256
 const maxResponseBytes = 32 << 20
 
 // readBufferBytes is the read buffer of a call's connection, which bounds
-// an answer's header block. Bodies do not go through it: readBody streams
-// the body into a pooled buffer sized from Content-Length, and once the
-// bytes read with the headers are copied out, bufio reads the rest from
-// the socket into that buffer directly (a read at least as large as its
-// buffer bypasses it). A buffer with room for the whole answer (64 KiB)
-// read the body into itself first and then copied it: about 60 KB a hub
-// section copied twice and twice the memory touched, in the part of a
-// cold hub where the six answers are read and decoded one after the
-// other (a 20-vehicle page, about 14 KB, takes two reads, the second of
-// about 6 KB into this buffer). 8 KiB is twice the header block fasthttp
+// an answer's header block. Bodies larger than it do not go through it:
+// readBody streams the body into a pooled buffer sized from
+// Content-Length, and once the bytes read with the headers are copied out,
+// bufio reads the rest from the socket into that buffer directly (a read
+// at least as large as its buffer bypasses it). A buffer with room for the
+// whole answer (64 KiB) read a hub section's body (50-84 KB) into itself
+// first and then copied it: twice the memory touched, in the part of a
+// cold hub where the six answers are read and decoded one after the other.
+// 16 KiB still takes a 20-vehicle page (about 14 KB with its headers) in
+// one read (8 KiB took two), and is four times the header block fasthttp
 // and nginx (proxy_buffer_size, one memory page) allow an upstream by
 // default; an answer with a larger one fails as the service being
 // unavailable. The buffers are pooled per service and held only while a
 // response is read, so they cost per call in flight, not per open
 // connection.
-const readBufferBytes = 8 << 10
+const readBufferBytes = 16 << 10
 
 // Options configures a Client. Every field but BaseURL has a documented
 // zero value.
