@@ -27,6 +27,9 @@ type PolicyStatus struct {
 	TTL                  float64 `json:"ttl_seconds"`
 	StaleWhileRevalidate float64 `json:"stale_while_revalidate_seconds"`
 	StaleIfError         float64 `json:"stale_if_error_seconds"`
+	// NotFoundTTL is how long a detail route remembers that a dealer has
+	// no such id; 0 on routes that remember nothing.
+	NotFoundTTL float64 `json:"not_found_ttl_seconds"`
 }
 
 // RouteStatus is one route's traffic over the window. HitRatio and
@@ -264,7 +267,7 @@ func (a *Admin) status(ctx context.Context) Status {
 		}
 		rs := RouteStatus{Route: name, Requests: cur.total}
 		if p, ok := pols[name]; ok {
-			rs.Policy = &PolicyStatus{p.TTL.Seconds(), p.StaleWhileRevalidate.Seconds(), p.StaleIfError.Seconds()}
+			rs.Policy = &PolicyStatus{p.TTL.Seconds(), p.StaleWhileRevalidate.Seconds(), p.StaleIfError.Seconds(), p.NotFoundTTL.Seconds()}
 		}
 		if dt > 0 {
 			d := func(ci int) uint64 { return cur.byCache[ci] - old.byCache[ci] }

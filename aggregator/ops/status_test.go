@@ -64,7 +64,7 @@ func TestStatusRatesOverWindow(t *testing.T) {
 		Breakers: func() map[string]string { return map[string]string{"inventory": "open", "media": "closed"} },
 		Redis:    func(context.Context) error { return redisErr },
 		CachePolicies: func() map[string]CachePolicy {
-			return map[string]CachePolicy{"inventory_listing": {TTL: 30 * time.Second, StaleWhileRevalidate: 30 * time.Second, StaleIfError: 10 * time.Minute}}
+			return map[string]CachePolicy{"inventory_listing": {TTL: 30 * time.Second, StaleWhileRevalidate: 30 * time.Second, StaleIfError: 10 * time.Minute, NotFoundTTL: 10 * time.Second}}
 		},
 	})
 	a, err := NewAdmin(AdminOptions{Metrics: m})
@@ -118,7 +118,7 @@ func TestStatusRatesOverWindow(t *testing.T) {
 	near("stale share", inv.StaleShare, 1.0/8)
 	near("5xx share", inv.ErrorRatio, 1.0/10)
 	near("p99", inv.P99, 0.0005*0.99*10/10)
-	if inv.Policy == nil || inv.Policy.TTL != 30 || inv.Policy.StaleIfError != 600 {
+	if inv.Policy == nil || inv.Policy.TTL != 30 || inv.Policy.StaleIfError != 600 || inv.Policy.NotFoundTTL != 10 {
 		t.Errorf("policy %+v", inv.Policy)
 	}
 	if inv.Requests != 20 {

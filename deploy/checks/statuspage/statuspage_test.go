@@ -122,6 +122,14 @@ func TestStatusPageInChromium(t *testing.T) {
 	if ttl := eval(cellJS("routes", "inventory_listing", "ttl")); ttl != "30.0 s" && ttl != "30 s" && !strings.HasPrefix(ttl, "30") {
 		t.Errorf("inventory_listing TTL cell %q, want the default 30 s", ttl)
 	}
+	// A detail route remembers an unknown id for not_found_ttl (default
+	// 10 s); a listing remembers nothing and shows an empty cell.
+	if nf := eval(cellJS("routes", "inventory_details", "notfound")); nf != "10 s" {
+		t.Errorf("inventory_details 404-remembered cell %q, want the default 10 s", nf)
+	}
+	if nf := eval(cellJS("routes", "inventory_listing", "notfound")); nf != "" {
+		t.Errorf("inventory_listing 404-remembered cell %q, want empty", nf)
+	}
 	if b := eval(cellJS("services", "inventory", "breaker")); b != "closed" {
 		t.Errorf("inventory breaker %q, want closed", b)
 	}
