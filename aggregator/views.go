@@ -298,28 +298,27 @@ func (s *Server) pager(st *liveSettings, ct string, p *params) (contentPager, bo
 
 // pageSelection is listingSelection and the page cut for a listing
 // without q when views are not cached: the same visible records in the
-// same order (mapping.VisibleOrder over the keys, mapping.Match for the
-// filters), but only the page's records are decoded whole, not the type's
+// same order (mapping.VisibleFirst over the keys, mapping.Match for the
+// filters: only the records up to the page's end are ordered), but only
+// the page's records are decoded whole, not the type's
 // corpus (TestPageSelectionEqualsView). It returns the page's records as
 // a selection of their own and n, the number of visible records.
 func pageSelection(ctx context.Context, cp contentPager, dealerID int64, ct string, p *params) (vis viewSelection, n int, err error) {
+	var keep func(*upstream.ContentRecord) bool
+	if p.category != "" || p.topic != "" || p.brand != "" {
+		keep = func(r *upstream.ContentRecord) bool { return mapping.Match(r, p.category, p.topic, p.brand) }
+	}
 	recs, err := cp.ContentPage(ctx, dealerID, ct, upstream.ContentFilter{Summary: true}, func(keys []upstream.ContentRecord) []int32 {
-		order := mapping.VisibleOrder(dealerID, ct, keys, mapping.Discovery)
-		if p.category != "" || p.topic != "" || p.brand != "" {
-			kept := order[:0]
-			for _, i := range order {
-				if mapping.Match(&keys[i], p.category, p.topic, p.brand) {
-					kept = append(kept, i)
-				}
-			}
-			order = kept
-		}
-		n = len(order)
+		// The order is cut, not kept: only the records up to the page's
+		// end are ordered (mapping.VisibleFirst).
+		k := int64(p.page) * int64(p.pageSize)
+		var first []int32
+		first, n = mapping.VisibleFirst(dealerID, ct, keys, mapping.Discovery, int(min(k, int64(len(keys)))), keep)
 		from, to := pageBounds(p, n)
 		if to <= from {
 			return nil
 		}
-		return order[from:to]
+		return first[from:to]
 	})
 	if err != nil {
 		return viewSelection{}, 0, err

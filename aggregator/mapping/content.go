@@ -66,6 +66,79 @@ func PublicID(r *upstream.ContentRecord) {
 // upstream.Client.ContentPage decodes for its pick (ID, Type, DealerID, Slug, UpdatedAt,
 // SourceProvider, OverrideOf, HiddenForDealer).
 func VisibleOrder(dealerID int64, contentType string, recs []upstream.ContentRecord, scope Scope) []int32 {
+	idx, when := visibleIndices(dealerID, contentType, recs, scope)
+	slices.SortFunc(idx, publicOrder(recs, when))
+	return idx
+}
+
+// VisibleFirst is VisibleOrder for a page cut from a list that is not
+// kept: of the visible records that keep accepts (nil accepts all), n is
+// the number, and first the indices of the first k of them in the public
+// order (all n when k >= n): what VisibleOrder, then keep, then a cut to k
+// give (TestVisibleFirstEqualsOrder). The k are chosen with a bounded heap
+// and only they are sorted: a hub section (k = 5 of about 100 records)
+// compares about n + k log k times instead of n log n. The order is a
+// total one (the index decides last), so the selection is exactly the
+// sort's, ties included.
+func VisibleFirst(dealerID int64, contentType string, recs []upstream.ContentRecord, scope Scope, k int, keep func(*upstream.ContentRecord) bool) (first []int32, n int) {
+	idx, when := visibleIndices(dealerID, contentType, recs, scope)
+	if keep != nil {
+		kept := idx[:0]
+		for _, i := range idx {
+			if keep(&recs[i]) {
+				kept = append(kept, i)
+			}
+		}
+		idx = kept
+	}
+	n = len(idx)
+	order := publicOrder(recs, when)
+	if k >= n {
+		slices.SortFunc(idx, order)
+		return idx, n
+	}
+	if k <= 0 {
+		return idx[:0], n
+	}
+	// idx[:k] is a heap whose root is the last in the public order of the
+	// k kept so far; a later index that comes before it takes its place.
+	h := idx[:k]
+	for i := k/2 - 1; i >= 0; i-- {
+		siftDown(h, i, order)
+	}
+	for _, c := range idx[k:] {
+		if order(c, h[0]) < 0 {
+			h[0] = c
+			siftDown(h, 0, order)
+		}
+	}
+	slices.SortFunc(h, order)
+	return h, n
+}
+
+// siftDown restores the heap h (each parent after its children in the
+// public order) below position i.
+func siftDown(h []int32, i int, order func(a, b int32) int) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && order(h[c+1], h[c]) > 0 {
+			c++
+		}
+		if order(h[c], h[i]) <= 0 {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}
+
+// visibleIndices returns the indices into recs of the visible records, in
+// the order of recs, and their update times as published (Unix seconds;
+// when is indexed as recs, set for the visible records only).
+func visibleIndices(dealerID int64, contentType string, recs []upstream.ContentRecord, scope Scope) (idx []int32, when []int64) {
 	// Hidden globals and overridden ids are rare: the sets are made only
 	// when there is one.
 	var hiddenGlobal, overridden map[int64]bool
@@ -84,11 +157,11 @@ func VisibleOrder(dealerID int64, contentType string, recs []upstream.ContentRec
 			overridden[r.OverrideOf] = true
 		}
 	}
-	// Sorted as indices, not as records (a record is a large struct), on
+	// Ordered as indices, not as records (a record is a large struct), on
 	// the update times (Unix seconds) taken out of the records into one
 	// small array.
-	idx := make([]int32, 0, len(recs))
-	when := make([]int64, len(recs))
+	idx = make([]int32, 0, len(recs))
+	when = make([]int64, len(recs))
 	for i := range recs {
 		r := &recs[i]
 		if r.DealerID != 0 && r.DealerID != dealerID {
@@ -112,12 +185,18 @@ func VisibleOrder(dealerID int64, contentType string, recs []upstream.ContentRec
 		idx = append(idx, int32(i))
 		when[i] = publishedUnix(r.UpdatedAt) // the order a client sees: ties as published
 	}
-	// Most recently updated first, then by slug; equal records keep their
-	// order (the index decides last), as a stable sort would. Update times
-	// are compared in whole seconds, as updated_at is published: two items
-	// a client sees with the same updated_at are in slug order (they were
-	// not when their times differed below the second).
-	slices.SortFunc(idx, func(a, b int32) int {
+	return idx, when
+}
+
+// publicOrder compares two indices into recs in the public order: most
+// recently updated first, then by slug; equal records keep their order
+// (the index decides last), as a stable sort would. Update times are
+// compared in whole seconds, as updated_at is published (when, from
+// visibleIndices): two items a client sees with the same updated_at are
+// in slug order (they were not when their times differed below the
+// second).
+func publicOrder(recs []upstream.ContentRecord, when []int64) func(a, b int32) int {
+	return func(a, b int32) int {
 		if wa, wb := when[a], when[b]; wa != wb {
 			return cmp.Compare(wb, wa)
 		}
@@ -125,8 +204,7 @@ func VisibleOrder(dealerID int64, contentType string, recs []upstream.ContentRec
 			return c
 		}
 		return cmp.Compare(a, b)
-	})
-	return idx
+	}
 }
 
 // Match reports whether a visible record passes a listing's category,

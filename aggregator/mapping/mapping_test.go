@@ -287,3 +287,66 @@ func BenchmarkVisibleOrder(b *testing.B) {
 		_ = VisibleOrder(101, "faq", recs, Discovery)
 	}
 }
+
+// TestVisibleFirstEqualsOrder holds VisibleFirst (a bounded heap, then a
+// sort of the k it kept) to VisibleOrder, a filter and a cut to k, on
+// random records with many equal keys (update times to the second and
+// below, slugs, zones), every k from 0 to past n, with and without a
+// filter.
+func TestVisibleFirstEqualsOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	rome := time.FixedZone("CET", 3600)
+	for round := range 400 {
+		n := rng.IntN(120)
+		recs := make([]upstream.ContentRecord, n)
+		for i := range recs {
+			at := time.Date(2026, 1, 1, 0, 0, rng.IntN(5), rng.IntN(3)*500, time.UTC)
+			if rng.IntN(3) == 0 {
+				at = at.In(rome)
+			}
+			dealer := []int64{0, 101, 102}[rng.IntN(3)]
+			recs[i] = upstream.ContentRecord{ID: int64(i + 1), Type: "faq", DealerID: dealer,
+				Slug: string(rune('a' + rng.IntN(3))), Category: []string{"x", "y"}[rng.IntN(2)],
+				UpdatedAt: at, HiddenForDealer: rng.IntN(10) == 0}
+			if dealer == 101 && rng.IntN(4) == 0 {
+				recs[i].OverrideOf = int64(rng.IntN(n) + 1)
+			}
+		}
+		for _, keep := range []func(*upstream.ContentRecord) bool{nil, func(r *upstream.ContentRecord) bool { return r.Category == "x" }} {
+			want := VisibleOrder(101, "faq", recs, Discovery)
+			if keep != nil {
+				want = slices.DeleteFunc(want, func(i int32) bool { return !keep(&recs[i]) })
+			}
+			for k := 0; k <= len(want)+2; k++ {
+				got, total := VisibleFirst(101, "faq", recs, Discovery, k, keep)
+				if total != len(want) || !slices.Equal(got, want[:min(k, len(want))]) {
+					t.Fatalf("round %d, k %d, filtered %v: first %v of %d, want %v of %d", round, k, keep != nil, got, total, want[:min(k, len(want))], len(want))
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkVisibleFirst: a hub section's cut (the first 5 of about 100
+// records) by VisibleFirst and by VisibleOrder, which sorts them all.
+func BenchmarkVisibleFirst(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	recs := make([]upstream.ContentRecord, 100)
+	for i := range recs {
+		recs[i] = upstream.ContentRecord{ID: int64(i + 1), Type: "faq", DealerID: []int64{0, 101}[rng.IntN(2)],
+			Slug:      "slug-" + strings.Repeat("x", rng.IntN(20)),
+			UpdatedAt: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(rng.Int64N(int64(400 * 24 * time.Hour))))}
+	}
+	b.Run("first5", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = VisibleFirst(101, "faq", recs, Discovery, 5, nil)
+		}
+	})
+	b.Run("order", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = VisibleOrder(101, "faq", recs, Discovery)[:5]
+		}
+	})
+}
