@@ -1,6 +1,7 @@
 package publicshape
 
 import (
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
@@ -148,4 +149,27 @@ func FuzzPreviewEqualsReference(f *testing.F) {
 			t.Fatalf("Preview(%q, %d) = %q, want %q", body, max, got, want)
 		}
 	})
+}
+
+// TestTextRun holds textRun (eight bytes a step) to its definition, a
+// byte at a time, on random strings of few bytes that end a run (control
+// characters, bytes of UTF-8 sequences, two spaces in a row) at every
+// offset, across the eight-byte blocks' borders.
+func TestTextRun(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	alphabet := []byte{'a', 'Z', '!', '~', 0x7f, ' ', ' ', ' ', '\n', 0x1f, 0x80, 0xc3, 0xff}
+	for range 20000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		s := string(b)
+		want := 0
+		for want < len(s) && s[want] >= 0x20 && s[want] < 0x80 && (s[want] != ' ' || want == 0 || s[want-1] != ' ') {
+			want++
+		}
+		if got := textRun(s); got != want {
+			t.Fatalf("textRun(%q) = %d, want %d", s, got, want)
+		}
+	}
 }

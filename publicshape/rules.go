@@ -361,9 +361,9 @@ func Preview(body string, max int) string {
 // previewPlain is Preview for a body whose white space is ASCII and whose
 // text up to the cut is valid UTF-8 (the common case: the content
 // service's summaries are paragraphs of plain text). It finds the cut on
-// the body itself, a run of printable ASCII at a time. The preview is a
-// slice of the body while every run of white space is one ASCII space;
-// from the first other run on (a paragraph break) it is built from the
+// the body itself, a run of printable ASCII words apart by single spaces
+// at a time. The preview is a slice of the body while every run of white
+// space is one ASCII space; from the first other run on (a paragraph break) it is built from the
 // slices between such runs, each run written as one space. Nothing is
 // built rune by rune. ok is false as soon as the body holds anything else
 // before the cut (invalid UTF-8, white space outside ASCII); Preview's
@@ -374,11 +374,22 @@ func previewPlain(body string, max int) (p string, ok bool) {
 	for i := 0; i < len(body); {
 		c := body[i]
 		switch {
-		case c-'!' < utf8.RuneSelf-'!': // printable ASCII: a run of them at once
+		case c-'!' < utf8.RuneSelf-'!': // printable ASCII: words apart by single spaces at once
 			if n >= max {
 				return pv.cut(body, i), true
 			}
-			j := i + printableRun(body[i:min(len(body), i+max-n)]) // at most max-n more runes fit
+			// The run of printable ASCII and spaces (at most max-n more
+			// runes fit), up to two spaces in a row and without a space at
+			// its end: each space in it is one between two words, which stays
+			// in the slice, as the white space case keeps it. The space
+			// that ends a run is left to that case.
+			j := i + textRun(body[i:min(len(body), i+max-n)])
+			if body[j-1] == ' ' {
+				j--
+			}
+			if k := strings.LastIndexByte(body[i:j], ' '); k >= 0 {
+				pv.lastSpace = pv.b.Len() + i + k - pv.seg + 1
+			}
 			n += j - i
 			i = j
 		case c < utf8.RuneSelf && asciiSpace[c]: // a run of white space
@@ -475,23 +486,31 @@ func (pv *previewText) cut(body string, i int) string {
 	return pv.b.String()[:at] + Ellipsis // the space written last, after a run
 }
 
-// printableRun returns the length of the run of printable ASCII bytes
-// (0x21 to 0x7F: neither white space, control characters nor bytes of
-// UTF-8 sequences) at the start of s, eight bytes a step.
-func printableRun(s string) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
+// textRun returns the length of the run of printable ASCII bytes and
+// spaces (0x20 to 0x7F) at the start of s, up to the second of two
+// spaces in a row, eight bytes a step.
+func textRun(s string) int {
+	const ones, highs, lows = 0x0101010101010101, 0x8080808080808080, 0x7f7f7f7f7f7f7f7f
 	j := 0
+	var before uint64 // 0x80 when the byte before the block is a space
 	for ; j+8 <= len(s); j += 8 {
 		x := uint64(s[j]) | uint64(s[j+1])<<8 | uint64(s[j+2])<<16 | uint64(s[j+3])<<24 |
 			uint64(s[j+4])<<32 | uint64(s[j+5])<<40 | uint64(s[j+6])<<48 | uint64(s[j+7])<<56
-		// A byte below 0x21 borrows into its high bit, a byte from 0x80
+		// A byte below 0x20 borrows into its high bit, a byte from 0x80
 		// has it; a borrow can only mark bytes after a marked one, so the
 		// lowest mark is the first byte that ends the run.
-		if m := ((x - '!'*ones) | x) & highs; m != 0 {
+		m := ((x - ' '*ones) | x) & highs
+		// The spaces, each marked exactly (no carry crosses a byte), and
+		// of them those after a space.
+		t := x ^ (' ' * ones)
+		sp := ^(((t & lows) + lows) | t | lows)
+		m |= sp & (sp<<8 | before)
+		if m != 0 {
 			return j + bits.TrailingZeros64(m)/8
 		}
+		before = sp >> 56
 	}
-	for j < len(s) && s[j]-'!' < utf8.RuneSelf-'!' {
+	for j < len(s) && s[j]-' ' < utf8.RuneSelf-' ' && (s[j] != ' ' || j == 0 || s[j-1] != ' ') {
 		j++
 	}
 	return j
