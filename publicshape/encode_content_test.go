@@ -161,3 +161,51 @@ func FuzzAppendContentListing(f *testing.F) {
 		checkContentListing(t, l)
 	})
 }
+
+// TestAppendMetaEqualsMarshal: the hand-written meta, nil, without a
+// dealer, with a dealer whose strings need escapes and with the zero
+// dealer, is what encoding/json writes.
+func TestAppendMetaEqualsMarshal(t *testing.T) {
+	cases := []struct {
+		name string
+		meta *Meta
+	}{
+		{"nil", nil},
+		{"without dealer", &Meta{}},
+		{"zero dealer", &Meta{Dealer: &DealerMeta{}}},
+		{"dealer", &Meta{Dealer: &DealerMeta{ID: 101, Name: "Autosalone \"Alpha\" & figli <srl>", BrandName: "Citroën", City: "Milano\u2028",
+			Province: "MI\x00", PrimaryDomain: "a\xffb.example.it"}}},
+		{"negative id", &Meta{Dealer: &DealerMeta{ID: math.MinInt64}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { checkMeta(t, c.meta) })
+	}
+}
+
+// FuzzAppendMeta: any id and strings.
+func FuzzAppendMeta(f *testing.F) {
+	f.Add(int64(101), "Autosalone \"Alpha\"", "Citroën", "Milano", "MI", "a.example.it")
+	f.Add(int64(-1), "\xff<&>", "\u2028", "\x00\t", "", "\xed\xa0\x80")
+	f.Fuzz(func(t *testing.T, id int64, name, brand, city, province, domain string) {
+		checkMeta(t, &Meta{Dealer: &DealerMeta{ID: id, Name: name, BrandName: brand, City: city, Province: province, PrimaryDomain: domain}})
+	})
+}
+
+func checkMeta(t *testing.T, meta *Meta) {
+	t.Helper()
+	got, err := appendMeta([]byte("x"), meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "x"
+	if meta != nil {
+		m, err := json.Marshal(meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want += `,"meta":` + string(m)
+	}
+	if string(got) != want {
+		t.Fatalf("appendMeta(%+v):\n got %s\nwant %s", meta, got, want)
+	}
+}
