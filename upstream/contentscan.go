@@ -8,29 +8,27 @@ package upstream
 // scanObject reads an object (null leaves dst as it is), calling field for
 // every member; field reads the member's value into dst. field is a plain
 // function, not a closure, so a member costs an indirect call and nothing
-// else. The member names are predicted from the last object of the same
-// shape (memberAt).
-func scanObject[T any](s *invScanner, dst *T, shape objectShape, field func(s *invScanner, dst *T, name string) error) error {
+// else; it switches on the member's field id (shapeFields). The member
+// names are predicted from the last object of the same shape (memberAt).
+func scanObject[T any](s *invScanner, dst *T, shape objectShape, field func(s *invScanner, dst *T, id uint8) error) error {
 	null, err := s.beginObject()
 	if err != nil || null {
 		return err
 	}
-	m := &s.names[shape]
-	prev := prevStart
-	for first := true; ; {
-		name, more, err := s.memberAt(&first, m, &prev)
+	for prev := prevStart; ; {
+		id, name, more, err := s.memberAt(shape, &prev)
 		if err != nil || !more {
 			return err
 		}
-		if err := field(s, dst, name); err != nil {
+		if err := field(s, dst, id); err != nil {
 			return named(name, err)
 		}
 	}
 }
 
 func (s *invScanner) contentList(l *contentList) error {
-	return scanObject(s, l, shapeTop, func(s *invScanner, l *contentList, name string) error {
-		if name == "items" {
+	return scanObject(s, l, shapeTop, func(s *invScanner, l *contentList, id uint8) error {
+		if id == topItems {
 			return s.contentItems(&l.Items)
 		}
 		return s.skip()
@@ -67,49 +65,49 @@ func (s *invScanner) content(c *ContentRecord) error {
 	return scanObject(s, c, shapeContent, contentField)
 }
 
-func contentField(s *invScanner, c *ContentRecord, name string) (err error) {
-	switch name {
-	case "id":
+func contentField(s *invScanner, c *ContentRecord, id uint8) (err error) {
+	switch id {
+	case cfId:
 		c.ID, err = s.int64()
-	case "type":
+	case cfType:
 		c.Type, err = s.str()
-	case "dealer_id":
+	case cfDealerId:
 		c.DealerID, err = s.int64()
-	case "slug":
+	case cfSlug:
 		c.Slug, err = s.str()
-	case "topic":
+	case cfTopic:
 		c.Topic, err = s.str()
-	case "category":
+	case cfCategory:
 		c.Category, err = s.str()
-	case "brand":
+	case cfBrand:
 		c.Brand, err = s.str()
-	case "title":
+	case cfTitle:
 		c.Title, err = s.str()
-	case "h1":
+	case cfH1:
 		c.H1, err = s.str()
-	case "meta_description":
+	case cfMetaDescription:
 		c.MetaDescription, err = s.str()
-	case "excerpt":
+	case cfExcerpt:
 		c.Excerpt, err = s.str()
-	case "body_text":
+	case cfBodyText:
 		c.BodyText, err = s.str()
-	case "url":
+	case cfUrl:
 		c.URL, err = s.str()
-	case "updated_at":
+	case cfUpdatedAt:
 		c.UpdatedAt, err = s.time()
-	case "source_provider":
+	case cfSourceProvider:
 		c.SourceProvider, err = s.str()
-	case "override_of":
+	case cfOverrideOf:
 		c.OverrideOf, err = s.int64()
-	case "hidden_for_dealer":
+	case cfHiddenForDealer:
 		c.HiddenForDealer, err = s.bool()
-	case "media_url":
+	case cfMediaUrl:
 		c.MediaURL, err = s.str()
-	case "thumbnail_url":
+	case cfThumbnailUrl:
 		c.ThumbnailURL, err = s.str()
-	case "duration_seconds":
+	case cfDurationSeconds:
 		c.DurationSeconds, err = s.int()
-	case "transcript":
+	case cfTranscript:
 		c.Transcript, err = s.str()
 	default: // template_id, source_id, body_html, render_payload, seo_payload, unknown
 		err = s.skip()
@@ -139,8 +137,8 @@ func (p *contentPageSink) decodeBody(body []byte) error {
 	var keys []ContentRecord
 	var spans []contentSpan
 	null := true
-	err := scanObject(s, p, shapeTop, func(s *invScanner, _ *contentPageSink, name string) (err error) {
-		if name == "items" {
+	err := scanObject(s, p, shapeTop, func(s *invScanner, _ *contentPageSink, id uint8) (err error) {
+		if id == topItems {
 			s.mapStops()
 			keys, spans, null, err = s.contentKeys()
 			s.dropStops()
@@ -228,23 +226,23 @@ func (s *invScanner) wholeRecords(body []byte, spans []contentSpan, idx []int32,
 // decide visibility, order and the category/topic/brand filters are read
 // (their strings views of the body: the keys live only while it is read),
 // the others checked as contentField would read them and skipped.
-func contentKeyField(s *invScanner, c *ContentRecord, name string) (err error) {
-	switch name {
-	case "id", "dealer_id", "updated_at", "override_of", "hidden_for_dealer":
-		return contentField(s, c, name)
-	case "type":
+func contentKeyField(s *invScanner, c *ContentRecord, id uint8) (err error) {
+	switch id {
+	case cfId, cfDealerId, cfUpdatedAt, cfOverrideOf, cfHiddenForDealer:
+		return contentField(s, c, id)
+	case cfType:
 		c.Type, err = s.keyStr()
-	case "slug":
+	case cfSlug:
 		c.Slug, err = s.keyStr()
-	case "topic":
+	case cfTopic:
 		c.Topic, err = s.keyStr()
-	case "category":
+	case cfCategory:
 		c.Category, err = s.keyStr()
-	case "brand":
+	case cfBrand:
 		c.Brand, err = s.keyStr()
-	case "source_provider":
+	case cfSourceProvider:
 		c.SourceProvider, err = s.keyStr()
-	case "title", "h1", "meta_description", "excerpt", "body_text", "url", "media_url", "thumbnail_url", "transcript":
+	case cfTitle, cfH1, cfMetaDescription, cfExcerpt, cfBodyText, cfUrl, cfMediaUrl, cfThumbnailUrl, cfTranscript:
 		switch s.peek() {
 		case '"':
 			err = s.skipString()
@@ -253,7 +251,7 @@ func contentKeyField(s *invScanner, c *ContentRecord, name string) (err error) {
 		default:
 			err = s.fail("want a string")
 		}
-	case "duration_seconds":
+	case cfDurationSeconds:
 		_, err = s.int()
 	default:
 		err = s.skip()

@@ -172,6 +172,129 @@ const (
 	numShapes
 )
 
+// The members each shape reads, by field id: memberAt gives a member's id
+// (from the memo, or fieldID for a name it does not keep) and the field
+// functions switch on it, a jump through a table rather than a string
+// comparison per case. Id 0 is a member only checked and skipped.
+const (
+	topTotal uint8 = iota + 1
+	topItems
+)
+
+const (
+	cfId uint8 = iota + 1
+	cfType
+	cfDealerId
+	cfSlug
+	cfTopic
+	cfCategory
+	cfBrand
+	cfTitle
+	cfH1
+	cfMetaDescription
+	cfExcerpt
+	cfBodyText
+	cfUrl
+	cfUpdatedAt
+	cfSourceProvider
+	cfOverrideOf
+	cfHiddenForDealer
+	cfMediaUrl
+	cfThumbnailUrl
+	cfDurationSeconds
+	cfTranscript
+)
+
+const (
+	vfIdAuto uint8 = iota + 1
+	vfDealerId
+	vfService
+	vfMake
+	vfModel
+	vfTrim
+	vfCatalogType
+	vfVersionCode
+	vfUpfits
+	vfSalePriceEur
+	vfCoverUrl
+	vfMediaUrls
+	vfHasPodcast
+	vfHasVideo
+	vfAiContent
+	vfConfirmedOptionals
+	vfConfirmedPackages
+	vfUpdatedAt
+)
+
+const (
+	ufCode uint8 = iota + 1
+	ufSlug
+	ufLabel
+	ufDealerAlias
+	ufFamily
+	ufPrimary
+)
+
+const (
+	afHeadline uint8 = iota + 1
+	afDescription
+	afHighlights
+)
+
+const (
+	ofIdOfferta uint8 = iota + 1
+	ofDealerId
+	ofSlug
+	ofMake
+	ofModel
+	ofVersion
+	ofCoverUrl
+	ofQuotations
+	ofUpdatedAt
+)
+
+const (
+	qfMonths uint8 = iota + 1
+	qfKmPerYear
+	qfMonthlyFeeEur
+)
+
+// shapeFields holds the names of each shape's members, by field id.
+var shapeFields = [numShapes][]string{
+	shapeTop: {
+		topTotal: "total", topItems: "items",
+	},
+	shapeContent: {
+		cfId: "id", cfType: "type", cfDealerId: "dealer_id", cfSlug: "slug", cfTopic: "topic", cfCategory: "category", cfBrand: "brand", cfTitle: "title", cfH1: "h1", cfMetaDescription: "meta_description", cfExcerpt: "excerpt", cfBodyText: "body_text", cfUrl: "url", cfUpdatedAt: "updated_at", cfSourceProvider: "source_provider", cfOverrideOf: "override_of", cfHiddenForDealer: "hidden_for_dealer", cfMediaUrl: "media_url", cfThumbnailUrl: "thumbnail_url", cfDurationSeconds: "duration_seconds", cfTranscript: "transcript",
+	},
+	shapeVehicle: {
+		vfIdAuto: "id_auto", vfDealerId: "dealer_id", vfService: "service", vfMake: "make", vfModel: "model", vfTrim: "trim", vfCatalogType: "catalog_type", vfVersionCode: "version_code", vfUpfits: "upfits", vfSalePriceEur: "sale_price_eur", vfCoverUrl: "cover_url", vfMediaUrls: "media_urls", vfHasPodcast: "has_podcast", vfHasVideo: "has_video", vfAiContent: "ai_content", vfConfirmedOptionals: "confirmed_optionals", vfConfirmedPackages: "confirmed_packages", vfUpdatedAt: "updated_at",
+	},
+	shapeUpfit: {
+		ufCode: "code", ufSlug: "slug", ufLabel: "label", ufDealerAlias: "dealer_alias", ufFamily: "family", ufPrimary: "primary",
+	},
+	shapeAIContent: {
+		afHeadline: "headline", afDescription: "description", afHighlights: "highlights",
+	},
+	shapeOffer: {
+		ofIdOfferta: "id_offerta", ofDealerId: "dealer_id", ofSlug: "slug", ofMake: "make", ofModel: "model", ofVersion: "version", ofCoverUrl: "cover_url", ofQuotations: "quotations", ofUpdatedAt: "updated_at",
+	},
+	shapeQuotation: {
+		qfMonths: "months", qfKmPerYear: "km_per_year", qfMonthlyFeeEur: "monthly_fee_eur",
+	},
+}
+
+// fieldID is the field id of a member name in an object of the given
+// shape, 0 for a member the shape does not read.
+func fieldID(shape objectShape, name string) uint8 {
+	for id, n := range shapeFields[shape] {
+		if id > 0 && n == name {
+			return uint8(id)
+		}
+	}
+	return 0
+}
+
 // Bounds of a nameMemo: the distinct names it keeps and the length of
 // each.
 const (
@@ -189,61 +312,79 @@ const (
 // Only names whose JSON is their own bytes (no escape) are kept, so equal
 // bytes are an equal name. The strings are copies (never views of a body),
 // each distinct name copied once, and outlive a pooled scanner's use.
+//
+// Entry 0 of known, ids, pat and slots stands for the start of an object
+// (before its first member); a name learnt is entry 1 on. A position in
+// an object (memberAt's prev) is the entry of the name just read, 0
+// before the first member, prevUnknown after a name the memo does not
+// keep.
 type nameMemo struct {
-	known  []string    // every distinct name learnt, at most maxMemoNames
-	pat    []namePat   // pat[i]: known[i] as words, for memberAt's comparison
-	cpat   []memberPat // cpat[i]: known[i] as a member of compact JSON, for memberAt's first test
-	next   []int16     // next[i]: 1 + the index of the name that followed known[i] last time; 0 none
-	first  int16       // 1 + the index of the first name of the last object; 0 none
-	misses int         // names not as predicted (TestNameMemo)
+	known  []string   // known[i]: a distinct name learnt, at most maxMemoNames
+	ids    []uint8    // ids[i]: known[i]'s field id in its shape (fieldID), 0 for a member only skipped
+	pat    []namePat  // pat[i]: known[i] as words, for memberAt's comparison
+	slots  []memoSlot // slots[i]: the prediction after known[i]
+	misses int        // names not as predicted (TestNameMemo)
 }
 
-// Values of memberAt's prev besides an index of nameMemo.known.
+// memoSlot is the prediction after a name, kept together so that memberAt's
+// common case is one load of it and a comparison: the predicted member as
+// compact JSON (its pattern), its entry and its field id.
+type memoSlot struct {
+	next   memberPat // the predicted member: `,"name":` (`{"name":` after the start); n 0 for none or a long name
+	nextAt int16     // the predicted name's entry; 0 none
+	nextID uint8     // ids[nextAt]
+}
+
+// Values of memberAt's prev besides an entry of nameMemo.known.
 const (
-	prevStart   = -1 // before the first member
-	prevUnknown = -2 // after a name the memo does not keep: no prediction
+	prevStart   = 0  // before the first member
+	prevUnknown = -1 // after a name the memo does not keep: no prediction
 )
 
-// predict returns the index of the name expected after prev, or -1.
+// predict returns the entry of the name expected after prev, or -1.
 func (m *nameMemo) predict(prev int) int {
-	switch {
-	case prev == prevStart:
-		return int(m.first) - 1
-	case prev >= 0:
-		return int(m.next[prev]) - 1
+	if prev < 0 || prev >= len(m.slots) || m.slots[prev].nextAt == 0 {
+		return -1
 	}
-	return -1
+	return int(m.slots[prev].nextAt)
 }
 
-// learn records that name followed prev and returns name's index, copying
-// it the first time the shape has it; prevUnknown when it cannot be kept
-// (too long, or the memo is full).
-func (m *nameMemo) learn(prev int, name string) int {
+// learn records that name followed prev in an object of the given shape
+// and returns name's entry, copying it the first time the shape has it;
+// prevUnknown when it cannot be kept (too long, or the memo is full).
+func (m *nameMemo) learn(shape objectShape, prev int, name string) int {
+	if len(m.known) == 0 {
+		m.known, m.ids, m.pat, m.slots = []string{""}, []uint8{0}, []namePat{{}}, []memoSlot{{}}
+	}
 	idx := -1
-	for i, n := range m.known {
+	for i, n := range m.known[1:] {
 		if n == name {
-			idx = i
+			idx = i + 1
 			break
 		}
 	}
 	if idx < 0 {
-		if len(m.known) >= maxMemoNames || len(name) > maxMemoNameLen {
+		if len(m.known) > maxMemoNames || len(name) > maxMemoNameLen {
 			return prevUnknown
 		}
 		idx = len(m.known)
 		m.known = append(m.known, strings.Clone(name))
+		m.ids = append(m.ids, fieldID(shape, name))
 		m.pat = append(m.pat, newNamePat(name))
-		m.cpat = append(m.cpat, newMemberPat(name))
-		m.next = append(m.next, 0)
+		m.slots = append(m.slots, memoSlot{})
 	}
-	switch {
-	case prev == prevStart:
-		m.first = int16(idx + 1)
-	case prev >= 0:
-		m.next[prev] = int16(idx + 1)
+	if prev >= 0 && int(m.slots[prev].nextAt) != idx {
+		lead := byte(',')
+		if prev == prevStart {
+			lead = '{'
+		}
+		m.slots[prev] = memoSlot{next: newMemberPat(lead, name), nextAt: int16(idx), nextID: m.ids[idx]}
 	}
 	return idx
 }
+
+// size is the number of names the memo keeps.
+func (m *nameMemo) size() int { return max(len(m.known)-1, 0) }
 
 // namePat is a name of under 16 bytes and its closing quote as two
 // little-endian words, with masks of the bytes that count: memberAt
@@ -268,22 +409,24 @@ func newNamePat(name string) namePat {
 	}
 }
 
-// memberPat is a member after the first of an object in compact JSON,
-// the comma, the quoted name and the colon (`,"name":`, at most 24 bytes:
-// names of up to 20), as three little-endian words with masks of the
-// bytes that count; n is its length, 0 for a longer name.
+// memberPat is a member of an object in compact JSON with the byte before
+// it, lead: the comma (`,"name":`) or, for the first member, the opening
+// brace (`{"name":`), at most 24 bytes (names of up to 20), as three
+// little-endian words with masks of the bytes that count; n is its length,
+// 0 for a longer name.
 type memberPat struct {
 	w0, w1, w2, m0, m1, m2 uint64
 	n                      int
 }
 
-func newMemberPat(name string) memberPat {
+func newMemberPat(lead byte, name string) memberPat {
 	const size = 24
 	if len(name)+4 > size {
 		return memberPat{}
 	}
 	var b, m [size]byte
-	k := copy(b[:], `,"`)
+	b[0], b[1] = lead, '"'
+	k := 2
 	k += copy(b[k:], name)
 	k += copy(b[k:], `":`)
 	for i := range k {
@@ -297,61 +440,69 @@ func newMemberPat(name string) memberPat {
 	}
 }
 
-// memberAt moves to the next member of the object being read: it returns
-// its name with the colon read (the scanner is then at the value), or
-// more false after the closing brace; first is true before the first
-// member and is cleared. prev is the memo's index of the previous name
-// (prevStart before the first) and is moved to this one's. A name whose
-// bytes equal the predicted one is taken as it is, any other is read as a
+// memberAt moves to the next member of an object of the given shape: it
+// returns the member's field id in the shape (fieldID) and its name with
+// the colon read (the scanner is then at the value), or more false after
+// the closing brace. prev is the memo's entry of the previous name
+// (prevStart before the first member, when the object's opening brace
+// has just been read) and is moved to this one's. A name whose bytes
+// equal the predicted one is taken as it is, any other is read as a
 // string and learnt: the two accept and refuse the same input (a
 // predicted name is a plain string, the colon is checked the same way).
-func (s *invScanner) memberAt(first *bool, m *nameMemo, prev *int) (name string, more bool, err error) {
-	// The common case first: a member after the first, in compact JSON,
-	// named as predicted. The general path below reads the same bytes to
-	// the same place (the comma, the name as predicted, the colon).
-	p := m.predict(*prev) // the name expected here, or -1
-	if p >= 0 && !*first {
-		if at, cp := s.i, &m.cpat[p]; cp.n != 0 && at+24 <= len(s.b) {
+func (s *invScanner) memberAt(shape objectShape, prev *int) (id uint8, name string, more bool, err error) {
+	m := &s.names[shape]
+	// The common case first: a member named as predicted, in compact JSON:
+	// its pattern (the comma, or the opening brace before the first member,
+	// the quoted name and the colon) at the byte before it. The general
+	// path below reads the same bytes to the same place.
+	pv := *prev
+	if uint(pv) < uint(len(m.slots)) {
+		sl := &m.slots[pv]
+		at := s.i
+		if pv == prevStart {
+			at-- // the brace, read by beginObject
+		}
+		if cp := &sl.next; cp.n != 0 && at+24 <= len(s.b) {
 			le := binary.LittleEndian
 			if (le.Uint64(s.b[at:])^cp.w0)&cp.m0 == 0 && (le.Uint64(s.b[at+8:])^cp.w1)&cp.m1 == 0 &&
 				(le.Uint64(s.b[at+16:])^cp.w2)&cp.m2 == 0 {
 				s.i = at + cp.n
-				*prev = p
-				return m.known[p], true, nil
+				*prev = int(sl.nextAt)
+				return sl.nextID, m.known[sl.nextAt], true, nil
 			}
 		}
 	}
+	first := pv == prevStart
+	p := m.predict(pv) // the name expected here, or -1
 	c := s.peek()
 	if c == '}' {
 		s.i++
 		s.depth--
-		return "", false, nil
+		return 0, "", false, nil
 	}
-	if *first {
-		*first = false
-	} else {
+	if !first {
 		if c != ',' {
-			return "", false, s.fail("want ',' or '}' after an object value")
+			return 0, "", false, s.fail("want ',' or '}' after an object value")
 		}
 		s.i++
 		c = s.peek()
 	}
 	if c != '"' {
-		return "", false, s.fail("want a member name")
+		return 0, "", false, s.fail("want a member name")
 	}
-	if p >= 0 {
+	if p > 0 {
 		n, at := m.known[p], s.i+1
 		if pt := &m.pat[p]; pt.m0 != 0 && at+16 <= len(s.b) {
 			// The name and its closing quote, as two words.
 			if (binary.LittleEndian.Uint64(s.b[at:])^pt.w0)&pt.m0 == 0 &&
 				(binary.LittleEndian.Uint64(s.b[at+8:])^pt.w1)&pt.m1 == 0 {
 				s.i = at + len(n) + 1
-				name = n
+				name, id = n, m.ids[p]
 				*prev = p
 			}
 		} else if end := at + len(n); end < len(s.b) && s.b[end] == '"' && string(s.b[at:end]) == n {
 			s.i = end + 1
-			name = n
+			name, id = n, m.ids[p]
 			*prev = p
 		}
 	}
@@ -359,19 +510,24 @@ func (s *invScanner) memberAt(first *bool, m *nameMemo, prev *int) (name string,
 		m.misses++
 		var inBody bool
 		if name, inBody, err = s.stringView(); err != nil {
-			return "", false, err
+			return 0, "", false, err
 		}
 		if inBody && name != "" {
-			*prev = m.learn(*prev, name)
+			if *prev = m.learn(shape, pv, name); *prev > 0 {
+				id = m.ids[*prev]
+			} else {
+				id = fieldID(shape, name)
+			}
 		} else {
 			*prev = prevUnknown
+			id = fieldID(shape, name)
 		}
 	}
 	if s.peek() != ':' {
-		return "", false, s.fail("want ':' after a member name")
+		return 0, "", false, s.fail("want ':' after a member name")
 	}
 	s.i++
-	return name, true, nil
+	return id, name, true, nil
 }
 
 // beginArray reads null (null is true) or the start of an array.
@@ -1093,11 +1249,11 @@ func (s *invScanner) vehiclePage(p *VehiclePage) error {
 	return scanObject(s, p, shapeTop, vehiclePageField)
 }
 
-func vehiclePageField(s *invScanner, p *VehiclePage, name string) (err error) {
-	switch name {
-	case "total":
+func vehiclePageField(s *invScanner, p *VehiclePage, id uint8) (err error) {
+	switch id {
+	case topTotal:
 		p.Total, err = s.int()
-	case "items":
+	case topItems:
 		err = scanList(s, &p.Items, (*invScanner).vehicle)
 	default:
 		err = s.skip()
@@ -1107,37 +1263,37 @@ func vehiclePageField(s *invScanner, p *VehiclePage, name string) (err error) {
 
 func (s *invScanner) vehicle(v *Vehicle) error { return scanObject(s, v, shapeVehicle, vehicleField) }
 
-func vehicleField(s *invScanner, v *Vehicle, name string) (err error) {
-	switch name {
-	case "id_auto":
+func vehicleField(s *invScanner, v *Vehicle, id uint8) (err error) {
+	switch id {
+	case vfIdAuto:
 		v.IDAuto, err = s.str()
-	case "dealer_id":
+	case vfDealerId:
 		v.DealerID, err = s.int64()
-	case "service":
+	case vfService:
 		v.Service, err = s.str()
-	case "make":
+	case vfMake:
 		v.Make, err = s.str()
-	case "model":
+	case vfModel:
 		v.Model, err = s.str()
-	case "trim":
+	case vfTrim:
 		v.Trim, err = s.str()
-	case "catalog_type":
+	case vfCatalogType:
 		v.CatalogType, err = s.str()
-	case "version_code":
+	case vfVersionCode:
 		v.VersionCode, err = s.str()
-	case "upfits":
+	case vfUpfits:
 		err = scanList(s, &v.Upfits, (*invScanner).upfit)
-	case "sale_price_eur":
+	case vfSalePriceEur:
 		v.SalePrice, err = s.floatPtr()
-	case "cover_url":
+	case vfCoverUrl:
 		v.CoverURL, err = s.str()
-	case "media_urls":
+	case vfMediaUrls:
 		err = s.strings(&v.MediaURLs)
-	case "has_podcast":
+	case vfHasPodcast:
 		v.HasPodcast, err = s.bool()
-	case "has_video":
+	case vfHasVideo:
 		v.HasVideo, err = s.bool()
-	case "ai_content":
+	case vfAiContent:
 		if s.peek() == 'n' {
 			v.AIContent = nil
 			err = s.literal("null")
@@ -1149,11 +1305,11 @@ func vehicleField(s *invScanner, v *Vehicle, name string) (err error) {
 			v.AIContent = new(AIContent)
 		}
 		err = s.aiContent(v.AIContent)
-	case "confirmed_optionals":
+	case vfConfirmedOptionals:
 		err = s.strings(&v.ConfirmedOptionals)
-	case "confirmed_packages":
+	case vfConfirmedPackages:
 		err = s.strings(&v.ConfirmedPackages)
-	case "updated_at":
+	case vfUpdatedAt:
 		v.UpdatedAt, err = s.time()
 	default: // source_ids, lookup_cascade, tech_data_dir, payloads, raw_version_optionals, unknown
 		err = s.skip()
@@ -1163,19 +1319,19 @@ func vehicleField(s *invScanner, v *Vehicle, name string) (err error) {
 
 func (s *invScanner) upfit(u *Upfit) error { return scanObject(s, u, shapeUpfit, upfitField) }
 
-func upfitField(s *invScanner, u *Upfit, name string) (err error) {
-	switch name {
-	case "code":
+func upfitField(s *invScanner, u *Upfit, id uint8) (err error) {
+	switch id {
+	case ufCode:
 		u.Code, err = s.str()
-	case "slug":
+	case ufSlug:
 		u.Slug, err = s.str()
-	case "label":
+	case ufLabel:
 		u.Label, err = s.str()
-	case "dealer_alias":
+	case ufDealerAlias:
 		u.DealerAlias, err = s.str()
-	case "family":
+	case ufFamily:
 		u.Family, err = s.str()
-	case "primary":
+	case ufPrimary:
 		u.Primary, err = s.bool()
 	default: // source_id, lookup_cascade, unknown
 		err = s.skip()
@@ -1187,13 +1343,13 @@ func (s *invScanner) aiContent(a *AIContent) error {
 	return scanObject(s, a, shapeAIContent, aiContentField)
 }
 
-func aiContentField(s *invScanner, a *AIContent, name string) (err error) {
-	switch name {
-	case "headline":
+func aiContentField(s *invScanner, a *AIContent, id uint8) (err error) {
+	switch id {
+	case afHeadline:
 		a.Headline, err = s.str()
-	case "description":
+	case afDescription:
 		a.Description, err = s.str()
-	case "highlights":
+	case afHighlights:
 		err = s.strings(&a.Highlights)
 	default: // render_template, seo_payload, prompt_id, unknown
 		err = s.skip()
@@ -1203,11 +1359,11 @@ func aiContentField(s *invScanner, a *AIContent, name string) (err error) {
 
 func (s *invScanner) offerPage(p *OfferPage) error { return scanObject(s, p, shapeTop, offerPageField) }
 
-func offerPageField(s *invScanner, p *OfferPage, name string) (err error) {
-	switch name {
-	case "total":
+func offerPageField(s *invScanner, p *OfferPage, id uint8) (err error) {
+	switch id {
+	case topTotal:
 		p.Total, err = s.int()
-	case "items":
+	case topItems:
 		err = scanList(s, &p.Items, (*invScanner).offer)
 	default:
 		err = s.skip()
@@ -1217,25 +1373,25 @@ func offerPageField(s *invScanner, p *OfferPage, name string) (err error) {
 
 func (s *invScanner) offer(o *Offer) error { return scanObject(s, o, shapeOffer, offerField) }
 
-func offerField(s *invScanner, o *Offer, name string) (err error) {
-	switch name {
-	case "id_offerta":
+func offerField(s *invScanner, o *Offer, id uint8) (err error) {
+	switch id {
+	case ofIdOfferta:
 		o.IDOfferta, err = s.int64()
-	case "dealer_id":
+	case ofDealerId:
 		o.DealerID, err = s.int64()
-	case "slug":
+	case ofSlug:
 		o.Slug, err = s.str()
-	case "make":
+	case ofMake:
 		o.Make, err = s.str()
-	case "model":
+	case ofModel:
 		o.Model, err = s.str()
-	case "version":
+	case ofVersion:
 		o.Version, err = s.str()
-	case "cover_url":
+	case ofCoverUrl:
 		o.CoverURL, err = s.str()
-	case "quotations":
+	case ofQuotations:
 		err = scanList(s, &o.Quotations, (*invScanner).quotation)
-	case "updated_at":
+	case ofUpdatedAt:
 		o.UpdatedAt, err = s.time()
 	default: // source_ids, lookup_cascade, render_payload, unknown
 		err = s.skip()
@@ -1247,13 +1403,13 @@ func (s *invScanner) quotation(q *Quotation) error {
 	return scanObject(s, q, shapeQuotation, quotationField)
 }
 
-func quotationField(s *invScanner, q *Quotation, name string) (err error) {
-	switch name {
-	case "months":
+func quotationField(s *invScanner, q *Quotation, id uint8) (err error) {
+	switch id {
+	case qfMonths:
 		q.Months, err = s.int()
-	case "km_per_year":
+	case qfKmPerYear:
 		q.KmPerYear, err = s.int()
-	case "monthly_fee_eur":
+	case qfMonthlyFeeEur:
 		q.MonthlyFee, err = s.float()
 	default: // internal_cost_eur, source_rate_id, unknown
 		err = s.skip()

@@ -93,8 +93,8 @@ func FuzzRuns(f *testing.F) {
 func TestNameMemo(t *testing.T) {
 	var m nameMemo
 	body := []byte("idslug")
-	a := m.learn(prevStart, bytesString(body[0:2]))
-	b := m.learn(a, bytesString(body[2:6]))
+	a := m.learn(shapeContent, prevStart, bytesString(body[0:2]))
+	b := m.learn(shapeContent, a, bytesString(body[2:6]))
 	copy(body, "XXXXXX")
 	if m.known[a] != "id" || m.known[b] != "slug" {
 		t.Fatalf("the memo aliases the body: %q", m.known)
@@ -102,21 +102,21 @@ func TestNameMemo(t *testing.T) {
 	if m.predict(prevStart) != a || m.predict(a) != b || m.predict(b) != -1 || m.predict(prevUnknown) != -1 {
 		t.Fatalf("predictions %d %d %d", m.predict(prevStart), m.predict(a), m.predict(b))
 	}
-	if m.learn(b, strings.Repeat("n", maxMemoNameLen+1)) != prevUnknown {
+	if m.learn(shapeContent, b, strings.Repeat("n", maxMemoNameLen+1)) != prevUnknown {
 		t.Fatal("a name over the length bound was kept")
 	}
 	allocs := testing.AllocsPerRun(100, func() {
-		m.learn(prevStart, "id")
-		m.learn(a, "slug")
+		m.learn(shapeContent, prevStart, "id")
+		m.learn(shapeContent, a, "slug")
 	})
 	if allocs != 0 {
 		t.Fatalf("%v allocations relearning known names", allocs)
 	}
 	for k := range maxMemoNames + 4 {
-		m.learn(prevStart, strconv.Itoa(k))
+		m.learn(shapeContent, prevStart, strconv.Itoa(k))
 	}
-	if len(m.known) != maxMemoNames || len(m.next) != maxMemoNames {
-		t.Fatalf("%d names kept, at most %d", len(m.known), maxMemoNames)
+	if m.size() != maxMemoNames || len(m.slots) != len(m.known) || len(m.ids) != len(m.known) {
+		t.Fatalf("%d names kept, at most %d", m.size(), maxMemoNames)
 	}
 
 	// Records with optional members, read twice by one scanner: the second
@@ -175,12 +175,12 @@ func TestNamePatterns(t *testing.T) {
 				continue
 			}
 			for _, pad := range []string{"", "                    "} {
-				var m nameMemo
-				m.learn(prevStart, name)
 				var s invScanner
+				m := &s.names[shapeContent]
+				m.learn(shapeContent, prevStart, name)
 				s.b, s.i = []byte(`{"`+c.got+`":1}`+pad), 1
-				first, prev := true, prevStart
-				got, more, err := s.memberAt(&first, &m, &prev)
+				prev := prevStart
+				_, got, more, err := s.memberAt(shapeContent, &prev)
 				if err != nil || !more || got != c.got || s.b[s.i] != '1' {
 					t.Fatalf("name %q, body %q: got %q %v %v at %d", name, s.b, got, more, err, s.i)
 				}
