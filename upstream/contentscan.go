@@ -132,8 +132,7 @@ type contentSpan struct{ from, to int32 }
 
 func (p *contentPageSink) decodeBody(body []byte) error {
 	s := invScanners.Get().(*invScanner)
-	s.b, s.i, s.depth = body, 0, 0
-	s.arena.Reset()
+	s.b, s.i, s.depth, s.arena = body, 0, 0, nil
 	var keys []ContentRecord
 	var spans []contentSpan
 	null := true
@@ -168,8 +167,7 @@ func (p *contentPageSink) decodeBody(body []byte) error {
 	if spans != nil && cap(spans) <= maxPooledRecords {
 		s.spans = spans[:0]
 	}
-	s.b = nil
-	s.arena.Reset()
+	s.b, s.arena = nil, nil
 	if cap(s.scratch) > 64<<10 {
 		s.scratch = nil
 	}
@@ -210,8 +208,7 @@ func (s *invScanner) wholeRecords(body []byte, spans []contentSpan, idx []int32,
 	for _, i := range idx {
 		n += int(spans[i].to - spans[i].from)
 	}
-	s.arena.Reset()
-	s.arena.Grow(n + 64)
+	s.newArena(n + 64)
 	for k, i := range idx {
 		sp := spans[i]
 		s.b, s.i = body[sp.from:sp.to], 0

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -46,7 +47,7 @@ var errInventory = errors.New("malformed inventory body")
 type invScanner struct {
 	jsonCursor
 	depth   int
-	arena   strings.Builder // kept strings, appended; earlier ones never change
+	arena   []byte          // kept strings, appended (keep); the bytes of a string once made never change
 	scratch []byte          // unquoting buffer of escaped strings
 	records []ContentRecord // a content list's records as they are read (contentItems)
 	spans   []contentSpan   // where each record of a content page is (contentKeys)
@@ -81,8 +82,7 @@ func scanInventory(body []byte, out any) (ok bool, err error) {
 	case *contentList:
 		keep = len(body)
 	}
-	s.arena.Reset()
-	s.arena.Grow(keep + 64)
+	s.newArena(keep + 64)
 	switch o := out.(type) {
 	case *VehiclePage:
 		err = s.vehiclePage(o)
@@ -102,8 +102,7 @@ func scanInventory(body []byte, out any) (ok bool, err error) {
 		}
 	}
 	// Keep neither the body nor the strings nor the numbers in the pool.
-	s.b, s.floats = nil, nil
-	s.arena.Reset()
+	s.b, s.floats, s.arena = nil, nil, nil
 	if cap(s.scratch) > 64<<10 {
 		s.scratch = nil
 	}
@@ -959,18 +958,42 @@ func isHex4(b []byte) bool {
 	return true
 }
 
-// keep returns a copy of v in the arena.
+// newArena gives the scanner an arena of its own with room for n bytes.
+// An arena is never reused: the strings made from it belong to the
+// decoded values.
+func (s *invScanner) newArena(n int) { s.arena = make([]byte, 0, n) }
+
+// keep returns a copy of v in the arena: a string over the arena's bytes,
+// which nothing writes again (the arena only grows at its end, and a full
+// one is replaced by a new block rather than moved, so the strings made
+// keep the old one).
 func (s *invScanner) keep(v string) string {
 	if len(v) == 0 {
 		return ""
 	}
-	n := s.arena.Len()
-	s.arena.WriteString(v)
-	return s.arena.String()[n:]
+	n := len(s.arena)
+	if cap(s.arena)-n < len(v) {
+		s.newArena(max(2*cap(s.arena), len(v), 1024))
+		n = 0
+	}
+	s.arena = append(s.arena, v...)
+	return unsafe.String(&s.arena[n], len(v))
 }
 
-// str reads a string into the arena; null is "".
-func (s *invScanner) str() (string, error) { return s.strIn(true) }
+// keepBytes is keep for bytes of the body.
+func (s *invScanner) keepBytes(v []byte) string { return s.keep(bytesString(v)) }
+
+// str reads a string into the arena; null is "". The common case (no
+// escape, ASCII) is read here, anything else by strIn.
+func (s *invScanner) str() (string, error) {
+	if i := s.i; i < len(s.b) && s.b[i] == '"' {
+		if j := safeRun(s.b, i+1); j < len(s.b) && s.b[j] == '"' {
+			s.i = j + 1
+			return s.keepBytes(s.b[i+1 : j]), nil
+		}
+	}
+	return s.strIn(true)
+}
 
 // keyStr is str for a value used only while the body is being read
 // (ContentPage's keys, dropped before decodeBody returns): a string
