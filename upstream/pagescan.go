@@ -1190,8 +1190,176 @@ func (s *invScanner) skipStr() error {
 	return err
 }
 
-// skip validates and moves past one value of any kind.
+// skip validates and moves past one value of any kind: an array or an
+// object by skipContainer when it takes it, anything else (and whatever
+// skipContainer leaves) by skipValue.
 func (s *invScanner) skip() error {
+	if c := s.peek(); (c == '{' || c == '[') && s.skipContainer() {
+		return nil
+	}
+	return s.skipValue()
+}
+
+// skipContainer moves past the array or object at i (its opening byte)
+// in one loop, its nesting kept as bits rather than a call per value, when
+// it is valid JSON at most 64 levels deep: it checks what skipValue checks
+// (the grammar, white space included, strings by skipStringFast, numbers
+// by numberLiteral, literals, the nesting limit). It reports false and
+// moves nothing on anything else (an error of any kind, a string
+// skipStringFast leaves to the general path, deeper nesting); skipValue
+// then decides, errors included. Internal members (source_ids,
+// lookup_cascade, payloads) are skipped here.
+func (s *invScanner) skipContainer() bool {
+	start := s.i
+	end, ok := s.containerEnd(start)
+	if !ok {
+		s.i = start
+		return false
+	}
+	s.i = end
+	return true
+}
+
+// containerEnd is skipContainer's loop: the end of the array or object at
+// i, or false. It moves s.i (skipStringFast and numberLiteral read there).
+func (s *invScanner) containerEnd(i int) (int, bool) {
+	b := s.b
+	var objs uint64 // bit k: the container open at level k is an object
+	d := 0          // containers open
+	var c byte
+value: // a value at i, after white space
+	i = wsFrom(b, i)
+	if i >= len(b) {
+		return 0, false
+	}
+	switch c = b[i]; {
+	case c == '{' || c == '[':
+		if d == 64 || s.depth+d >= maxNesting {
+			return 0, false
+		}
+		if c == '{' {
+			objs |= 1 << d
+		} else {
+			objs &^= 1 << d
+		}
+		d++
+		if i = wsFrom(b, i+1); i >= len(b) {
+			return 0, false
+		}
+		if c == '{' {
+			if b[i] == '}' {
+				i++
+				d--
+				goto after
+			}
+			goto name
+		}
+		if b[i] == ']' {
+			i++
+			d--
+			goto after
+		}
+		goto value
+	case c == '"':
+		if s.i = i; !s.skipStringFast() {
+			return 0, false
+		}
+		i = s.i
+	case c == '-' || '0' <= c && c <= '9':
+		if s.i = i; s.numberEnd() {
+			return 0, false
+		}
+		i = s.i
+	case c == 't':
+		if !hasLiteral(b, i, "true") {
+			return 0, false
+		}
+		i += len("true")
+	case c == 'f':
+		if !hasLiteral(b, i, "false") {
+			return 0, false
+		}
+		i += len("false")
+	case c == 'n':
+		if !hasLiteral(b, i, "null") {
+			return 0, false
+		}
+		i += len("null")
+	default:
+		return 0, false
+	}
+after: // a value has been read, up to i
+	if d == 0 {
+		return i, true
+	}
+	if i = wsFrom(b, i); i >= len(b) {
+		return 0, false
+	}
+	c = b[i]
+	if objs&(1<<(d-1)) != 0 {
+		switch c {
+		case ',':
+			i = wsFrom(b, i+1)
+			goto name
+		case '}':
+			i++
+			d--
+			goto after
+		}
+		return 0, false
+	}
+	switch c {
+	case ',':
+		i++
+		goto value
+	case ']':
+		i++
+		d--
+		goto after
+	}
+	return 0, false
+name: // a member name at i, white space read
+	if i >= len(b) || b[i] != '"' {
+		return 0, false
+	}
+	if s.i = i; !s.skipStringFast() {
+		return 0, false
+	}
+	if i = wsFrom(b, s.i); i >= len(b) || b[i] != ':' {
+		return 0, false
+	}
+	i++
+	goto value
+}
+
+// numberEnd moves past the number at i as numberLiteral reads it; it
+// reports true for an invalid number.
+func (s *invScanner) numberEnd() (bad bool) {
+	_, err := s.numberLiteral()
+	return err != nil
+}
+
+// hasLiteral reports whether b holds w at i.
+func hasLiteral(b []byte, i int, w string) bool {
+	return len(b)-i >= len(w) && string(b[i:i+len(w)]) == w
+}
+
+// wsFrom is the end of the JSON white space at i.
+func wsFrom(b []byte, i int) int {
+	for i < len(b) && b[i] <= ' ' {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipValue validates and moves past one value of any kind, the general
+// way.
+func (s *invScanner) skipValue() error {
 	switch c := s.peek(); c {
 	case '"':
 		return s.skipStr()
@@ -1226,7 +1394,7 @@ func (s *invScanner) skip() error {
 				return s.fail("want ':' after a member name")
 			}
 			s.i++
-			if err := s.skip(); err != nil {
+			if err := s.skipValue(); err != nil {
 				return err
 			}
 		}
@@ -1240,7 +1408,7 @@ func (s *invScanner) skip() error {
 			if err != nil || !more {
 				return err
 			}
-			if err := s.skip(); err != nil {
+			if err := s.skipValue(); err != nil {
 				return err
 			}
 		}
