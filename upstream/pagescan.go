@@ -983,16 +983,90 @@ func (s *invScanner) keep(v string) string {
 // keepBytes is keep for bytes of the body.
 func (s *invScanner) keepBytes(v []byte) string { return s.keep(bytesString(v)) }
 
-// str reads a string into the arena; null is "". The common case (no
-// escape, ASCII) is read here, anything else by strIn.
+// str reads a string into the arena; null is "". The common cases (a
+// string right at i: ASCII, text beyond ASCII, escapes) are read by
+// keepString, anything else by strIn.
 func (s *invScanner) str() (string, error) {
-	if i := s.i; i < len(s.b) && s.b[i] == '"' {
-		if j := safeRun(s.b, i+1); j < len(s.b) && s.b[j] == '"' {
-			s.i = j + 1
-			return s.keepBytes(s.b[i+1 : j]), nil
+	if s.i < len(s.b) && s.b[s.i] == '"' {
+		if v, ok := s.keepString(); ok {
+			return v, nil
 		}
 	}
 	return s.strIn(true)
+}
+
+// keepString reads the string at i (its opening quote) into the arena in
+// one pass when its bytes are valid UTF-8 and its escapes are ones
+// unquoteFast takes: the value stringBody gives (the bytes as they are,
+// each escape as escape reads it), without unquoteFast's copy through the
+// scratch buffer and its rune-by-rune reading of text beyond ASCII. ASCII
+// is found sixteen bytes at a time (safeRun), the rest of a text by
+// stopRun and checked by utf8.Valid a run at a time (a UTF-8 sequence
+// never spans an escape, whose bytes are ASCII). On anything else (a
+// control character, invalid UTF-8, a bad escape or a lone surrogate, the
+// end of the input) it reports false and moves nothing, the arena's
+// strings as they were: stringBody's slower paths then decide, errors
+// included (TestKeepString, FuzzKeepString).
+func (s *invScanner) keepString() (string, bool) {
+	b, i := s.b, s.i
+	k := safeRun(b, i+1)
+	if k < len(b) && b[k] == '"' { // the common case: no escape, ASCII
+		s.i = k + 1
+		return s.keepBytes(b[i+1 : k]), true
+	}
+	if k < len(b) && b[k] >= 0x80 {
+		j := k
+		if k = stopRun(b, k); k >= len(b) || !utf8.Valid(b[j:k]) {
+			return "", false
+		}
+		if b[k] == '"' {
+			s.i = k + 1
+			return s.keepBytes(b[i+1 : k]), true
+		}
+	}
+	if k >= len(b) || b[k] != '\\' {
+		return "", false
+	}
+	// Escapes: the runs between them and the runes they stand for are
+	// appended to the arena from mark on.
+	mark := s.reserve(len(s.arena), k-i-1+utf8.UTFMax)
+	s.arena = append(s.arena, b[i+1:k]...)
+	for n := k; ; {
+		r, width, ok := escape(b, n)
+		if !ok {
+			s.arena = s.arena[:mark]
+			return "", false
+		}
+		mark = s.reserve(mark, utf8.UTFMax)
+		s.arena = utf8.AppendRune(s.arena, r)
+		n += width
+		k = stopRun(b, n)
+		if k >= len(b) || b[k] < ' ' || !utf8.Valid(b[n:k]) {
+			s.arena = s.arena[:mark]
+			return "", false
+		}
+		mark = s.reserve(mark, k-n)
+		s.arena = append(s.arena, b[n:k]...)
+		if b[k] == '"' {
+			s.i = k + 1
+			return unsafe.String(&s.arena[mark], len(s.arena)-mark), true
+		}
+		n = k // a backslash
+	}
+}
+
+// reserve makes room for n more bytes at the end of the arena, whose
+// bytes from mark on are a value being made: when the arena is full they
+// are moved to a new block (the strings made before keep the old one). It
+// returns where the value now starts.
+func (s *invScanner) reserve(mark, n int) int {
+	if cap(s.arena)-len(s.arena) >= n {
+		return mark
+	}
+	part := s.arena[mark:]
+	s.newArena(max(2*cap(s.arena), len(part)+n, 1024))
+	s.arena = append(s.arena, part...)
+	return 0
 }
 
 // keyStr is str for a value used only while the body is being read

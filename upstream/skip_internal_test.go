@@ -74,3 +74,76 @@ func FuzzSkipContainer(f *testing.F) {
 		checkSkip(t, b, depth)
 	})
 }
+
+// checkKeepString compares keepString with stringBody on the string at
+// the start of b, with an arena of the given room holding a string made
+// before: the same value and end where keepString takes it, nothing moved
+// where it declines, the earlier string intact either way.
+func checkKeepString(t *testing.T, b []byte, room int) {
+	t.Helper()
+	ref := invScanner{}
+	ref.b = b
+	want, werr := ref.stringBody(true)
+
+	s := invScanner{}
+	s.b = b
+	s.newArena(room)
+	before := ""
+	if room >= 3 {
+		before = s.keep("pre")
+	}
+	got, ok := s.keepString()
+	if !ok {
+		if s.i != 0 {
+			t.Fatalf("%q: keepString declined but moved to %d", b, s.i)
+		}
+	} else if werr != nil || got != want || s.i != ref.i {
+		t.Fatalf("%q (room %d): keepString %q up to %d; stringBody %q, %v up to %d", b, room, got, s.i, want, werr, ref.i)
+	}
+	if room >= 3 && before != "pre" {
+		t.Fatalf("%q: the string made before became %q", b, before)
+	}
+	if ok {
+		// The next string goes after it, leaving it intact.
+		if next := s.keep(strings.Repeat("z", 40)); next != strings.Repeat("z", 40) || got != want {
+			t.Fatalf("%q: %q after the next string", b, got)
+		}
+	}
+}
+
+// TestKeepString: the one-pass read of a kept string gives what
+// stringBody gives: ASCII, text beyond ASCII, escapes of every kind
+// (surrogate pairs, at the start and the end, one after another), long
+// runs through the vector scan, an arena too full for the value (moved to
+// a new block); and declines control characters, invalid UTF-8 before and
+// after an escape, bad escapes, lone surrogates and the end of the input.
+func TestKeepString(t *testing.T) {
+	long := strings.Repeat("abcdefghij", 10)
+	cases := []string{
+		`""`, `"a"`, `"` + long + `"`, `"caffè latte"`, `"è"`, `"` + long + `è` + long + `"`,
+		`"\n"`, `"a\nb"`, `"Sì.\n\nPrima"`, `"\"quoted\" \\ \/ \b\f\r\t"`, `"\u00e8\u0041"`, `"\ud83d\ude00x"`,
+		`"x\ud83d\ude00"`, `"` + long + `\n` + long + `è\t` + long + `"`, `"è\n"`, `"\nè"`, `"\u0000"`, `"\u2028"`,
+		`"a"trailing`, `"\n",`,
+		// declined
+		"\"a\x01\"", "\"\xff\"", "\"è\xff\"", "\"\\n\xff\"", "\"\\n\xc3\"", "\"è\\n\x01\"", `"\q"`, `"\u12"`, `"\ud800"`,
+		`"\ud800x"`, `"\udc00"`, `"\ud83d\u0041"`, `"abc`, `"abc\`, `"\n`, `"è`, `"\u00e8`, "\"\xed\xa0\x80\"",
+	}
+	for _, c := range cases {
+		for _, room := range []int{0, 3, 4, 8, 1 << 10} {
+			checkKeepString(t, []byte(c), room)
+		}
+	}
+}
+
+// FuzzKeepString: keepString agrees with stringBody.
+func FuzzKeepString(f *testing.F) {
+	for _, c := range []string{`"a"`, `"caffè\n"`, `"\ud83d\ude00"`, "\"\xff\\n\"", `"\u00e8è\t"`} {
+		f.Add([]byte(c), 4)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, room int) {
+		if len(b) == 0 || b[0] != '"' {
+			b = append([]byte{'"'}, b...)
+		}
+		checkKeepString(t, b, max(0, min(room, 1<<12)))
+	})
+}
