@@ -1,5 +1,7 @@
 package upstream
 
+import "bytes"
+
 // The content list (the answer of a content type's view, six of which a
 // cold hub reads) decoded by the inventory scanner (pagescan.go): the same
 // accept/reject and result as the field reader, proven by
@@ -39,13 +41,25 @@ func (s *invScanner) contentList(l *contentList) error {
 const maxPooledRecords = 1024
 
 // contentItems reads the items array into *dst as scanList does (null is
-// nil, [] is empty, the elements start from their zero value), through
-// the scanner's own record buffer: a list of unknown length grown there
-// (a record is a large struct; growing the result itself copied and
-// zeroed every record several times over) and copied out at its exact
-// length. The buffer is cleared after use, so a pooled scanner keeps no
-// strings alive.
+// nil, [] is empty, the elements start from their zero value). A record is
+// a large struct, and growing the result itself copied and zeroed every
+// record several times over: the records are read into a result made at
+// the size countRecords counts, else (nothing counted: the first list a
+// scanner reads) through the scanner's own record buffer, grown there and
+// copied out at its exact length. The buffer is cleared after use, so a
+// pooled scanner keeps no strings alive.
 func (s *invScanner) contentItems(dst *[]ContentRecord) error {
+	if n := s.countRecords(); n > 0 {
+		l := make([]ContentRecord, 0, n)
+		err := scanList(s, &l, (*invScanner).content)
+		if l != nil && cap(l) > len(l)+len(l)/4+4 {
+			// Far fewer than counted (objects inside the records that
+			// start like one): keep only the room the records need.
+			l = append(make([]ContentRecord, 0, len(l)), l...)
+		}
+		*dst = l
+		return err
+	}
 	buf := s.records[:0]
 	err := scanList(s, &buf, (*invScanner).content)
 	switch {
@@ -59,6 +73,21 @@ func (s *invScanner) contentItems(dst *[]ContentRecord) error {
 		}
 	}
 	return err
+}
+
+// countRecords counts, from i on, the openings of a content record as the
+// scanner's last one began (its first member as compact JSON, `{"id":`:
+// the name memo's prediction for the first member), one vector search
+// over the body; 0 when there is no prediction. It is the number of
+// records of a list written as the last one was: a record that begins
+// otherwise is not counted, an object inside a record that begins the
+// same way is.
+func (s *invScanner) countRecords() int {
+	m := &s.names[shapeContent]
+	if len(m.lead) == 0 {
+		return 0
+	}
+	return bytes.Count(s.b[s.i:], m.lead)
 }
 
 func (s *invScanner) content(c *ContentRecord) error {

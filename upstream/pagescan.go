@@ -323,6 +323,7 @@ type nameMemo struct {
 	pat    []namePat  // pat[i]: known[i] as words, for memberAt's comparison
 	slots  []memoSlot // slots[i]: the prediction after known[i]
 	misses int        // names not as predicted (TestNameMemo)
+	lead   []byte     // the predicted first member as compact JSON with its brace, `{"name":` (countRecords)
 }
 
 // memoSlot is the prediction after a name, kept together so that memberAt's
@@ -378,6 +379,9 @@ func (m *nameMemo) learn(shape objectShape, prev int, name string) int {
 			lead = '{'
 		}
 		m.slots[prev] = memoSlot{next: newMemberPat(lead, name), nextAt: int16(idx), nextID: m.ids[idx]}
+		if prev == prevStart {
+			m.lead = append(append(append(m.lead[:0], `{"`...), name...), `":`...)
+		}
 	}
 	return idx
 }

@@ -1,6 +1,8 @@
 package upstream
 
 import (
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -146,4 +148,60 @@ func FuzzKeepString(f *testing.F) {
 		}
 		checkKeepString(t, b, max(0, min(room, 1<<12)))
 	})
+}
+
+// TestCountedRecords: a content list is read into a result sized by
+// countRecords once the scanner has read a list: the same records as the
+// field reader reads whether the count is exact, too high (objects inside
+// the records that begin like one, trimmed to the records' room) or too
+// low (records that begin otherwise, grown), and for an empty, a null
+// and an absent list.
+func TestCountedRecords(t *testing.T) {
+	rec := func(id int, extra string) string {
+		return `{"id":` + strconv.Itoa(id) + `,"type":"faq","slug":"s` + strconv.Itoa(id) + `"` + extra + `}`
+	}
+	list := func(n int, extra func(i int) string) string {
+		var b strings.Builder
+		b.WriteString(`{"items":[`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(rec(i, extra(i)))
+		}
+		b.WriteString(`]}`)
+		return b.String()
+	}
+	none := func(int) string { return "" }
+	cases := []struct {
+		name string
+		body string
+	}{
+		{"exact", list(30, none)},
+		{"nested objects counted", list(30, func(int) string { return `,"render_payload":[{"id":1},{"id":2},{"id":3}]` })},
+		{"records that begin otherwise", strings.ReplaceAll(list(30, none), `{"id":`, `{"type":"x","id":`)},
+		{"spaced", strings.ReplaceAll(list(30, none), `,`, `, `)},
+		{"empty", `{"items":[]}`},
+		{"null", `{"items":null}`},
+		{"absent", `{}`},
+		{"exact again", list(5, none)},
+	}
+	var s invScanner
+	for _, c := range cases {
+		for pass := range 2 { // the second reads with the count
+			s.b, s.i, s.depth = []byte(c.body), 0, 0
+			s.newArena(64)
+			var got, want contentList
+			err := s.contentList(&got)
+			if _, werr := readFields([]byte(c.body), &want); err != nil || werr != nil {
+				t.Fatalf("%s: %v, field reader %v", c.name, err, werr)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s, pass %d: %d records, field reader %d", c.name, pass, len(got.Items), len(want.Items))
+			}
+			if n := len(got.Items); cap(got.Items) > n+n/4+4 {
+				t.Errorf("%s, pass %d: room for %d records kept for %d", c.name, pass, cap(got.Items), n)
+			}
+		}
+	}
 }
