@@ -18,7 +18,15 @@ func scanObject[T any](s *invScanner, dst *T, shape objectShape, field func(s *i
 		return err
 	}
 	for prev := prevStart; ; {
-		id, name, more, err := s.memberAt(shape, &prev)
+		// memberAt, its common case (predicted) here rather than in a
+		// call that returns the name.
+		if id, ok := s.predicted(shape, &prev); ok {
+			if err := field(s, dst, id); err != nil {
+				return named(s.names[shape].known[prev], err)
+			}
+			continue
+		}
+		id, name, more, err := s.memberSlow(shape, &prev)
 		if err != nil || !more {
 			return err
 		}

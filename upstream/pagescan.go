@@ -453,28 +453,46 @@ func newMemberPat(lead byte, name string) memberPat {
 // string and learnt: the two accept and refuse the same input (a
 // predicted name is a plain string, the colon is checked the same way).
 func (s *invScanner) memberAt(shape objectShape, prev *int) (id uint8, name string, more bool, err error) {
+	if id, ok := s.predicted(shape, prev); ok {
+		return id, s.names[shape].known[*prev], true, nil
+	}
+	return s.memberSlow(shape, prev)
+}
+
+// predicted is memberAt's common case: a member named as predicted, in
+// compact JSON: its pattern (the comma, or the opening brace before the
+// first member, the quoted name and the colon) at the byte before it,
+// compared as three words. It moves past it and to its entry and returns
+// its field id; it moves nothing otherwise. memberSlow reads the same
+// bytes to the same place.
+func (s *invScanner) predicted(shape objectShape, prev *int) (id uint8, ok bool) {
 	m := &s.names[shape]
-	// The common case first: a member named as predicted, in compact JSON:
-	// its pattern (the comma, or the opening brace before the first member,
-	// the quoted name and the colon) at the byte before it. The general
-	// path below reads the same bytes to the same place.
 	pv := *prev
-	if uint(pv) < uint(len(m.slots)) {
-		sl := &m.slots[pv]
-		at := s.i
-		if pv == prevStart {
-			at-- // the brace, read by beginObject
-		}
-		if cp := &sl.next; cp.n != 0 && at+24 <= len(s.b) {
-			le := binary.LittleEndian
-			if (le.Uint64(s.b[at:])^cp.w0)&cp.m0 == 0 && (le.Uint64(s.b[at+8:])^cp.w1)&cp.m1 == 0 &&
-				(le.Uint64(s.b[at+16:])^cp.w2)&cp.m2 == 0 {
-				s.i = at + cp.n
-				*prev = int(sl.nextAt)
-				return sl.nextID, m.known[sl.nextAt], true, nil
-			}
+	if uint(pv) >= uint(len(m.slots)) {
+		return 0, false
+	}
+	sl := &m.slots[pv]
+	at := s.i
+	if pv == prevStart {
+		at-- // the brace, read by beginObject
+	}
+	if cp := &sl.next; cp.n != 0 && at+24 <= len(s.b) {
+		w := s.b[at : at+24]
+		le := binary.LittleEndian
+		if (le.Uint64(w)^cp.w0)&cp.m0|(le.Uint64(w[8:])^cp.w1)&cp.m1|(le.Uint64(w[16:])^cp.w2)&cp.m2 == 0 {
+			s.i = at + cp.n
+			*prev = int(sl.nextAt)
+			return sl.nextID, true
 		}
 	}
+	return 0, false
+}
+
+// memberSlow is memberAt past its common case: white space, a name not
+// as predicted (read as a string and learnt), the end of the object.
+func (s *invScanner) memberSlow(shape objectShape, prev *int) (id uint8, name string, more bool, err error) {
+	m := &s.names[shape]
+	pv := *prev
 	first := pv == prevStart
 	p := m.predict(pv) // the name expected here, or -1
 	c := s.peek()
