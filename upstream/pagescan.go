@@ -55,7 +55,8 @@ type invScanner struct {
 	names   [numShapes]nameMemo
 	// stops is the stop map of b while one is in use (stopmap.go), else
 	// nil; stopWords is its pooled storage.
-	stops, stopWords []uint64
+	// highs is the map of the bytes beyond ASCII that goes with it.
+	stops, highs, stopWords []uint64
 }
 
 var invScanners = sync.Pool{New: func() any { return new(invScanner) }}
@@ -83,6 +84,11 @@ func scanInventory(body []byte, out any) (ok bool, err error) {
 		keep = len(body)
 	}
 	s.newArena(keep + 64)
+	// The maps of the body's quotes, backslashes and control characters
+	// and of its bytes beyond ASCII (stopmap.go), made in one vector pass:
+	// the end of a string and whether it is ASCII are then looked up, not
+	// scanned for.
+	s.mapStops()
 	switch o := out.(type) {
 	case *VehiclePage:
 		err = s.vehiclePage(o)
@@ -102,6 +108,7 @@ func scanInventory(body []byte, out any) (ok bool, err error) {
 		}
 	}
 	// Keep neither the body nor the strings nor the numbers in the pool.
+	s.dropStops()
 	s.b, s.floats, s.arena = nil, nil, nil
 	if cap(s.scratch) > 64<<10 {
 		s.scratch = nil
@@ -1021,30 +1028,33 @@ func (s *invScanner) str() (string, error) {
 // one pass when its bytes are valid UTF-8 and its escapes are ones
 // unquoteFast takes: the value stringBody gives (the bytes as they are,
 // each escape as escape reads it), without unquoteFast's copy through the
-// scratch buffer and its rune-by-rune reading of text beyond ASCII. ASCII
-// is found sixteen bytes at a time (safeRun), the rest of a text by
-// stopRun and checked by utf8.Valid a run at a time (a UTF-8 sequence
-// never spans an escape, whose bytes are ASCII). On anything else (a
-// control character, invalid UTF-8, a bad escape or a lone surrogate, the
-// end of the input) it reports false and moves nothing, the arena's
-// strings as they were: stringBody's slower paths then decide, errors
-// included (TestKeepString, FuzzKeepString).
+// scratch buffer and its rune-by-rune reading of text beyond ASCII. With
+// the body's maps (stopmap.go) the end of each run and whether it is ASCII
+// are looked up; without them ASCII is found sixteen bytes at a time
+// (safeRun) and the rest of a text by stopRun. A run beyond ASCII is
+// checked by utf8.Valid (a UTF-8 sequence never spans an escape, whose
+// bytes are ASCII). On anything else (a control character, invalid
+// UTF-8, a bad escape or a lone surrogate, the end of the input) it
+// reports false and moves nothing, the arena's strings as they were:
+// stringBody's slower paths then decide, errors included (TestKeepString,
+// FuzzKeepString, with and without the maps).
 func (s *invScanner) keepString() (string, bool) {
 	b, i := s.b, s.i
-	k := safeRun(b, i+1)
-	if k < len(b) && b[k] == '"' { // the common case: no escape, ASCII
-		s.i = k + 1
-		return s.keepBytes(b[i+1 : k]), true
-	}
-	if k < len(b) && b[k] >= 0x80 {
+	var k int // the first quote, backslash or control character
+	if s.stops != nil {
+		// From the maps: where the run ends and whether it is ASCII.
+		if k = s.stopFrom(i + 1); k >= len(b) || !s.validRun(i+1, k) {
+			return "", false
+		}
+	} else if k = safeRun(b, i+1); k < len(b) && b[k] >= 0x80 {
 		j := k
 		if k = stopRun(b, k); k >= len(b) || !utf8.Valid(b[j:k]) {
 			return "", false
 		}
-		if b[k] == '"' {
-			s.i = k + 1
-			return s.keepBytes(b[i+1 : k]), true
-		}
+	}
+	if k < len(b) && b[k] == '"' { // the common case: no escape
+		s.i = k + 1
+		return s.keepBytes(b[i+1 : k]), true
 	}
 	if k >= len(b) || b[k] != '\\' {
 		return "", false
@@ -1062,8 +1072,8 @@ func (s *invScanner) keepString() (string, bool) {
 		mark = s.reserve(mark, utf8.UTFMax)
 		s.arena = utf8.AppendRune(s.arena, r)
 		n += width
-		k = stopRun(b, n)
-		if k >= len(b) || b[k] < ' ' || !utf8.Valid(b[n:k]) {
+		k = s.stopFrom(n)
+		if k >= len(b) || b[k] < ' ' || !s.validRun(n, k) {
 			s.arena = s.arena[:mark]
 			return "", false
 		}
@@ -1075,6 +1085,15 @@ func (s *invScanner) keepString() (string, bool) {
 		}
 		n = k // a backslash
 	}
+}
+
+// validRun reports whether the bytes of s.b from i to j are valid UTF-8:
+// at once when the map of bytes beyond ASCII has none there.
+func (s *invScanner) validRun(i, j int) bool {
+	if s.highs != nil && s.asciiRun(i, j) {
+		return true
+	}
+	return utf8.Valid(s.b[i:j])
 }
 
 // reserve makes room for n more bytes at the end of the arena, whose

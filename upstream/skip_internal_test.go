@@ -89,6 +89,9 @@ func checkKeepString(t *testing.T, b []byte, room int) {
 
 	s := invScanner{}
 	s.b = b
+	if s.mapStops() != (len(b) >= minStopMapBytes && hasAVX2) {
+		t.Fatalf("map made for %d bytes", len(b))
+	}
 	s.newArena(room)
 	before := ""
 	if room >= 3 {
@@ -110,6 +113,11 @@ func checkKeepString(t *testing.T, b []byte, room int) {
 		if next := s.keep(strings.Repeat("z", 40)); next != strings.Repeat("z", 40) || got != want {
 			t.Fatalf("%q: %q after the next string", b, got)
 		}
+	}
+	if len(b) < minStopMapBytes {
+		// In a body large enough for the maps, which keepString then
+		// reads (the string's end and whether it is ASCII).
+		checkKeepString(t, append(append([]byte(nil), b...), strings.Repeat(" xè", minStopMapBytes/4)...), room)
 	}
 }
 

@@ -15,46 +15,75 @@ import "math/bits"
 // pass costs about what the lookups save.
 const minStopMapBytes = 2 << 10
 
-// maxPooledStopWords bounds the map a pooled scanner keeps (a 1 MiB body).
+// maxPooledStopWords bounds the map a pooled scanner keeps (a 1 MiB body);
+// it keeps the map of bytes beyond ASCII too, as many words again.
 const maxPooledStopWords = 1 << 14
 
-// mapStops makes the stop map of s.b when the body is large enough and
-// the CPU has the vector instructions for it; stopFrom then uses it until
+// mapStops makes the stop map of s.b, and the map of its bytes beyond
+// ASCII, when the body is large enough and the CPU has the vector
+// instructions for it; stopFrom and asciiRun then use them until
 // dropStops. It reports whether a map was made.
 func (s *invScanner) mapStops() bool {
-	s.stops = nil
+	s.stops, s.highs = nil, nil
 	if len(s.b) < minStopMapBytes {
 		return false
 	}
 	n := (len(s.b) + 63) >> 6
-	if cap(s.stopWords) < n {
-		s.stopWords = make([]uint64, n)
+	if cap(s.stopWords) < 2*n {
+		s.stopWords = make([]uint64, 2*n)
 	}
-	m := s.stopWords[:n]
-	w := stopMaskWords(s.b, m)
+	m, h := s.stopWords[:n], s.stopWords[n:2*n]
+	w := stopMaskWords(s.b, m, h)
 	if w == 0 {
 		return false
 	}
 	for ; w < n; w++ { // the last, partial chunk
-		var x uint64
+		var x, y uint64
 		for k := w << 6; k < len(s.b); k++ {
-			if c := s.b[k]; c < 0x80 && !strSafe[c] {
+			if c := s.b[k]; c >= 0x80 {
+				y |= 1 << (k & 63)
+			} else if !strSafe[c] {
 				x |= 1 << (k & 63)
 			}
 		}
-		m[w] = x
+		m[w], h[w] = x, y
 	}
-	s.stops = m
+	s.stops, s.highs = m, h
 	return true
 }
 
-// dropStops ends the map's use (before s.b changes) and gives up a large
-// one.
+// dropStops ends the maps' use (before s.b changes) and gives up large
+// ones.
 func (s *invScanner) dropStops() {
-	s.stops = nil
-	if cap(s.stopWords) > maxPooledStopWords {
+	s.stops, s.highs = nil, nil
+	if cap(s.stopWords) > 2*maxPooledStopWords {
 		s.stopWords = nil
 	}
+}
+
+// asciiRun reports whether the bytes of s.b from i to j are all ASCII
+// (none has its high bit), through the map of bytes beyond ASCII: a
+// caller without one (s.highs nil) checks the bytes itself.
+func (s *invScanner) asciiRun(i, j int) bool {
+	if i >= j {
+		return true
+	}
+	h := s.highs
+	wi, wj := i>>6, (j-1)>>6
+	lo := ^uint64(0) << (uint(i) & 63)      // the bits from i on in word wi
+	hi := ^uint64(0) >> (63 - uint(j-1)&63) // the bits up to j-1 in word wj
+	if wi == wj {
+		return h[wi]&lo&hi == 0
+	}
+	if h[wi]&lo != 0 || h[wj]&hi != 0 {
+		return false
+	}
+	for w := wi + 1; w < wj; w++ {
+		if h[w] != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // stopFrom is stopRun(s.b, j): through the stop map when there is one.

@@ -10,8 +10,10 @@ import (
 	"github.com/go-json-experiment/json"
 )
 
-// checkStopMap: for every start j, the map's answer is stopRun's, on b as
-// it is and on every shorter prefix (the map's last, partial word).
+// checkStopMap: for every start j, the map's answer is stopRun's, and for
+// runs of every length from every start asciiRun's answer is the bytes',
+// on b as it is and on every shorter prefix (the map's last, partial
+// word).
 func checkStopMap(t *testing.T, b []byte) {
 	t.Helper()
 	for _, n := range []int{len(b), len(b) - 1, len(b) - 63, len(b) - 64, len(b) - 65} {
@@ -31,8 +33,20 @@ func checkStopMap(t *testing.T, b []byte) {
 				t.Fatalf("len %d: stopFrom(%d) = %d, stopRun = %d", n, j, got, want)
 			}
 		}
+		for i := 0; i <= n; i += 1 + i%7 {
+			for _, w := range []int{0, 1, 2, 7, 63, 64, 65, 130, 300} {
+				j := min(i+w, n)
+				want := true
+				for _, c := range s.b[i:j] {
+					want = want && c < 0x80
+				}
+				if got := s.asciiRun(i, j); got != want {
+					t.Fatalf("len %d: asciiRun(%d, %d) = %v, want %v", n, i, j, got, want)
+				}
+			}
+		}
 		s.dropStops()
-		if s.stops != nil {
+		if s.stops != nil || s.highs != nil {
 			t.Fatal("map still in use after dropStops")
 		}
 	}

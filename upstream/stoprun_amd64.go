@@ -25,18 +25,20 @@ func stopBlocks(b []byte, j int) int {
 }
 
 // stopMaskAVX2 is in stoprun_amd64.s: the stop bitmap of b's whole 64-byte
-// chunks into out (bit k of out[w] for b[64*w+k]), as many words as out
-// holds; it returns the number written.
+// chunks into out (bit k of out[w] for b[64*w+k]) and the bitmap of its
+// bytes beyond ASCII into high, as many words as both hold; it returns the
+// number written.
 //
 //go:noescape
-func stopMaskAVX2(b []byte, out []uint64) int
+func stopMaskAVX2(b []byte, out, high []uint64) int
 
 // stopMaskWords writes the stop bitmap of b's whole 64-byte chunks into
-// out where the CPU has AVX2 and returns how many words it wrote (0
-// without AVX2: the scanner then keeps no map and goes by stopRun).
-func stopMaskWords(b []byte, out []uint64) int {
+// out, and that of its bytes beyond ASCII into high, where the CPU has
+// AVX2 and returns how many words it wrote (0 without AVX2: the scanner
+// then keeps no map and goes by stopRun).
+func stopMaskWords(b []byte, out, high []uint64) int {
 	if !hasAVX2 {
 		return 0
 	}
-	return stopMaskAVX2(b, out)
+	return stopMaskAVX2(b, out, high)
 }

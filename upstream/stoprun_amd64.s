@@ -52,17 +52,22 @@ done:
 	MOVQ AX, ret+24(FP)
 	RET
 
-// func stopMaskAVX2(b []byte, out []uint64) int
+// func stopMaskAVX2(b []byte, out, high []uint64) int
 //
-// The stop bitmap of b's whole 64-byte chunks, as many as out holds: bit k
-// of out[w] is set when b[64*w+k] is a quote, a backslash or a control
-// character (below 0x20). It returns the number of words written.
-TEXT ·stopMaskAVX2(SB), NOSPLIT, $0-56
+// The stop bitmap of b's whole 64-byte chunks, as many as out and high
+// hold: bit k of out[w] is set when b[64*w+k] is a quote, a backslash or a
+// control character (below 0x20), bit k of high[w] when it is beyond ASCII
+// (its high bit). It returns the number of words written to each.
+TEXT ·stopMaskAVX2(SB), NOSPLIT, $0-80
 	MOVQ b_base+0(FP), SI
 	MOVQ b_len+8(FP), BX
 	SHRQ $6, BX
 	MOVQ out_base+24(FP), DI
 	MOVQ out_len+32(FP), CX
+	CMPQ CX, BX
+	CMOVQLT CX, BX
+	MOVQ high_base+48(FP), R12
+	MOVQ high_len+56(FP), CX
 	CMPQ CX, BX
 	CMOVQLT CX, BX
 	XORQ AX, AX
@@ -80,11 +85,16 @@ mloop:
 	SHLQ      $32, R9
 	ORQ       R9, DX
 	MOVQ      DX, (DI)(AX*8)
+	VPMOVMSKB Y3, R10
+	VPMOVMSKB Y7, R11
+	SHLQ      $32, R11
+	ORQ       R11, R10
+	MOVQ      R10, (R12)(AX*8)
 	ADDQ      $64, SI
 	INCQ      AX
 	JMP       mloop
 
 mdone:
 	VZEROUPPER
-	MOVQ AX, ret+48(FP)
+	MOVQ AX, ret+72(FP)
 	RET

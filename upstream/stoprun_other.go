@@ -8,7 +8,7 @@ func stopBlocks(b []byte, j int) int { return j }
 
 // stopMaskWords is stoprun_amd64.go's bitmap step; without it no stop map
 // is built.
-func stopMaskWords(b []byte, out []uint64) int { return 0 }
+func stopMaskWords(b []byte, out, high []uint64) int { return 0 }
 
 // hasAVX2 is false without stoprun_amd64.s.
 var hasAVX2 = false
