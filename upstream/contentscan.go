@@ -52,12 +52,12 @@ const maxPooledRecords = 1024
 // nil, [] is empty, the elements start from their zero value). A record is
 // a large struct, and growing the result itself copied and zeroed every
 // record several times over: the records are read into a result made at
-// the size countRecords counts, else (nothing counted: the first list a
+// the size countObjects counts, else (nothing counted: the first list a
 // scanner reads) through the scanner's own record buffer, grown there and
 // copied out at its exact length. The buffer is cleared after use, so a
 // pooled scanner keeps no strings alive.
 func (s *invScanner) contentItems(dst *[]ContentRecord) error {
-	if n := s.countRecords(); n > 0 {
+	if n := s.countObjects(shapeContent); n > 0 {
 		l := make([]ContentRecord, 0, n)
 		err := scanList(s, &l, (*invScanner).content)
 		if l != nil && cap(l) > len(l)+len(l)/4+4 {
@@ -83,15 +83,15 @@ func (s *invScanner) contentItems(dst *[]ContentRecord) error {
 	return err
 }
 
-// countRecords counts, from i on, the openings of a content record as the
-// scanner's last one began (its first member as compact JSON, `{"id":`:
-// the name memo's prediction for the first member), one vector search
-// over the body; 0 when there is no prediction. It is the number of
-// records of a list written as the last one was: a record that begins
-// otherwise is not counted, an object inside a record that begins the
-// same way is.
-func (s *invScanner) countRecords() int {
-	m := &s.names[shapeContent]
+// countObjects counts, from i on, the openings of an object of the shape
+// as the scanner's last one began (its first member as compact JSON, such
+// as `{"id":`: the name memo's prediction for the first member), one
+// vector search over the body; 0 when there is no prediction. It is the
+// number of records of a list written as the last one was: a record that
+// begins otherwise is not counted, an object inside a record that begins
+// the same way is.
+func (s *invScanner) countObjects(shape objectShape) int {
+	m := &s.names[shape]
 	if len(m.lead) == 0 {
 		return 0
 	}

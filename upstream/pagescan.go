@@ -330,7 +330,7 @@ type nameMemo struct {
 	pat    []namePat  // pat[i]: known[i] as words, for memberAt's comparison
 	slots  []memoSlot // slots[i]: the prediction after known[i]
 	misses int        // names not as predicted (TestNameMemo)
-	lead   []byte     // the predicted first member as compact JSON with its brace, `{"name":` (countRecords)
+	lead   []byte     // the predicted first member as compact JSON with its brace, `{"name":` (countObjects)
 }
 
 // memoSlot is the prediction after a name, kept together so that memberAt's
@@ -626,6 +626,28 @@ func scanList[T any](s *invScanner, dst *[]T, elem func(*invScanner, *T) error) 
 			return err
 		}
 	}
+}
+
+// scanCounted is scanList for a page's records (large structs) into a
+// slice with no room yet: the result is made at the size countObjects
+// counts, not grown from two by doubling (each growth copying and zeroing
+// every record so far), and trimmed to the records' room when the count
+// was far over. A slice with room (a pooled page) is filled as scanList
+// fills it.
+func scanCounted[T any](s *invScanner, dst *[]T, shape objectShape, elem func(*invScanner, *T) error) error {
+	if cap(*dst) > 0 {
+		return scanList(s, dst, elem)
+	}
+	n := s.countObjects(shape)
+	if n == 0 {
+		return scanList(s, dst, elem)
+	}
+	*dst = make([]T, 0, n)
+	err := scanList(s, dst, elem)
+	if l := *dst; l != nil && cap(l) > len(l)+len(l)/4+4 {
+		*dst = append(make([]T, 0, len(l)), l...)
+	}
+	return err
 }
 
 // strSafe marks the bytes that a string can hold as they are: not a
@@ -1560,7 +1582,7 @@ func vehiclePageField(s *invScanner, p *VehiclePage, id uint8) (err error) {
 	case topTotal:
 		p.Total, err = s.int()
 	case topItems:
-		err = scanList(s, &p.Items, (*invScanner).vehicle)
+		err = scanCounted(s, &p.Items, shapeVehicle, (*invScanner).vehicle)
 	default:
 		err = s.skip()
 	}
@@ -1670,7 +1692,7 @@ func offerPageField(s *invScanner, p *OfferPage, id uint8) (err error) {
 	case topTotal:
 		p.Total, err = s.int()
 	case topItems:
-		err = scanList(s, &p.Items, (*invScanner).offer)
+		err = scanCounted(s, &p.Items, shapeOffer, (*invScanner).offer)
 	default:
 		err = s.skip()
 	}

@@ -159,7 +159,7 @@ func FuzzKeepString(f *testing.F) {
 }
 
 // TestCountedRecords: a content list is read into a result sized by
-// countRecords once the scanner has read a list: the same records as the
+// countObjects once the scanner has read a list: the same records as the
 // field reader reads whether the count is exact, too high (objects inside
 // the records that begin like one, trimmed to the records' room) or too
 // low (records that begin otherwise, grown), and for an empty, a null
@@ -208,6 +208,66 @@ func TestCountedRecords(t *testing.T) {
 				t.Fatalf("%s, pass %d: %d records, field reader %d", c.name, pass, len(got.Items), len(want.Items))
 			}
 			if n := len(got.Items); cap(got.Items) > n+n/4+4 {
+				t.Errorf("%s, pass %d: room for %d records kept for %d", c.name, pass, cap(got.Items), n)
+			}
+		}
+	}
+}
+
+// TestCountedVehicles: a vehicle page's items are read into a result sized
+// by countObjects when the page has no room of its own: the same records as
+// the field reader reads with an exact count, one too high (trimmed) or too
+// low (grown); a page with room (a pooled one) is filled in place and keeps
+// its room.
+func TestCountedVehicles(t *testing.T) {
+	page := func(n int, rec func(i int) string) string {
+		var b strings.Builder
+		b.WriteString(`{"total":` + strconv.Itoa(n) + `,"items":[`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(rec(i))
+		}
+		b.WriteString(`]}`)
+		return b.String()
+	}
+	plain := func(i int) string {
+		return `{"id_auto":"v` + strconv.Itoa(i) + `","dealer_id":101,"service":"REWIND","make":"Fiat"}`
+	}
+	cases := []struct {
+		name, body string
+		room       int
+	}{
+		{"exact", page(40, plain), 0},
+		{"nested objects counted", page(40, func(i int) string {
+			return strings.TrimSuffix(plain(i), "}") + `,"payloads":[{"id_auto":1},{"id_auto":2},{"id_auto":3}]}`
+		}), 0},
+		{"records that begin otherwise", page(40, func(i int) string {
+			return strings.Replace(plain(i), `{"id_auto":`, `{"make":"x","id_auto":`, 1)
+		}), 0},
+		{"pooled page", page(10, plain), 100},
+		{"empty", `{"total":0,"items":[]}`, 0},
+	}
+	var s invScanner
+	for _, c := range cases {
+		for pass := range 2 {
+			s.b, s.i, s.depth = []byte(c.body), 0, 0
+			s.newArena(64)
+			got := VehiclePage{Items: make([]Vehicle, 0, c.room)}
+			var want VehiclePage
+			err := s.vehiclePage(&got)
+			if _, werr := readFields([]byte(c.body), &want); err != nil || werr != nil {
+				t.Fatalf("%s: %v, field reader %v", c.name, err, werr)
+			}
+			if !reflect.DeepEqual(got.Items, want.Items) && !(len(got.Items) == 0 && len(want.Items) == 0) {
+				t.Fatalf("%s, pass %d: %d records, field reader %d", c.name, pass, len(got.Items), len(want.Items))
+			}
+			n := len(got.Items)
+			if c.room > 0 && cap(got.Items) != c.room {
+				t.Errorf("%s, pass %d: the page's room became %d", c.name, pass, cap(got.Items))
+			}
+			if c.room == 0 && pass == 1 && cap(got.Items) > n+n/4+4 {
 				t.Errorf("%s, pass %d: room for %d records kept for %d", c.name, pass, cap(got.Items), n)
 			}
 		}
