@@ -1135,7 +1135,19 @@ func (s *invScanner) reserve(mark, n int) int {
 // keyStr is str for a value used only while the body is being read
 // (ContentPage's keys, dropped before decodeBody returns): a string
 // without escapes is a view of the body, not a copy in the arena.
-func (s *invScanner) keyStr() (string, error) { return s.strIn(false) }
+//
+// With the body's maps (contentKeys makes them) the common case, a string
+// right at i without escapes and valid UTF-8, is looked up here: the view
+// stringBody gives for it.
+func (s *invScanner) keyStr() (string, error) {
+	if i := s.i; s.stops != nil && i < len(s.b) && s.b[i] == '"' {
+		if k := s.stopFrom(i + 1); k < len(s.b) && s.b[k] == '"' && s.validRun(i+1, k) {
+			s.i = k + 1
+			return bytesString(s.b[i+1 : k]), nil
+		}
+	}
+	return s.strIn(false)
+}
 
 // strIn reads a string (stringBody) or null ("").
 func (s *invScanner) strIn(arena bool) (string, error) {

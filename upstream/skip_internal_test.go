@@ -114,6 +114,17 @@ func checkKeepString(t *testing.T, b []byte, room int) {
 			t.Fatalf("%q: %q after the next string", b, got)
 		}
 	}
+	if s.stops != nil {
+		// keyStr's look-up through the maps gives what strIn gives.
+		ks, gs := invScanner{}, invScanner{}
+		ks.b, gs.b = b, b
+		ks.mapStops()
+		kv, kerr := ks.keyStr()
+		gv, gerr := gs.strIn(false)
+		if kv != gv || (kerr == nil) != (gerr == nil) || (kerr == nil && ks.i != gs.i) {
+			t.Fatalf("%.40q: keyStr %q, %v up to %d; strIn %q, %v up to %d", b, kv, kerr, ks.i, gv, gerr, gs.i)
+		}
+	}
 	if len(b) < minStopMapBytes {
 		// In a body large enough for the maps, which keepString then
 		// reads (the string's end and whether it is ASCII).
@@ -122,7 +133,7 @@ func checkKeepString(t *testing.T, b []byte, room int) {
 }
 
 // TestKeepString: the one-pass read of a kept string gives what
-// stringBody gives: ASCII, text beyond ASCII, escapes of every kind
+// stringBody gives (and keyStr's look-up what strIn gives): ASCII, text beyond ASCII, escapes of every kind
 // (surrogate pairs, at the start and the end, one after another), long
 // runs through the vector scan, an arena too full for the value (moved to
 // a new block); and declines control characters, invalid UTF-8 before and
