@@ -17,12 +17,13 @@ func scanObject[T any](s *invScanner, dst *T, shape objectShape, field func(s *i
 	if err != nil || null {
 		return err
 	}
+	m := &s.names[shape]
 	for prev := prevStart; ; {
 		// memberAt, its common case (predicted) here rather than in a
 		// call that returns the name.
-		if id, ok := s.predicted(shape, &prev); ok {
+		if id, ok := s.predicted(m, &prev); ok {
 			if err := field(s, dst, id); err != nil {
-				return named(s.names[shape].known[prev], err)
+				return named(m.known[prev], err)
 			}
 			continue
 		}

@@ -460,20 +460,19 @@ func newMemberPat(lead byte, name string) memberPat {
 // string and learnt: the two accept and refuse the same input (a
 // predicted name is a plain string, the colon is checked the same way).
 func (s *invScanner) memberAt(shape objectShape, prev *int) (id uint8, name string, more bool, err error) {
-	if id, ok := s.predicted(shape, prev); ok {
+	if id, ok := s.predicted(&s.names[shape], prev); ok {
 		return id, s.names[shape].known[*prev], true, nil
 	}
 	return s.memberSlow(shape, prev)
 }
 
-// predicted is memberAt's common case: a member named as predicted, in
-// compact JSON: its pattern (the comma, or the opening brace before the
-// first member, the quoted name and the colon) at the byte before it,
-// compared as three words. It moves past it and to its entry and returns
+// predicted is memberAt's common case, m the memo of the object's shape:
+// a member named as predicted, in compact JSON: its pattern (the comma, or
+// the opening brace before the first member, the quoted name and the
+// colon) at the byte before it, compared as three words. It moves past it and to its entry and returns
 // its field id; it moves nothing otherwise. memberSlow reads the same
 // bytes to the same place.
-func (s *invScanner) predicted(shape objectShape, prev *int) (id uint8, ok bool) {
-	m := &s.names[shape]
+func (s *invScanner) predicted(m *nameMemo, prev *int) (id uint8, ok bool) {
 	pv := *prev
 	if uint(pv) >= uint(len(m.slots)) {
 		return 0, false
@@ -1065,7 +1064,7 @@ func (s *invScanner) keepString() (string, bool) {
 	var k int // the first quote, backslash or control character
 	if s.stops != nil {
 		// From the maps: where the run ends and whether it is ASCII.
-		if k = s.stopFrom(i + 1); k >= len(b) || !s.validRun(i+1, k) {
+		if k = s.stopFrom(i + 1); k >= len(b) || !s.asciiRun(i+1, k) && !utf8.Valid(b[i+1:k]) {
 			return "", false
 		}
 	} else if k = safeRun(b, i+1); k < len(b) && b[k] >= 0x80 {
