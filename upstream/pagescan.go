@@ -325,12 +325,13 @@ const (
 // before the first member, prevUnknown after a name the memo does not
 // keep.
 type nameMemo struct {
-	known  []string   // known[i]: a distinct name learnt, at most maxMemoNames
-	ids    []uint8    // ids[i]: known[i]'s field id in its shape (fieldID), 0 for a member only skipped
-	pat    []namePat  // pat[i]: known[i] as words, for memberAt's comparison
-	slots  []memoSlot // slots[i]: the prediction after known[i]
-	misses int        // names not as predicted (TestNameMemo)
-	lead   []byte     // the predicted first member as compact JSON with its brace, `{"name":` (countObjects)
+	known  []string    // known[i]: a distinct name learnt, at most maxMemoNames
+	ids    []uint8     // ids[i]: known[i]'s field id in its shape (fieldID), 0 for a member only skipped
+	pat    []namePat   // pat[i]: known[i] as words, for memberAt's comparison
+	cpat   []memberPat // cpat[i]: known[i] as a member after a comma, `,"name":`, for the slots
+	slots  []memoSlot  // slots[i]: the prediction after known[i]
+	misses int         // names not as predicted (TestNameMemo)
+	lead   []byte      // the predicted first member as compact JSON with its brace, `{"name":` (countObjects)
 }
 
 // memoSlot is the prediction after a name, kept together so that memberAt's
@@ -361,7 +362,7 @@ func (m *nameMemo) predict(prev int) int {
 // prevUnknown when it cannot be kept (too long, or the memo is full).
 func (m *nameMemo) learn(shape objectShape, prev int, name string) int {
 	if len(m.known) == 0 {
-		m.known, m.ids, m.pat, m.slots = []string{""}, []uint8{0}, []namePat{{}}, []memoSlot{{}}
+		m.known, m.ids, m.pat, m.cpat, m.slots = []string{""}, []uint8{0}, []namePat{{}}, []memberPat{{}}, []memoSlot{{}}
 	}
 	idx := -1
 	for i, n := range m.known[1:] {
@@ -378,15 +379,13 @@ func (m *nameMemo) learn(shape objectShape, prev int, name string) int {
 		m.known = append(m.known, strings.Clone(name))
 		m.ids = append(m.ids, fieldID(shape, name))
 		m.pat = append(m.pat, newNamePat(name))
+		m.cpat = append(m.cpat, newMemberPat(',', name))
 		m.slots = append(m.slots, memoSlot{})
 	}
 	if prev >= 0 && int(m.slots[prev].nextAt) != idx {
-		lead := byte(',')
+		m.slots[prev] = memoSlot{next: m.cpat[idx], nextAt: int16(idx), nextID: m.ids[idx]}
 		if prev == prevStart {
-			lead = '{'
-		}
-		m.slots[prev] = memoSlot{next: newMemberPat(lead, name), nextAt: int16(idx), nextID: m.ids[idx]}
-		if prev == prevStart {
+			m.slots[prev].next = newMemberPat('{', name)
 			m.lead = append(append(append(m.lead[:0], `{"`...), name...), `":`...)
 		}
 	}

@@ -115,7 +115,7 @@ func TestNameMemo(t *testing.T) {
 	for k := range maxMemoNames + 4 {
 		m.learn(shapeContent, prevStart, strconv.Itoa(k))
 	}
-	if m.size() != maxMemoNames || len(m.slots) != len(m.known) || len(m.ids) != len(m.known) {
+	if m.size() != maxMemoNames || len(m.slots) != len(m.known) || len(m.ids) != len(m.known) || len(m.cpat) != len(m.known) {
 		t.Fatalf("%d names kept, at most %d", m.size(), maxMemoNames)
 	}
 
