@@ -18,14 +18,7 @@ func upfits(src []upstream.Upfit) ([]publicshape.ProfessionalUpfit, *publicshape
 		in = make([]publicshape.UpfitSource, 0, len(src))
 	}
 	for _, u := range src {
-		in = append(in, publicshape.UpfitSource{
-			Code:        u.Code,
-			Slug:        u.Slug,
-			Label:       u.Label,
-			DealerAlias: u.DealerAlias,
-			Family:      u.Family,
-			Primary:     u.Primary,
-		})
+		in = append(in, upfitSource(&u))
 	}
 	return publicshape.Upfits(in)
 }
@@ -120,14 +113,7 @@ func AppendVehicleListing(dst []byte, l *publicshape.InventoryListing, vs []upst
 // appended to ups (lent by the caller, so a page reuses one).
 func vehicleSource(v *upstream.Vehicle, ups []publicshape.UpfitSource) publicshape.InventoryItemSource {
 	for _, u := range v.Upfits {
-		ups = append(ups, publicshape.UpfitSource{
-			Code:        u.Code,
-			Slug:        u.Slug,
-			Label:       u.Label,
-			DealerAlias: u.DealerAlias,
-			Family:      u.Family,
-			Primary:     u.Primary,
-		})
+		ups = append(ups, upfitSource(&u))
 	}
 	return publicshape.InventoryItemSource{
 		IDAuto:      v.IDAuto,
@@ -365,4 +351,17 @@ func DealerMeta(d upstream.Dealer) *publicshape.Meta {
 	return &publicshape.Meta{Dealer: &publicshape.DealerMeta{
 		ID: d.ID, Name: d.Name, BrandName: d.BrandName, City: d.City, Province: d.Province, PrimaryDomain: d.PrimaryDomain,
 	}}
+}
+
+// upfitSource is the allowlist of an upfit: the fields of u that the
+// public upfit rules read, and nothing else.
+func upfitSource(u *upstream.Upfit) publicshape.UpfitSource {
+	return publicshape.UpfitSource{
+		Code:        u.Code,
+		Slug:        u.Slug,
+		Label:       u.Label,
+		DealerAlias: u.DealerAlias,
+		Family:      u.Family,
+		Primary:     u.Primary,
+	}
 }
