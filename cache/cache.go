@@ -692,7 +692,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 			case refresh:
 				return outcome{}, errRefreshElsewhere
 			default:
-				if e := c.waitL2(ctx, rkey, pol, plain); e != nil {
+				if e := c.waitL2(ctx, rkey, lkey, pol, plain); e != nil {
 					c.st.lockWaitHits.Add(1)
 					c.l1put(dealer, key, gen, ep, cur, e)
 					return outcome{e, Hit}, nil

@@ -913,8 +913,13 @@ func (c *Cache) runScript(ctx context.Context, s *redis.Script, src string, keys
 }
 
 // waitL2 polls L2 for a fresh entry while another instance holds the fill
-// lock, for at most LockWait.
-func (c *Cache) waitL2(ctx context.Context, rkey string, pol Policy, plain bool) *Entry {
+// lock lkey, for at most LockWait. It stops early, with nil, when the lock
+// is gone and no entry came: the holder's fill stored nothing (an error,
+// or a detail's 404 whose fact it kept instead, see aggregator's
+// notfound.go), and waiting on would only delay the caller's own fill.
+// The holder stores its entry and releases the lock in one script, so a
+// lock found gone and an entry looked up after it cannot miss a store.
+func (c *Cache) waitL2(ctx context.Context, rkey, lkey string, pol Policy, plain bool) *Entry {
 	deadline := time.Now().Add(c.lockWait)
 	interval := min(max(c.lockWait/20, 2*time.Millisecond), 25*time.Millisecond)
 	for {
@@ -929,6 +934,15 @@ func (c *Cache) waitL2(ctx context.Context, rkey string, pol Policy, plain bool)
 			return e
 		}
 		if !c.redisUp.Load() || time.Now().After(deadline) {
+			return nil
+		}
+		held := redis.NewIntCmd(ctx, "exists", lkey)
+		if err := c.redisCmd(ctx, held); err == nil && held.Val() == 0 {
+			// Released since the GET: the entry stored with the release,
+			// if any, is there now.
+			if e := c.l2Get(ctx, rkey, pol, plain); e != nil && pol.state(e, c.now()) == stateFresh {
+				return e
+			}
 			return nil
 		}
 	}
