@@ -343,3 +343,56 @@ func TestNotFoundReviewLockWait(t *testing.T) {
 		t.Errorf("b took %v: it waited out lock_wait (%v) for a response a's 404 never stores", took, lockWait)
 	}
 }
+
+// TestNotFoundReviewSoldAcrossInstances: a vehicle sold while its
+// response is stale within stale-while-revalidate, on two instances over
+// one Redis. The instance whose refresh learns the 404 answers the
+// remembered 404 from then on; the other answers it as soon as its own
+// refresh (started by its next stale answer) has found the fact in Redis
+// (and kept it in L1), not only once the response's stale-while-revalidate
+// window ends.
+func TestNotFoundReviewSoldAcrossInstances(t *testing.T) {
+	srv := redistest.Start(t)
+	prefix := fmt.Sprintf("nfsold%d", time.Now().UnixNano()%1e9)
+	clock := newNFClock()
+	mk := func() (*indexEdge, *faultyBackend) {
+		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+		t.Cleanup(func() { _ = rdb.Close() })
+		e, fb, _ := faultyEdge(t, clock, cache.Options{Redis: rdb, Prefix: prefix, RedisTimeout: 5 * time.Second})
+		return e, fb
+	}
+	a, fbA := mk()
+	b, fbB := mk()
+	uri, id := knownVehicle(t, a, "demo-key-alpha")
+	for name, e := range map[string]*indexEdge{"a": a, "b": b} {
+		if st, _ := e.body(t, uri, "demo-key-alpha"); st != 200 {
+			t.Fatalf("%s: first request %d", name, st)
+		}
+	}
+	fbA.hide(id, true)
+	fbB.hide(id, true)
+	pol := DefaultSettings().Cache[RouteInventoryDetails]
+	clock.add(pol.TTL + pol.StaleWhileRevalidate/2) // stale, within stale-while-revalidate
+	// until waits for e to answer 404 (its background refresh ran), and
+	// returns the statuses it answered before.
+	until := func(name string, e *indexEdge) []int {
+		var seen []int
+		deadline := time.Now().Add(3 * time.Second)
+		for time.Now().Before(deadline) {
+			st, _ := e.body(t, uri, "demo-key-alpha")
+			if st == 404 {
+				return seen
+			}
+			seen = append(seen, st)
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("%s: no 404 within 3 s of real time (still within stale-while-revalidate): %v", name, seen)
+		return nil
+	}
+	t.Logf("a answered %v before the 404", until("a", a))
+	calls := fbB.vehicleCalls.Load()
+	t.Logf("b answered %v before the 404", until("b", b))
+	if got := fbB.vehicleCalls.Load() - calls; got != 0 {
+		t.Errorf("b made %d inventory calls: its refresh did not find a's fact", got)
+	}
+}
