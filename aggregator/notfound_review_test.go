@@ -396,3 +396,82 @@ func TestNotFoundReviewSoldAcrossInstances(t *testing.T) {
 		t.Errorf("b made %d inventory calls: its refresh did not find a's fact", got)
 	}
 }
+
+// TestNotFoundReviewReloadOff: a reload that sets not_found_ttl to 0
+// stops the remembered 404s at once (the next request calls the service),
+// and one that shortens it below a fact's age ends that fact at once too.
+func TestNotFoundReviewReloadOff(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		ttl   time.Duration
+		age   time.Duration
+		calls int64
+	}{
+		{"0s", 0, 0, 1},
+		{"shorter than the fact's age", 2 * time.Second, 3 * time.Second, 1},
+		{"longer than the fact's age", 5 * time.Second, 3 * time.Second, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clock := newNFClock()
+			e, _ := notFoundEdge(t, clock, nil)
+			for range 2 {
+				if st, _ := e.body(t, unknownVehicle, "demo-key-alpha"); st != 404 {
+					t.Fatal("not 404")
+				}
+			}
+			clock.add(c.age)
+			st := DefaultSettings()
+			st.NotFoundTTL[RouteInventoryDetails] = c.ttl
+			if err := e.s.UpdateSettings(st); err != nil {
+				t.Fatal(err)
+			}
+			inv0 := e.invCalls()
+			if st, _ := e.body(t, unknownVehicle, "demo-key-alpha"); st != 404 {
+				t.Fatal("not 404 after the reload")
+			}
+			if got := e.invCalls() - inv0; got != c.calls {
+				t.Errorf("after the reload: %d inventory calls, want %d", got, c.calls)
+			}
+		})
+	}
+}
+
+// TestNotFoundReviewSoldFlipsBack documents what a sold vehicle's answers
+// are while its response is within stale-while-revalidate: the remembered
+// 404 until the fact's not_found_ttl ends, then one stale 200 (the
+// response entry is still there, and a stale answer within the window is
+// served before its refresh), then the 404 again.
+func TestNotFoundReviewSoldFlipsBack(t *testing.T) {
+	clock := newNFClock()
+	e, fb, _ := faultyEdge(t, clock, cache.Options{})
+	uri, id := knownVehicle(t, e, "demo-key-alpha")
+	if st, _ := e.body(t, uri, "demo-key-alpha"); st != 200 {
+		t.Fatal("first request not 200")
+	}
+	fb.hide(id, true)
+	pol := DefaultSettings().Cache[RouteInventoryDetails]
+	clock.add(pol.TTL + time.Second)
+	var seen []int
+	next := func() int {
+		st, _ := e.body(t, uri, "demo-key-alpha")
+		seen = append(seen, st)
+		return st
+	}
+	waitFor404 := func() {
+		deadline := time.Now().Add(3 * time.Second)
+		for next() != 404 {
+			if time.Now().After(deadline) {
+				t.Fatalf("no 404: %v", seen)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitFor404()
+	clock.add(DefaultNotFoundTTL) // the fact ends; the response is still within stale-while-revalidate
+	st := next()
+	waitFor404()
+	t.Logf("answers: %v", seen)
+	if st != 200 {
+		t.Errorf("after the fact's end: %d, want the stale 200 this test documents", st)
+	}
+}
