@@ -300,7 +300,8 @@ func Preview(body string, max int) string {
 	if max < 1 {
 		return ""
 	}
-	if p, ok := previewPlain(body, max); ok {
+	var pv previewText
+	if p, ok := previewPlain(&pv, body, max); ok {
 		return p
 	}
 	var b strings.Builder
@@ -367,9 +368,9 @@ func Preview(body string, max int) string {
 // slices between such runs, each run written as one space. Nothing is
 // built rune by rune. ok is false as soon as the body holds anything else
 // before the cut (invalid UTF-8, white space outside ASCII); Preview's
-// general path then decides.
-func previewPlain(body string, max int) (p string, ok bool) {
-	var pv previewText
+// general path then decides. With pv.into set the preview is appended
+// to pv.out instead and p is empty (AppendPreview).
+func previewPlain(pv *previewText, body string, max int) (p string, ok bool) {
 	n := 0 // runes of the preview so far
 	for i := 0; i < len(body); {
 		c := body[i]
@@ -388,7 +389,7 @@ func previewPlain(body string, max int) (p string, ok bool) {
 				j--
 			}
 			if k := strings.LastIndexByte(body[i:j], ' '); k >= 0 {
-				pv.lastSpace = pv.b.Len() + i + k - pv.seg + 1
+				pv.lastSpace = pv.written() + i + k - pv.seg + 1
 			}
 			n += j - i
 			i = j
@@ -439,18 +440,36 @@ func previewPlain(body string, max int) (p string, ok bool) {
 }
 
 // previewText is the preview previewPlain has found so far: the text
-// written to b (empty while the preview is a slice of the body), then the
-// body from seg on.
+// written to b (empty while the preview is a slice of the body), or to
+// out from base on when into is set, then the body from seg on.
 type previewText struct {
 	b         strings.Builder
-	seg       int // body offset of the text not yet written to b
-	lastSpace int // offset in the preview of the last space kept, plus one (0: none)
+	into      bool   // the preview is appended to out (AppendPreview), not to b
+	out       []byte // held here, not pointed to, so that it stays on the caller's stack
+	base      int    // where the preview starts in out
+	seg       int    // body offset of the text not yet written to b
+	lastSpace int    // offset in the preview of the last space kept, plus one (0: none)
+}
+
+// written is the length of the preview written so far.
+func (pv *previewText) written() int {
+	if pv.into {
+		return len(pv.out) - pv.base
+	}
+	return pv.b.Len()
 }
 
 // space keeps the run of white space body[i:j] as one space.
 func (pv *previewText) space(body string, i, j, max int) {
 	if j == i+1 && body[i] == ' ' { // already one space: stays in the slice
-		pv.lastSpace = pv.b.Len() + i - pv.seg + 1
+		pv.lastSpace = pv.written() + i - pv.seg + 1
+		return
+	}
+	if pv.into {
+		pv.out = append(pv.out, body[pv.seg:i]...)
+		pv.lastSpace = pv.written() + 1
+		pv.out = append(pv.out, ' ')
+		pv.seg = j
 		return
 	}
 	if pv.b.Cap() == 0 {
@@ -462,8 +481,13 @@ func (pv *previewText) space(body string, i, j, max int) {
 	pv.seg = j
 }
 
-// end returns the preview up to body offset i, with suffix.
+// end returns the preview up to body offset i, with suffix (or appends
+// them to out and returns "").
 func (pv *previewText) end(body string, i int, suffix string) string {
+	if pv.into {
+		pv.out = append(append(pv.out, body[pv.seg:i]...), suffix...)
+		return ""
+	}
 	if pv.b.Cap() == 0 {
 		return body[pv.seg:i] + suffix
 	}
@@ -480,8 +504,12 @@ func (pv *previewText) cut(body string, i int) string {
 		return pv.end(body, i, Ellipsis)
 	}
 	at := pv.lastSpace - 1
-	if w := pv.b.Len(); at >= w {
+	if w := pv.written(); at >= w {
 		return pv.end(body, pv.seg+at-w, Ellipsis)
+	}
+	if pv.into { // the space written last, after a run
+		pv.out = append(pv.out[:pv.base+at], Ellipsis...)
+		return ""
 	}
 	return pv.b.String()[:at] + Ellipsis // the space written last, after a run
 }

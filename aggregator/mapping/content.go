@@ -290,3 +290,51 @@ func ContentItem(r upstream.ContentRecord, contentType string, form ContentForm)
 	}
 	return it
 }
+
+// AppendListingItem appends to dst the JSON of the listing item of the
+// visible record r (its public id set, PublicID) and returns the extended
+// buffer: the bytes publicshape.AppendContentItem writes for
+// ContentItem(*r, contentType, ListingForm), or for ViewItem's item when
+// previewed (r is a view record, its body the preview already), written
+// straight from the record through listingSource, without building the
+// item, its preview or its date as strings (TestListingItemOverCorpus,
+// FuzzAppendListingItem).
+func AppendListingItem(dst []byte, r *upstream.ContentRecord, contentType string, previewed bool) []byte {
+	var date [len("2006-01-02T15:04:05Z")]byte
+	src := listingSource(r, contentType, previewed)
+	if !r.UpdatedAt.IsZero() {
+		src.UpdatedAt = appendRFC3339(date[:0], r.UpdatedAt)
+	}
+	return publicshape.AppendContentItemSource(dst, &src)
+}
+
+// listingSource is the allowlist of a content listing item: the fields of
+// r that ContentItem publishes in ListingForm, and nothing else (no
+// body_text, no transcript, source_provider for news only). Its UpdatedAt
+// is left to the caller.
+func listingSource(r *upstream.ContentRecord, contentType string, previewed bool) publicshape.ContentItemSource {
+	src := publicshape.ContentItemSource{
+		ID:              r.ID,
+		Slug:            r.Slug,
+		Topic:           r.Topic,
+		Category:        r.Category,
+		Brand:           r.Brand,
+		Title:           r.Title,
+		H1:              r.H1,
+		MetaDescription: r.MetaDescription,
+		Excerpt:         r.Excerpt,
+		Body:            r.BodyText,
+		PreviewRunes:    PreviewRunes,
+		URL:             r.URL,
+		MediaURL:        r.MediaURL,
+		ThumbnailURL:    r.ThumbnailURL,
+		DurationSeconds: r.DurationSeconds,
+	}
+	if previewed {
+		src.PreviewRunes = 0
+	}
+	if contentType == upstream.ContentNews {
+		src.SourceProvider = r.SourceProvider
+	}
+	return src
+}

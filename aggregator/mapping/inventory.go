@@ -229,6 +229,12 @@ func rfc3339(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
+	var b [len("2006-01-02T15:04:05Z")]byte
+	return string(appendRFC3339(b[:0], t))
+}
+
+// appendRFC3339 appends t as rfc3339 writes it (t not zero).
+func appendRFC3339(dst []byte, t time.Time) []byte {
 	u := time.Unix(publishedUnix(t), 0).UTC()
 	year, month, day := u.Date()
 	hour, minute, second := u.Clock()
@@ -241,7 +247,7 @@ func rfc3339(t time.Time) string {
 	put2(11, hour)
 	put2(14, minute)
 	put2(17, second)
-	return string(b[:])
+	return append(dst, b[:]...)
 }
 
 // The first and last seconds RFC 3339 can write (years 0000-9999, UTC).
