@@ -157,15 +157,14 @@ func (l *listingPage) appendJSON(b []byte) ([]byte, error) {
 	}
 	b = publicshape.AppendContentListingHead(b, &l.ContentListing)
 	if l.vis.memo == nil {
-		// Records read from the service for this page only: mapped and
-		// encoded here (publicshape.AppendContentItem, what json.Marshal
-		// gives).
+		// Records read from the service for this page only: each item
+		// written straight from its record (mapping.AppendListingItem,
+		// what json.Marshal gives for the mapped item).
 		for i := l.from; i < l.to; i++ {
 			if i > l.from {
 				b = append(b, ',')
 			}
-			it := l.vis.item(l.vis.at(int(i)), l.ContentType, mapping.ListingForm)
-			b = publicshape.AppendContentItem(b, &it)
+			b = mapping.AppendListingItem(b, l.vis.at(int(i)), l.ContentType, false)
 		}
 	} else {
 		for i := l.from; i < l.to; i++ {

@@ -72,8 +72,7 @@ func (m *viewMemoEntry) itemJSON(i int) ([]byte, error) {
 	if b := m.items[i].Load(); b != nil {
 		return *b, nil
 	}
-	it := mapping.ViewItem(&m.recs[i], m.ct, mapping.ListingForm)
-	b := publicshape.AppendContentItem(nil, &it) // what json.Marshal gives
+	b := mapping.AppendListingItem(nil, &m.recs[i], m.ct, true) // what json.Marshal gives for ViewItem's item
 	m.items[i].Store(&b)
 	return b, nil
 }
