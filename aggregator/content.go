@@ -199,7 +199,8 @@ func (l *listingPage) sizeHint() int {
 	return n
 }
 
-// items returns the page's items (what appendJSON splices in).
+// items returns the page's items, as mapping.ContentItem (ViewItem for a
+// cached view) builds them: the items whose JSON appendJSON writes.
 func (l *listingPage) items() []publicshape.ContentItem {
 	out := make([]publicshape.ContentItem, 0, max(l.to-l.from, 0))
 	for i := l.from; i < l.to; i++ {

@@ -268,8 +268,9 @@ func appendString(dst []byte, s string) []byte {
 
 // AppendContentItem appends the JSON encoding of it to dst, exactly as
 // encoding/json.Marshal(it) would give it (every field is omitempty), and
-// returns the extended buffer: the items of content listings, hub
-// sections and the items a content view memoises are encoded with it.
+// returns the extended buffer. Listing and hub items are written from
+// their sources instead (AppendContentItemSource, which the tests hold to
+// this); it is the reference the edge's item encoders are proven against.
 // TestAppendContentItemEqualsMarshal, FuzzAppendContentItem and the fake
 // corpus test in aggregator/mapping prove it; a field added to ContentItem
 // fails TestAppendContentItemKnowsEveryField until it is added here.
