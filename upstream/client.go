@@ -388,7 +388,10 @@ func (c *Client) Vehicle(ctx context.Context, dealerID int64, service, idAuto st
 	return out, c.get(ctx, c.inventory, b, &out)
 }
 
-// ListOffers returns one page of the dealer's NLT offers.
+// ListOffers returns one page of the dealer's NLT offers, for a listing:
+// without their quotations (Quotations nil), which no listing item
+// publishes; the service sends them and they are skipped, not decoded (an
+// offer's quotations are Offer's).
 func (c *Client) ListOffers(ctx context.Context, dealerID int64, q OfferQuery) (OfferPage, error) {
 	out := OfferPage{Items: make([]Offer, 0, min(cmp.Or(q.PageSize, 20), 1000))}
 	b := c.begin("/inventory/v1/dealers/")
@@ -401,7 +404,7 @@ func (c *Client) ListOffers(ctx context.Context, dealerID int64, q OfferQuery) (
 	if len(b) > n {
 		b[n] = '?' // the first parameter was written with '&'
 	}
-	err := c.get(ctx, c.inventory, b, &out)
+	err := c.get(ctx, c.inventory, b, (*offerListing)(&out))
 	if err == nil && out.Items == nil {
 		out.Items = []Offer{}
 	}

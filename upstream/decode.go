@@ -60,7 +60,7 @@ func decodeFields(body []byte, out any) (ok bool, err error) {
 // scanner is proven equal to.
 func readFields(body []byte, out any) (ok bool, err error) {
 	switch out.(type) {
-	case *VehiclePage, *Vehicle, *OfferPage, *Offer, *contentList:
+	case *VehiclePage, *Vehicle, *OfferPage, *offerListing, *Offer, *contentList:
 	default:
 		return false, nil
 	}
@@ -75,6 +75,8 @@ func readFields(body []byte, out any) (ok bool, err error) {
 		err = r.vehicle(o)
 	case *OfferPage:
 		err = r.offerPage(o)
+	case *offerListing:
+		err = r.offerListing(o)
 	case *Offer:
 		err = r.offer(o)
 	case *contentList:
@@ -502,8 +504,32 @@ func (r *fieldReader) offerPage(p *OfferPage) error {
 	})
 }
 
-func (r *fieldReader) offer(o *Offer) error {
+// offerListing is offerPage with every offer's quotations skipped (see
+// the scanner's offerListing).
+func (r *fieldReader) offerListing(p *offerListing) error {
 	return r.object(func(name string) (err error) {
+		switch name {
+		case "total":
+			p.Total, err = r.int()
+		case "items":
+			err = list(r, &p.Items, r.listedOffer)
+		default:
+			err = r.skip()
+		}
+		return err
+	})
+}
+
+func (r *fieldReader) offer(o *Offer) error { return r.offerOf(o, true) }
+
+func (r *fieldReader) listedOffer(o *Offer) error { return r.offerOf(o, false) }
+
+// offerOf reads an offer, its quotations only when quotations is true.
+func (r *fieldReader) offerOf(o *Offer, quotations bool) error {
+	return r.object(func(name string) (err error) {
+		if name == "quotations" && !quotations {
+			return r.skip()
+		}
 		switch name {
 		case "id_offerta":
 			o.IDOfferta, err = r.int64()

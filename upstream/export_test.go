@@ -88,3 +88,7 @@ func UnquoteFastEnd(b []byte) (int, bool) {
 // TimestampCases are timestamps and whether the reflection decoder accepts
 // them (stopmap_test.go).
 var TimestampCases = timestampCases
+
+// OfferListing is the offer listing's page (offerListing): an OfferPage
+// decoded without its offers' quotations.
+type OfferListing = offerListing

@@ -65,7 +65,7 @@ var invScanners = sync.Pool{New: func() any { return new(invScanner) }}
 // types the scanner knows; ok is false for any other type.
 func scanInventory(body []byte, out any) (ok bool, err error) {
 	switch out.(type) {
-	case *VehiclePage, *Vehicle, *OfferPage, *Offer, *contentList:
+	case *VehiclePage, *Vehicle, *OfferPage, *offerListing, *Offer, *contentList:
 	default:
 		return false, nil
 	}
@@ -78,7 +78,7 @@ func scanInventory(body []byte, out any) (ok bool, err error) {
 	// summary texts). A larger need grows it.
 	keep := len(body) / 3
 	switch out.(type) {
-	case *OfferPage:
+	case *OfferPage, *offerListing:
 		keep = len(body) / 6
 	case *contentList:
 		keep = len(body)
@@ -96,6 +96,8 @@ func scanInventory(body []byte, out any) (ok bool, err error) {
 		err = s.vehicle(o)
 	case *OfferPage:
 		err = s.offerPage(o)
+	case *offerListing:
+		err = s.offerListing(o)
 	case *Offer:
 		err = s.offer(o)
 	case *contentList:
@@ -1710,6 +1712,45 @@ func offerPageField(s *invScanner, p *OfferPage, id uint8) (err error) {
 }
 
 func (s *invScanner) offer(o *Offer) error { return scanObject(s, o, shapeOffer, offerField) }
+
+// offerListing is an offer page as the offer listing reads it: the offers
+// without their quotations. A listing item publishes none of an offer's
+// quotations (mapping.offerSource), only its detail does, and they are
+// most of an offer page's work (a list of objects of numbers per offer):
+// they are skipped like an internal member (a validating skip that builds
+// nothing), so Quotations stays nil: a quotation that is valid JSON but
+// not of its type, which an OfferPage refuses, no longer fails a listing
+// that does not show it. Every other field is read as in an OfferPage.
+// TestOfferListingIsOfferPageWithoutQuotations proves it.
+type offerListing OfferPage
+
+func (s *invScanner) offerListing(p *offerListing) error {
+	return scanObject(s, p, shapeTop, offerListingField)
+}
+
+func offerListingField(s *invScanner, p *offerListing, id uint8) (err error) {
+	switch id {
+	case topTotal:
+		p.Total, err = s.int()
+	case topItems:
+		err = scanCounted(s, &p.Items, shapeOffer, (*invScanner).listedOffer)
+	default:
+		err = s.skip()
+	}
+	return err
+}
+
+// listedOffer reads an offer of an offerListing.
+func (s *invScanner) listedOffer(o *Offer) error {
+	return scanObject(s, o, shapeOffer, listedOfferField)
+}
+
+func listedOfferField(s *invScanner, o *Offer, id uint8) error {
+	if id == ofQuotations {
+		return s.skip()
+	}
+	return offerField(s, o, id)
+}
 
 func offerField(s *invScanner, o *Offer, id uint8) (err error) {
 	switch id {

@@ -17,6 +17,7 @@ var inventoryKinds = []func() any{
 	func() any { return new(upstream.Vehicle) },
 	func() any { return new(upstream.OfferPage) },
 	func() any { return new(upstream.Offer) },
+	func() any { return new(upstream.OfferListing) },
 }
 
 // compareScanner decodes body into a fresh target of mk with the inventory
@@ -63,6 +64,9 @@ func TestInventoryScannerEqualsFieldReader(t *testing.T) {
 			}
 		}
 		answers = append(answers, answer{fmt.Sprintf("/inventory/v1/dealers/%d/offers?page_size=1000", d), inventoryKinds[2]})
+		for _, ps := range []int{1, 20, 100, 1000} {
+			answers = append(answers, answer{fmt.Sprintf("/inventory/v1/dealers/%d/offers?page_size=%d", d, ps), inventoryKinds[4]})
+		}
 	}
 	details := 0
 	for i := 0; i < len(answers); i++ {
@@ -93,6 +97,67 @@ func TestInventoryScannerEqualsFieldReader(t *testing.T) {
 	}
 	if details < 100 {
 		t.Fatalf("%d answers, %d details: too few to prove anything", len(answers), details)
+	}
+}
+
+// TestOfferListingIsOfferPageWithoutQuotations: over every page of
+// every page size of every dealer's offers in the fake's corpus, the
+// listing's page (ListOffers) is exactly the whole OfferPage with each
+// offer's Quotations nil, and the whole pages do carry quotations (so the
+// skip is exercised); on the scanner's corner cases it accepts whatever
+// the whole page accepts, with the same result but the quotations.
+func TestOfferListingIsOfferPageWithoutQuotations(t *testing.T) {
+	h := fake.NewServer(fake.Options{}).Handler()
+	withoutQuotations := func(p upstream.OfferPage) upstream.OfferPage {
+		for i := range p.Items {
+			p.Items[i].Quotations = nil
+		}
+		return p
+	}
+	pages, quoted := 0, 0
+	for _, d := range corpus.DealerIDs() {
+		for _, ps := range []int{1, 20, 100, 1000} {
+			for page := 1; ; page++ {
+				body := fakeBody(t, h, fmt.Sprintf("/inventory/v1/dealers/%d/offers?page=%d&page_size=%d", d, page, ps))
+				var whole upstream.OfferPage
+				var listed upstream.OfferListing
+				if _, err := upstream.DecodeFields(body, &whole); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := upstream.DecodeFields(body, &listed); err != nil {
+					t.Fatal(err)
+				}
+				for _, o := range whole.Items {
+					quoted += len(o.Quotations)
+				}
+				if want := withoutQuotations(whole); !reflect.DeepEqual(upstream.OfferPage(listed), want) {
+					t.Fatalf("dealer %d page %d of %d:\nlisted %#v\nwant   %#v", d, page, ps, listed, want)
+				}
+				pages++
+				if len(whole.Items) < ps {
+					break
+				}
+			}
+		}
+	}
+	if pages < 50 || quoted < 100 {
+		t.Fatalf("%d pages, %d quotations: too few to prove anything", pages, quoted)
+	}
+	for _, body := range []string{
+		`{"total":1,"items":[{"id_offerta":7,"quotations":[{"months":36,"km_per_year":10000,"monthly_fee_eur":299.9}],"make":"Kia"},{"quotations":null},{"quotations":[]}]}`,
+		`{"items":[{"quotations":[{"x":[1,{"y":"\ud800"}]}],"quotations":[{"months":1}]}],"items":[{"slug":"s"}]}`,
+		`{"items":null,"total":-0}`,
+	} {
+		var whole upstream.OfferPage
+		var listed upstream.OfferListing
+		_, werr := upstream.DecodeFields([]byte(body), &whole)
+		_, lerr := upstream.DecodeFields([]byte(body), &listed)
+		if werr != nil || lerr != nil {
+			t.Fatalf("%s: whole %v, listed %v", body, werr, lerr)
+		}
+		if want := withoutQuotations(whole); !reflect.DeepEqual(upstream.OfferPage(listed), want) {
+			t.Fatalf("%s:\nlisted %#v\nwant   %#v", body, listed, want)
+		}
 	}
 }
 

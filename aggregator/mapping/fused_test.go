@@ -59,6 +59,16 @@ func TestListingFusedOverCorpus(t *testing.T) {
 							t.Fatal(err)
 						}
 						got = AppendOfferListing([]byte("prefix"), &l, os[lo:hi])
+						// The listing decodes offers without their
+						// quotations (upstream.Client.ListOffers): the
+						// body must not depend on them.
+						bare := append([]upstream.Offer(nil), os[lo:hi]...)
+						for i := range bare {
+							bare[i].Quotations = nil
+						}
+						if b := AppendOfferListing([]byte("prefix"), &l, bare); string(b) != string(got) {
+							t.Fatalf("dealer %d page %d of %d: the body depends on the quotations\nwith    %s\nwithout %s", d, page, size, got, b)
+						}
 					} else {
 						if want, err = vehicleListingByItems(l, vs[lo:hi]); err != nil {
 							t.Fatal(err)
