@@ -92,3 +92,7 @@ var TimestampCases = timestampCases
 // OfferListing is the offer listing's page (offerListing): an OfferPage
 // decoded without its offers' quotations.
 type OfferListing = offerListing
+
+// ArenaCap is the capacity of the arena p keeps for its next decoding
+// (ReuseStrings).
+func ArenaCap(p *VehiclePage) int { return cap(p.arena) }

@@ -83,7 +83,11 @@ func scanInventory(body []byte, out any) (ok bool, err error) {
 	case *contentList:
 		keep = len(body)
 	}
-	s.newArena(keep + 64)
+	if p, ok := out.(*VehiclePage); ok && p.reuse && cap(p.arena) > 0 {
+		s.arena = p.arena[:0] // its strings are no longer in use (ReuseStrings)
+	} else {
+		s.newArena(keep + 64)
+	}
 	// The maps of the body's quotes, backslashes and control characters
 	// and of its bytes beyond ASCII (stopmap.go), made in one vector pass:
 	// the end of a string and whether it is ASCII are then looked up, not
@@ -107,6 +111,12 @@ func scanInventory(body []byte, out any) (ok bool, err error) {
 		s.ws()
 		if s.i != len(s.b) {
 			err = s.fail("data after the top-level value")
+		}
+	}
+	if p, ok := out.(*VehiclePage); ok && p.reuse {
+		p.arena = nil
+		if cap(s.arena) <= maxReusedArena {
+			p.arena = s.arena // the last block, the largest
 		}
 	}
 	// Keep neither the body nor the strings nor the numbers in the pool.
@@ -1010,8 +1020,8 @@ func isHex4(b []byte) bool {
 }
 
 // newArena gives the scanner an arena of its own with room for n bytes.
-// An arena is never reused: the strings made from it belong to the
-// decoded values.
+// An arena is never reused, but by a VehiclePage with ReuseStrings: the
+// strings made from it belong to the decoded values.
 func (s *invScanner) newArena(n int) { s.arena = make([]byte, 0, n) }
 
 // keep returns a copy of v in the arena: a string over the arena's bytes,
@@ -1030,6 +1040,21 @@ func (s *invScanner) keep(v string) string {
 	s.arena = append(s.arena, v...)
 	return unsafe.String(&s.arena[n], len(v))
 }
+
+// maxReusedArena bounds the arena a VehiclePage keeps for its next
+// decoding (ReuseStrings), so that one huge page does not pin its memory:
+// the strings of a 100-item summary page of the fake's corpus take about
+// 21 KB.
+const maxReusedArena = 64 << 10
+
+// ReuseStrings makes every later decoding into p cut the strings of its
+// records from the memory of the last one's strings instead of allocating
+// it anew (up to maxReusedArena): it overwrites them. It is for a caller
+// that decodes into one pooled page again and again (the edge's listing
+// fill) and keeps no string of p's records, nor anything that refers to
+// one, once it decodes into p again or gives p back to its pool: what it
+// builds from the records it copies (a body encoded from them).
+func (p *VehiclePage) ReuseStrings() { p.reuse = true }
 
 // keepBytes is keep for bytes of the body.
 func (s *invScanner) keepBytes(v []byte) string { return s.keep(bytesString(v)) }

@@ -146,6 +146,12 @@ func VehicleSummary(v Vehicle) Vehicle {
 type VehiclePage struct {
 	Total int       `json:"total"`
 	Items []Vehicle `json:"items"`
+
+	// With reuse set (ReuseStrings), arena is the memory the strings of
+	// the last decoding into the page were cut from, which the next one
+	// cuts its own from again (pagescan.go).
+	arena []byte
+	reuse bool
 }
 
 // VehicleQuery is a vehicle listing request; filters and pagination are

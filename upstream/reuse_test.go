@@ -1,0 +1,95 @@
+package upstream_test
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"unsafe"
+
+	"github.com/dealer-edge/dealer-edge/upstream"
+	"github.com/dealer-edge/dealer-edge/upstream/fake"
+	"github.com/dealer-edge/dealer-edge/upstream/fake/corpus"
+)
+
+// TestVehiclePageReuseStrings: decoding page after page into one page with
+// ReuseStrings (as the listing fill does with its pooled scratch) gives
+// each time what a decoding into a fresh page gives, cuts the strings from
+// the last decoding's memory (it is reused, not allocated anew), and the
+// copy made of a page before the next decoding stays intact.
+func TestVehiclePageReuseStrings(t *testing.T) {
+	h := fake.NewServer(fake.Options{}).Handler()
+	var pg upstream.VehiclePage
+	pg.ReuseStrings()
+	var kept []string // copies of earlier pages' first ids, and the pages they came from
+	reused := 0
+	for round := range 3 {
+		for _, d := range corpus.DealerIDs() {
+			for _, ps := range []int{1, 20, 100} {
+				for page := 1; page <= 2; page++ {
+					body := fakeBody(t, h, fmt.Sprintf("/inventory/v1/dealers/%d/vehicles?service=REWIND&page=%d&page_size=%d&view=summary", d, page, ps))
+					var want upstream.VehiclePage
+					if _, err := upstream.DecodeFields(body, &want); err != nil {
+						t.Fatal(err)
+					}
+					before := upstream.ArenaCap(&pg)
+					var prev *byte
+					if len(pg.Items) > 0 && pg.Items[0].IDAuto != "" {
+						prev = unsafe.StringData(pg.Items[0].IDAuto)
+					}
+					clear(pg.Items)
+					pg.Items = pg.Items[:0]
+					if _, err := upstream.DecodeFields(body, &pg); err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(pg.Items, want.Items) || pg.Total != want.Total {
+						t.Fatalf("round %d dealer %d page %d of %d: reused page differs from a fresh one", round, d, page, ps)
+					}
+					if prev != nil && before > 0 && len(pg.Items) > 0 && unsafe.StringData(pg.Items[0].IDAuto) == prev {
+						reused++
+					}
+					if len(want.Items) > 0 {
+						kept = append(kept, string([]byte(pg.Items[0].IDAuto)), want.Items[0].IDAuto)
+					}
+				}
+			}
+		}
+	}
+	for i := 0; i < len(kept); i += 2 {
+		if kept[i] != kept[i+1] {
+			t.Fatalf("copy %d: %q, want %q", i/2, kept[i], kept[i+1])
+		}
+	}
+	if reused < 10 {
+		t.Fatalf("the arena was reused %d times: too few", reused)
+	}
+	if c := upstream.ArenaCap(&pg); c == 0 || c > 64<<10 {
+		t.Fatalf("kept arena of %d bytes", c)
+	}
+}
+
+// TestVehiclePageReuseStringsBound: a page whose strings need more than
+// the bound keeps no arena for the next decoding.
+func TestVehiclePageReuseStringsBound(t *testing.T) {
+	var b []byte
+	b = append(b, `{"total":200,"items":[`...)
+	for i := range 200 {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, `{"id_auto":"%0500d","make":"Fiat"}`, i)
+	}
+	b = append(b, "]}"...)
+	var pg upstream.VehiclePage
+	pg.ReuseStrings()
+	if _, err := upstream.DecodeFields(b, &pg); err != nil {
+		t.Fatal(err)
+	}
+	if c := upstream.ArenaCap(&pg); c != 0 {
+		t.Fatalf("kept an arena of %d bytes after a page of %d", c, len(b))
+	}
+	var small upstream.VehiclePage
+	small.ReuseStrings()
+	if _, err := upstream.DecodeFields([]byte(`{"items":[{"id_auto":"a"}]}`), &small); err != nil || upstream.ArenaCap(&small) == 0 {
+		t.Fatalf("a small page kept no arena (%v)", err)
+	}
+}
