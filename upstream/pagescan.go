@@ -1835,27 +1835,48 @@ func utcSeconds(b []byte, i int) (time.Time, bool) {
 	if len(b)-i < n {
 		return time.Time{}, false
 	}
-	t := b[i : i+n]
-	if t[0] != '"' || t[5] != '-' || t[8] != '-' || t[11] != 'T' || t[14] != ':' || t[17] != ':' || t[20] != 'Z' || t[21] != '"' {
+	// The 22 bytes as three little-endian words (the last two overlap at
+	// byte 14), checked and read a word at a time: the punctuation by a
+	// comparison under a mask, the digits by their high nibble (3) and
+	// that of the byte plus 6 (3 still: 0-9, not :-?). No byte carries
+	// into the next: a digit's plus 6 stays in its byte, a punctuation
+	// byte gets 0.
+	le := binary.LittleEndian
+	w0 := le.Uint64(b[i:])     // "YYYY-MM
+	w1 := le.Uint64(b[i+8:])   // -DDThh:m
+	w2 := le.Uint64(b[i+n-8:]) // :mm:ssZ"
+	const (
+		p0 = 0x00_00_2D_00_00_00_00_22 // " and -
+		m0 = 0x00_00_FF_00_00_00_00_FF
+		d0 = 0xFF_FF_00_FF_FF_FF_FF_00 // digits: Y Y Y Y, M M
+		p1 = 0x00_3A_00_00_54_00_00_2D // -, T, :
+		m1 = 0x00_FF_00_00_FF_00_00_FF
+		d1 = 0xFF_00_FF_FF_00_FF_FF_00 // D D, h h, m
+		p2 = 0x22_5A_00_00_3A_00_00_3A // :, :, Z, "
+		m2 = 0xFF_FF_00_00_FF_00_00_FF
+		d2 = 0x00_00_FF_FF_00_FF_FF_00 // m m, s s
+		hi = 0xF0F0F0F0F0F0F0F0
+		t3 = 0x3030303030303030
+		s6 = 0x0606060606060606
+	)
+	if w0&m0 != p0 || w1&m1 != p1 || w2&m2 != p2 ||
+		w0&(d0&hi) != d0&t3 || (w0+d0&s6)&(d0&hi) != d0&t3 ||
+		w1&(d1&hi) != d1&t3 || (w1+d1&s6)&(d1&hi) != d1&t3 ||
+		w2&(d2&hi) != d2&t3 || (w2+d2&s6)&(d2&hi) != d2&t3 {
 		return time.Time{}, false
 	}
-	num := func(s []byte) (int, bool) {
-		v := 0
-		for _, c := range s {
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			v = v*10 + int(c-'0')
-		}
-		return v, true
-	}
-	year, ok1 := num(t[1:5])
-	month, ok2 := num(t[6:8])
-	day, ok3 := num(t[9:11])
-	hour, ok4 := num(t[12:14])
-	minute, ok5 := num(t[15:17])
-	sec, ok6 := num(t[18:20])
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || sec > 59 {
+	// Byte k of a word (its value minus '0' where it is a digit).
+	w0 -= d0 & t3
+	w1 -= d1 & t3
+	w2 -= d2 & t3
+	dig := func(w uint64, k uint) int { return int(w >> (8 * k) & 0xFF) }
+	year := dig(w0, 1)*1000 + dig(w0, 2)*100 + dig(w0, 3)*10 + dig(w0, 4)
+	month := dig(w0, 6)*10 + dig(w0, 7)
+	day := dig(w1, 1)*10 + dig(w1, 2)
+	hour := dig(w1, 4)*10 + dig(w1, 5)
+	minute := dig(w2, 1)*10 + dig(w2, 2)
+	sec := dig(w2, 4)*10 + dig(w2, 5)
+	if month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || sec > 59 {
 		return time.Time{}, false
 	}
 	if day > 28 && day > daysIn(month, year) {
@@ -1865,24 +1886,26 @@ func utcSeconds(b []byte, i int) (time.Time, bool) {
 }
 
 // unixDays is the number of days from 1970-01-01 to the date (proleptic
-// Gregorian, month 1-12, day 1-31), the civil-to-days algorithm of Howard
-// Hinnant's date library: what time.Date computes, without its
-// normalisation of out-of-range fields (utcSeconds has none).
+// Gregorian, year 0-9999, month 1-12, day 1-31), the civil-to-days
+// algorithm of Howard Hinnant's date library: what time.Date computes,
+// without its normalisation of out-of-range fields (utcSeconds has none).
+// The year counts from March (January and February belong to the year
+// before), shifted by an era of 400 years so that it is never negative:
+// the leap days up to it are then plain unsigned divisions, and an era is
+// a whole number of days (146097).
 func unixDays(year, month, day int) int64 {
-	y := int64(year)
+	y := uint(year + 400)
 	if month <= 2 {
 		y--
 	}
-	era := y / 400
-	if y < 0 && y%400 != 0 {
-		era--
-	}
-	yoe := y - era*400        // [0, 399]
-	mp := int64(month+9) % 12 // March is 0
-	doy := (153*mp+2)/5 + int64(day) - 1
-	doe := yoe*365 + yoe/4 - yoe/100 + doy
-	return era*146097 + doe - 719468
+	days := 365*y + y/4 - y/100 + y/400 + uint(marchDays[month&15]) + uint(day) - 1
+	return int64(days) - (719468 + 146097)
 }
+
+// marchDays is the number of days from March 1 to the first of the month
+// (1-12) in a year that starts in March: (153*mp+2)/5 for mp the months
+// since March.
+var marchDays = [16]uint16{1: 306, 2: 337, 3: 0, 4: 31, 5: 61, 6: 92, 7: 122, 8: 153, 9: 184, 10: 214, 11: 245, 12: 275}
 
 // daysIn is the number of days of month in year (proleptic Gregorian).
 func daysIn(month, year int) int {
