@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dealer-edge/dealer-edge/aggregator/mapping"
@@ -340,6 +341,16 @@ func (s *Server) slugOnlySlugs(ctx context.Context, st *liveSettings, dealerID i
 	return b, nil
 }
 
+// hubSectionSpanNames are the span names of the hub's sections, by index
+// into upstream.ContentTypes.
+var hubSectionSpanNames = func() []string {
+	n := make([]string, len(upstream.ContentTypes))
+	for i, ct := range upstream.ContentTypes {
+		n[i] = "hub section " + ct
+	}
+	return n
+}()
+
 // contentHub serves 4.3 GET /dealer/content/hub: the six sections are
 // fetched concurrently, so the hub takes as long as its slowest section.
 // A section whose backend fails is left out and the hub is marked partial
@@ -371,7 +382,14 @@ func (s *Server) contentHub(ctx *fasthttp.RequestCtx, rs *reqState) {
 		section := func(i int) {
 			ct := upstream.ContentTypes[i]
 			errs[i] = guard(func() (err error) {
-				sc, span := s.startSpan(c, "hub section "+ct, attrSection.String(ct))
+				// The span's name and attribute are made only for a
+				// traced request: this runs before the section's call is
+				// written, and the six calls are written one after the
+				// other.
+				sc, span := c, trace.Span(nil)
+				if s.spanning(c) {
+					sc, span = s.startSpan(c, hubSectionSpanNames[i], attrSection.String(ct))
+				}
 				defer func() { endSpan(span, err) }()
 				sections[i], err = s.listing(sc, st, pr.dealerID, ct, fp, false)
 				return err

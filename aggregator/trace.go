@@ -141,6 +141,12 @@ func (rs *reqState) fillParent() context.Context {
 	return ctx
 }
 
+// spanning reports whether startSpan would start a span in ctx: the server
+// traces and the span in ctx is recording.
+func (s *Server) spanning(ctx context.Context) bool {
+	return s.tracer != nil && trace.SpanFromContext(ctx).IsRecording()
+}
+
 // startSpan starts a child span of the span in ctx when that span is
 // recording (a traced request); otherwise it returns ctx and a nil span.
 func (s *Server) startSpan(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {

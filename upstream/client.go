@@ -619,7 +619,7 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 		u.SetHost(c.host)
 	}
 	req.Header.SetHost(c.host)
-	req.Header.Set(fasthttp.HeaderAccept, "application/json")
+	req.Header.SetCanonical(hdrAccept, valJSON)
 	setTraceHeaders(ctx, &req.Header)
 
 	deadline := time.Now().Add(s.timeout)
@@ -710,6 +710,15 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 		return unavailable(s.name, "status "+strconv.Itoa(sc))
 	}
 }
+
+// Header names of a call in fasthttp's canonical form, set with
+// SetCanonical: the bytes Set writes, without normalising the name on every
+// call.
+var (
+	hdrAccept    = []byte(fasthttp.HeaderAccept)
+	valJSON      = []byte("application/json")
+	hdrRequestID = []byte("X-Request-Id")
+)
 
 // exchange is the outcome of a call's exchange (fetch): the exchange's
 // error, else the body read to its end (whatever the status) or the error

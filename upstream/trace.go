@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"encoding/hex"
+	"unsafe"
 
 	"github.com/valyala/fasthttp"
 	"go.opentelemetry.io/otel/trace"
@@ -56,7 +57,7 @@ func TraceFrom(ctx context.Context) (requestID, traceparent string) {
 func setTraceHeaders(ctx context.Context, h *fasthttp.RequestHeader) {
 	tv, _ := ctx.Value(traceKey{}).(traceValues)
 	if headerSafe(tv.requestID) {
-		h.Set("X-Request-ID", tv.requestID)
+		h.SetCanonical(hdrRequestID, s2b(tv.requestID))
 	}
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 		var b [55]byte
@@ -86,6 +87,9 @@ func setTraceHeaders(ctx context.Context, h *fasthttp.RequestHeader) {
 		}
 	}
 }
+
+// s2b views s as bytes, for fasthttp setters that copy their value.
+func s2b(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // maxTracestate bounds a forwarded tracestate: W3C trace context allows 32
 // list members, which fit in 512 characters as the specification expects
