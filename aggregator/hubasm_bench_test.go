@@ -15,26 +15,13 @@ import (
 // as the hub's body (appendHubJSON) into a reused buffer, as the hub's
 // pooled fill body is. The sections are read once, before the loop.
 func BenchmarkHubAssembly(b *testing.B) {
-	s := newBenchServer(b, true)
-	st := DefaultSettings()
-	for _, ct := range upstream.ContentTypes {
-		st.ContentCache[ct] = cache.Policy{}
-	}
-	if err := s.UpdateSettings(st); err != nil {
-		b.Fatal(err)
-	}
-	live := s.settings.Load()
-	sections := make([]listingPage, len(upstream.ContentTypes))
-	shown := make([]int, len(upstream.ContentTypes))
-	for i, ct := range upstream.ContentTypes {
-		l, err := s.listing(context.Background(), live, 101, ct, params{page: 1, pageSize: 5}, false)
-		if err != nil {
-			b.Fatal(err)
-		}
+	sections := viewsOffPages(b, 5, false)
+	shown := make([]int, len(sections))
+	for i, l := range sections {
 		if l.vis.memo != nil || l.to-l.from != 5 {
-			b.Fatalf("%s: section of %d items, memo %v", ct, l.to-l.from, l.vis.memo != nil)
+			b.Fatalf("%s: section of %d items, memo %v", upstream.ContentTypes[i], l.to-l.from, l.vis.memo != nil)
 		}
-		sections[i], shown[i] = l, i
+		shown[i] = i
 	}
 	meta := &publicshape.Meta{Dealer: &publicshape.DealerMeta{ID: 101, Name: "Concessionaria Bench", BrandName: "Bench", City: "Milano", Province: "MI", PrimaryDomain: "bench.example.it"}}
 	var buf []byte
@@ -55,23 +42,9 @@ func BenchmarkHubAssembly(b *testing.B) {
 // comparison, by the items path it replaced (appendJSONByItems: the items
 // mapped, then encoded).
 func BenchmarkContentListingBody(b *testing.B) {
-	s := newBenchServer(b, true)
-	st := DefaultSettings()
-	for _, ct := range upstream.ContentTypes {
-		st.ContentCache[ct] = cache.Policy{}
-	}
-	if err := s.UpdateSettings(st); err != nil {
-		b.Fatal(err)
-	}
-	live := s.settings.Load()
-	pages := make([]listingPage, len(upstream.ContentTypes))
-	for i, ct := range upstream.ContentTypes {
-		l, err := s.listing(context.Background(), live, 101, ct, params{page: 1, pageSize: 20}, true)
-		if err != nil {
-			b.Fatal(err)
-		}
-		l.Meta = &publicshape.Meta{Dealer: &publicshape.DealerMeta{ID: 101, Name: "Concessionaria Bench"}}
-		pages[i] = l
+	pages := viewsOffPages(b, 20, true)
+	for i := range pages {
+		pages[i].Meta = &publicshape.Meta{Dealer: &publicshape.DealerMeta{ID: 101, Name: "Concessionaria Bench"}}
 	}
 	for _, byItems := range []bool{false, true} {
 		b.Run(map[bool]string{false: "fused", true: "by_items"}[byItems], func(b *testing.B) {
@@ -95,4 +68,30 @@ func BenchmarkContentListingBody(b *testing.B) {
 			b.SetBytes(int64(n / max(b.N, 1)))
 		})
 	}
+}
+
+// viewsOffPages reads the first page of pageSize of each content type of
+// the fake's first dealer with the content views off (content_listing's
+// cache off), as a cold hub's sections (echo false) or a listing miss
+// (echo true) read them.
+func viewsOffPages(b *testing.B, pageSize int, echo bool) []listingPage {
+	b.Helper()
+	s := newBenchServer(b, true)
+	st := DefaultSettings()
+	for _, ct := range upstream.ContentTypes {
+		st.ContentCache[ct] = cache.Policy{}
+	}
+	if err := s.UpdateSettings(st); err != nil {
+		b.Fatal(err)
+	}
+	live := s.settings.Load()
+	pages := make([]listingPage, len(upstream.ContentTypes))
+	for i, ct := range upstream.ContentTypes {
+		l, err := s.listing(context.Background(), live, 101, ct, params{page: 1, pageSize: pageSize}, echo)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pages[i] = l
+	}
+	return pages
 }
