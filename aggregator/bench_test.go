@@ -94,7 +94,7 @@ func newBenchServerVia(tb testing.TB, localLimiter bool, tr *tracing.Tracing, co
 	mr := miniredis.RunT(tb)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	tb.Cleanup(func() { _ = rdb.Close() })
-	co.Redis, co.ServeStaleOn, co.TracerProvider = rdb, ServeStaleOn, tp
+	co.Redis, co.ServeStaleOn, co.DropOn, co.TracerProvider = rdb, ServeStaleOn, DropOn, tp
 	c, err := cache.New(co)
 	if err != nil {
 		tb.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/dealer-edge/dealer-edge/cache"
+	"github.com/dealer-edge/dealer-edge/publicshape"
+	"github.com/dealer-edge/dealer-edge/upstream"
 )
 
 // Remembered "not found" answers.
@@ -119,4 +121,32 @@ func (s *Server) record(ctx context.Context, dealerID int64, nc *notFoundCheck, 
 		return
 	}
 	s.cache.Put(ctx, dealerID, nc.key, nc.pol, stamp, notFoundBody)
+}
+
+// DropOn reports whether a fill's error is a 404 answer for the response's
+// key (cache.Options.DropOn): the detail's record is gone (a sold vehicle,
+// a withdrawn offer, a removed content item: a 404 problem of the route,
+// or its remembered "not found" found by the fill), or the services no
+// longer know the dealer (dealer_not_found). The cache then removes the
+// key's entry everywhere: a stale 200 kept for stale-while-revalidate
+// would otherwise be served again by each stale hit once the remembered
+// "not found" ended, every not_found_ttl until the entry's windows ran
+// out, and each such hit would call the services again. A failure
+// (timeout, 5xx, open breaker, a partial answer) is not such an answer:
+// the entry stays for stale-if-error.
+func DropOn(err error) bool {
+	var pe *partialError
+	if errors.As(err, &pe) || errors.Is(err, upstream.ErrUnavailable) {
+		return false
+	}
+	var nh *notFoundHit
+	if errors.As(err, &nh) {
+		return true
+	}
+	var ae *apiError
+	if errors.As(err, &ae) {
+		status, _, ok := publicshape.ProblemFor(ae.code)
+		return ok && status == fasthttp.StatusNotFound
+	}
+	return errors.Is(err, upstream.ErrNotFound)
 }

@@ -89,7 +89,7 @@ func (b *faultyBackend) Equipment(ctx context.Context, versionCode string) (upst
 // faultyEdge is notFoundEdge with its backend wrapped in a faultyBackend.
 func faultyEdge(t *testing.T, clock *nfClock, copts cache.Options) (*indexEdge, *faultyBackend, *cache.Cache) {
 	t.Helper()
-	copts.ServeStaleOn = ServeStaleOn
+	copts.ServeStaleOn, copts.DropOn = ServeStaleOn, DropOn
 	if clock != nil {
 		copts.Now = clock.now
 	}
@@ -436,42 +436,74 @@ func TestNotFoundReviewReloadOff(t *testing.T) {
 	}
 }
 
-// TestNotFoundReviewSoldFlipsBack documents what a sold vehicle's answers
-// are while its response is within stale-while-revalidate: the remembered
-// 404 until the fact's not_found_ttl ends, then one stale 200 (the
-// response entry is still there, and a stale answer within the window is
-// served before its refresh), then the 404 again.
-func TestNotFoundReviewSoldFlipsBack(t *testing.T) {
-	clock := newNFClock()
-	e, fb, _ := faultyEdge(t, clock, cache.Options{})
-	uri, id := knownVehicle(t, e, "demo-key-alpha")
-	if st, _ := e.body(t, uri, "demo-key-alpha"); st != 200 {
-		t.Fatal("first request not 200")
-	}
-	fb.hide(id, true)
-	pol := DefaultSettings().Cache[RouteInventoryDetails]
-	clock.add(pol.TTL + time.Second)
-	var seen []int
-	next := func() int {
-		st, _ := e.body(t, uri, "demo-key-alpha")
-		seen = append(seen, st)
-		return st
-	}
-	waitFor404 := func() {
-		deadline := time.Now().Add(3 * time.Second)
-		for next() != 404 {
-			if time.Now().After(deadline) {
-				t.Fatalf("no 404: %v", seen)
+// TestNotFoundReviewSoldStaysGone: a sold vehicle whose response is
+// within stale-while-revalidate is served stale once (the window's
+// promise: a stale answer first, its refresh behind it), and from the
+// moment that refresh finds the 404 never again: not after the
+// remembered "not found" ends (the stale 200 used to come back then, once
+// per not_found_ttl, until the windows ran out), not with not_found_ttl
+// off, not from Redis (the entry is deleted there too, so another
+// instance or a restart does not find it). Subtests: with and without a
+// remembered "not found", with L1 alone and with Redis.
+func TestNotFoundReviewSoldStaysGone(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		notFoundOn bool
+		redis      bool
+	}{
+		{"remembered not found", true, false},
+		{"not_found_ttl 0", false, false},
+		{"remembered not found, Redis", true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clock := newNFClock()
+			var copts cache.Options
+			if c.redis {
+				srv := redistest.Start(t)
+				rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+				t.Cleanup(func() { _ = rdb.Close() })
+				copts.Redis, copts.RedisTimeout = rdb, 5*time.Second
+				copts.Prefix = fmt.Sprintf("nfsg%d", time.Now().UnixNano()%1e9)
 			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	waitFor404()
-	clock.add(DefaultNotFoundTTL) // the fact ends; the response is still within stale-while-revalidate
-	st := next()
-	waitFor404()
-	t.Logf("answers: %v", seen)
-	if st != 200 {
-		t.Errorf("after the fact's end: %d, want the stale 200 this test documents", st)
+			e, fb, cc := faultyEdge(t, clock, copts)
+			if !c.notFoundOn {
+				st := DefaultSettings()
+				st.NotFoundTTL[RouteInventoryDetails] = 0
+				if err := e.s.UpdateSettings(st); err != nil {
+					t.Fatal(err)
+				}
+			}
+			uri, id := knownVehicle(t, e, "demo-key-alpha")
+			if st, _ := e.body(t, uri, "demo-key-alpha"); st != 200 {
+				t.Fatal("first request not 200")
+			}
+			fb.hide(id, true) // sold
+			pol := DefaultSettings().Cache[RouteInventoryDetails]
+			clock.add(pol.TTL + time.Second) // within stale-while-revalidate
+			var seen []int
+			next := func() int {
+				st, _ := e.body(t, uri, "demo-key-alpha")
+				seen = append(seen, st)
+				return st
+			}
+			deadline := time.Now().Add(3 * time.Second)
+			for next() != 404 { // the stale answer, until its refresh ends
+				if time.Now().After(deadline) {
+					t.Fatalf("no 404: %v", seen)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			for range 3 {
+				clock.add(DefaultNotFoundTTL) // the fact ends; the response would be within stale-while-revalidate
+				for range 3 {
+					if st := next(); st != 404 {
+						t.Fatalf("answers %v: a 200 after the 404 (the stale entry served again)", seen)
+					}
+				}
+			}
+			if got := cc.Stats().Dropped; got == 0 {
+				t.Errorf("Dropped %d, want at least 1", got)
+			}
+		})
 	}
 }

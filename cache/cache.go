@@ -105,6 +105,12 @@ type Options struct {
 	// ServeStaleOn decides which fill errors allow serving an entry within
 	// its stale-if-error window. Default: every error.
 	ServeStaleOn func(error) bool
+	// DropOn decides which fill errors mean that the key's response no
+	// longer exists (a detail whose record the service now answers 404
+	// for): the key's entry is then removed from L1, the bulk tier and
+	// Redis, so a copy kept for stale-while-revalidate or stale-if-error
+	// is never served again; a later request fills anew. Default: none.
+	DropOn func(error) bool
 	// RefreshTimeout bounds a background stale-while-revalidate refresh and
 	// a shared fill whose first caller had no deadline. Default 5s.
 	RefreshTimeout time.Duration
@@ -155,6 +161,7 @@ type Cache struct {
 	now            func() time.Time
 	log            *slog.Logger
 	serveStaleOn   func(error) bool
+	dropOn         func(error) bool
 	redisTimeout   time.Duration
 	refreshTimeout time.Duration
 	lockTTL        time.Duration
@@ -261,6 +268,7 @@ func New(opts Options) (*Cache, error) {
 		now:            opts.Now,
 		log:            opts.Logger,
 		serveStaleOn:   opts.ServeStaleOn,
+		dropOn:         opts.DropOn,
 		redisTimeout:   opts.RedisTimeout,
 		refreshTimeout: opts.RefreshTimeout,
 		lockTTL:        opts.LockTTL,
@@ -742,6 +750,10 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 	endSpan(span, err)
 	if err != nil {
 		c.st.fillErrors.Add(1)
+		if c.dropOn != nil && c.dropOn(err) {
+			c.drop(ctx, dealer, key, gen, ep, rkey)
+			return outcome{}, err
+		}
 		if !refresh && fallback != nil && c.serveStaleOn(err) && pol.state(fallback, c.now()) != stateExpired {
 			c.st.staleOnError.Add(1)
 			return outcome{fallback, Stale}, nil
@@ -764,6 +776,28 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		c.l2Set(ctx, rkey, e, &held)
 	}
 	return outcome{e, Miss}, nil
+}
+
+// drop removes the entry of key under (gen, ep) from L1, the bulk tier
+// and Redis (rkey, when L2 is in use): its fill answered that the response
+// no longer exists (Options.DropOn). A stale copy left behind would be
+// served again by every stale hit, each starting a refresh that finds the
+// same answer (a sold vehicle's 200 came back once per remembered
+// "not found"). A fresh entry another fill stored meanwhile goes too: the
+// next request fills it again.
+func (c *Cache) drop(ctx context.Context, dealer int64, key string, gen, ep uint64, rkey string) {
+	c.st.dropped.Add(1)
+	if c.l1 != nil {
+		if n := c.l1.lookupString(dealer, key); n != nil {
+			c.l1.remove(n)
+		}
+	}
+	if c.bulk != nil {
+		c.bulk.del(dealer, gen, ep, []byte(key))
+	}
+	if rkey != "" && c.redisUp.Load() {
+		_ = c.redisCmd(ctx, redis.NewIntCmd(ctx, "del", rkey))
+	}
 }
 
 // storedSince returns the entry another fill of the key in this instance

@@ -11,7 +11,7 @@ type counters struct {
 	coalesced, lockWaitHits          atomic.Uint64
 	refreshes, refreshErrors, purges atomic.Uint64
 	refreshesSkipped, purgesAll      atomic.Uint64
-	redisDownEvents                  atomic.Uint64
+	redisDownEvents, dropped         atomic.Uint64
 }
 
 // Stats is a snapshot of the cache's counters (totals since New) and gauges.
@@ -49,6 +49,9 @@ type Stats struct {
 	// again: nothing decoded, encoded or compressed. They count in Fills,
 	// not in FillsUnchanged.
 	FillsRevalidated uint64
+	// Dropped counts entries removed because their fill answered that the
+	// response no longer exists (Options.DropOn: a detail's 404).
+	Dropped uint64
 	// Coalesced counts Get calls that shared another call's flight instead of
 	// running their own; LockWaitHits fills saved by waiting on another
 	// instance's lock.
@@ -91,6 +94,7 @@ func (c *Cache) Stats() Stats {
 		FillsUnchanged:   c.st.fillsUnchanged.Load(),
 		FillsRevalidated: c.st.fillsRevalidated.Load(),
 		StaleOnError:     c.st.staleOnError.Load(),
+		Dropped:          c.st.dropped.Load(),
 		Coalesced:        c.st.coalesced.Load(),
 		LockWaitHits:     c.st.lockWaitHits.Load(),
 		Refreshes:        c.st.refreshes.Load(),

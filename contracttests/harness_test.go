@@ -91,7 +91,7 @@ func startEnv(t testing.TB, o envOptions) *env {
 	}
 	t.Cleanup(up.Close)
 	e.up = up
-	e.cache, err = cache.New(cache.Options{Redis: rdb, Logger: logger, ServeStaleOn: aggregator.ServeStaleOn, RedisTimeout: 200 * time.Millisecond})
+	e.cache, err = cache.New(cache.Options{Redis: rdb, Logger: logger, ServeStaleOn: aggregator.ServeStaleOn, DropOn: aggregator.DropOn, RedisTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

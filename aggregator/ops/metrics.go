@@ -94,9 +94,12 @@ type CacheStats struct {
 	// FillsRevalidated those whose upstream answer was the one that entry
 	// was built from (nothing decoded, built or compressed).
 	FillsUnchanged, FillsRevalidated uint64
-	L1Evictions                      uint64
-	L1Bytes, L1Entries               int64
-	RedisErrors                      uint64
+	// Dropped counts entries removed because their fill answered 404 (a
+	// sold vehicle, a withdrawn offer or item): never served stale again.
+	Dropped            uint64
+	L1Evictions        uint64
+	L1Bytes, L1Entries int64
+	RedisErrors        uint64
 	// BulkHits counts hits answered from L1's off-heap bulk tier;
 	// BulkBytes and BulkEntries are its size (zero without one).
 	BulkHits               uint64
@@ -607,6 +610,7 @@ func (m *Metrics) writeDynamic(w io.Writer) {
 		metrics.WriteCounterUint64(w, "edge_cache_fill_errors_total", s.FillErrors)
 		metrics.WriteCounterUint64(w, "edge_cache_fills_unchanged_total", s.FillsUnchanged)
 		metrics.WriteCounterUint64(w, "edge_cache_fills_revalidated_total", s.FillsRevalidated)
+		metrics.WriteCounterUint64(w, "edge_cache_dropped_total", s.Dropped)
 		metrics.WriteCounterUint64(w, "edge_cache_coalesced_total", s.Coalesced)
 		metrics.WriteCounterUint64(w, "edge_cache_l1_evictions_total", s.L1Evictions)
 		metrics.WriteGaugeUint64(w, "edge_cache_l1_bytes", uint64(max(s.L1Bytes, 0)))

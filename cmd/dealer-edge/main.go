@@ -543,6 +543,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		RedisTimeout: to,
 		Logger:       logger,
 		ServeStaleOn: aggregator.ServeStaleOn,
+		DropOn:       aggregator.DropOn,
 		LockTTL:      cfg.Cache.LockTTL.D(),
 		LockWait:     cfg.Cache.LockWait.D(),
 		// The limiter's Redis calls are rare (leases); only the cache's
@@ -931,6 +932,7 @@ func cacheStats(s cache.Stats) ops.CacheStats {
 		Hits: s.Hits, Misses: s.Misses, StaleServed: s.Stale, Bypass: s.Bypass, L1Hits: s.L1Hits,
 		StaleOnError: s.StaleOnError, Fills: s.Fills, FillErrors: s.FillErrors, FillsUnchanged: s.FillsUnchanged,
 		FillsRevalidated: s.FillsRevalidated,
+		Dropped:          s.Dropped,
 		Coalesced:        s.Coalesced,
 		L1Evictions:      s.Evictions, L1Bytes: s.L1Bytes, L1Entries: s.L1Entries, RedisErrors: s.L2Errors,
 		BulkHits: s.BulkHits, BulkBytes: s.BulkBytes, BulkEntries: s.BulkEntries,

@@ -154,13 +154,14 @@ func Build() Dashboard {
 		q(`sum(rate(edge_cache_misses_total{`+sel+`}`+rate+`))`, "miss"),
 		q(`sum(rate(edge_cache_stale_served_total{`+sel+`}`+rate+`))`, "stale"),
 		q(`sum(rate(edge_cache_bypass_total{`+sel+`}`+rate+`))`, "bypass")))
-	b.add(12, 8, timeseries("Fills, coalesced lookups, stale on error", "Upstream fills (misses and background refreshes), failed fills, fills whose upstream answer was unchanged (revalidated: nothing built) or whose body was (its compressed bytes kept), lookups that shared a fill, stale answers because an upstream failed, purges (of one dealer, of everything).", "ops",
+	b.add(12, 8, timeseries("Fills, coalesced lookups, stale on error", "Upstream fills (misses and background refreshes), failed fills, fills whose upstream answer was unchanged (revalidated: nothing built) or whose body was (its compressed bytes kept), lookups that shared a fill, stale answers because an upstream failed, entries dropped because their fill answered 404 (a sold vehicle, a removed item), purges (of one dealer, of everything).", "ops",
 		q(`sum(rate(edge_cache_fills_total{`+sel+`}`+rate+`))`, "fills"),
 		q(`sum(rate(edge_cache_fill_errors_total{`+sel+`}`+rate+`))`, "fill errors"),
 		q(`sum(rate(edge_cache_fills_revalidated_total{`+sel+`}`+rate+`))`, "revalidated"),
 		q(`sum(rate(edge_cache_fills_unchanged_total{`+sel+`}`+rate+`))`, "same body"),
 		q(`sum(rate(edge_cache_coalesced_total{`+sel+`}`+rate+`))`, "coalesced"),
 		q(`sum(rate(edge_cache_stale_on_error_total{`+sel+`}`+rate+`))`, "stale on error"),
+		q(`sum(rate(edge_cache_dropped_total{`+sel+`}`+rate+`))`, "dropped (404)"),
 		q(`sum(rate(edge_cache_purges_total{`+sel+`}`+rate+`))`, "purges"),
 		q(`sum(rate(edge_cache_purges_all_total{`+sel+`}`+rate+`))`, "purges of everything")))
 	b.add(8, 8, timeseries("L1 size", "Bytes held by each instance's in-process cache (bounded by cache.l1_max_bytes): its hot tier and, when cache.l1_hot_bytes splits it, its off-heap bulk tier.", "bytes",
