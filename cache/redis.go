@@ -288,8 +288,54 @@ func (c *Cache) probeLoop() {
 	}
 }
 
-// ping checks that Redis can serve the cache (PingRedis).
-func (c *Cache) ping(ctx context.Context) error { return PingRedis(ctx, c.rdb) }
+// ping checks that Redis can serve the cache (Ping).
+func (c *Cache) ping(ctx context.Context) error { return c.Ping(ctx) }
+
+// Ping reports whether Redis can serve the cache now: PingRedis, then
+// whether the edge's ACL user may still run the commands the cache sends,
+// on keys of its prefixes (redisauth.CheckCommands): a user that lost one
+// (NOPERM) passes PING and AUTH, so the probe brought Redis back at once
+// and the next request's command marked it down again, every 0.5-5 s, while
+// edge_redis_up and /readyz said "up". The commands: on an entry key SET
+// (ACL rules name commands, not their flags: the fill lock's SET NX is a
+// SET), GET, GETEX, EXISTS, DEL and the fill lock's script (EVALSHA, EVAL,
+// with the GET and DEL it runs); on a generation key SETNX, INCR, INCRBY
+// and GET. Their values expire within redisauth.ProbeTTL, but for the
+// generation probe key, one integer under the purge prefix. PUBLISH and
+// SUBSCRIBE on the purge channel are not checked (a message there reaches
+// every instance). Without Redis it reports nil.
+func (c *Cache) Ping(ctx context.Context) error {
+	if c.rdb == nil {
+		return nil
+	}
+	if err := PingRedis(ctx, c.rdb); err != nil {
+		return err
+	}
+	if err := redisauth.CheckCommands(ctx, c.rdb, c.prefix+":{probe}:ping", entryProbe); err != nil {
+		return err
+	}
+	return redisauth.CheckCommands(ctx, c.rdb, c.purgePrefix+":{probe}:gen", generationProbe)
+}
+
+// The commands Ping checks, on an entry key and on a generation key.
+var (
+	probeMS    = redisauth.ProbeTTL.Milliseconds()
+	entryProbe = []redisauth.Command{
+		{"set", redisauth.Key, "1", "px", probeMS},
+		{"get", redisauth.Key},
+		{"getex", redisauth.Key, "px", probeMS},
+		{"exists", redisauth.Key},
+		{"evalsha", unlockScript.Hash(), 1, redisauth.Key, "probe"},
+		{"eval", unlockSrc, 1, redisauth.Key, "probe"},
+		{"del", redisauth.Key},
+	}
+	generationProbe = []redisauth.Command{
+		{"setnx", redisauth.Key, "0"},
+		{"incr", redisauth.Key},
+		{"incrby", redisauth.Key, 1},
+		{"get", redisauth.Key},
+	}
+)
 
 // PingRedis reports whether rdb can serve the cache and the rate limiter
 // now: every master of a Cluster answers a PING (one dead master fails the

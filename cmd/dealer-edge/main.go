@@ -817,9 +817,13 @@ func (a *app) isReady() bool {
 }
 
 // pingRedis reports whether Redis can serve the edge now: what the
-// cache's probe asks before it uses Redis again (cache.PingRedis: every
-// master of a Cluster, and no replica).
+// cache's probe asks before it uses Redis again (cache.Cache.Ping: every
+// master of a Cluster, no replica, the credentials accepted, and the
+// commands the cache sends permitted to the edge's ACL user).
 func (a *app) pingRedis(ctx context.Context) error {
+	if a.cache != nil {
+		return a.cache.Ping(ctx)
+	}
 	return cache.PingRedis(ctx, a.rdb)
 }
 

@@ -11,6 +11,7 @@ package redisauth
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -73,3 +74,50 @@ func Cause(err error) string {
 	}
 	return "unavailable"
 }
+
+// Command is one command CheckCommands runs: its arguments, with Key
+// standing for the probe key it is run on.
+type Command []any
+
+// Key stands for the probe key in a Command's arguments.
+const Key = "\x00key"
+
+// CheckCommands asks Redis whether the client's ACL user may run the
+// commands (each with Key replaced by key) on key: it runs them in one
+// pipeline and returns the first refusal (NOPERM: a command or a key
+// pattern the user lacks). Any other reply counts as permitted (a
+// NOSCRIPT, an OOM of a full Redis, a wrong type: Redis checked the
+// permission before it answered so). An error that kept the question from
+// being answered (a timeout, a dead connection) is returned as it is. A
+// PING and AUTH pass for a user that lost a data command (every pooled
+// connection runs PING), so a cache that marked Redis down for a NOPERM
+// asks this before it uses Redis again, and the checks behind /readyz and
+// edge_redis_up do too.
+func CheckCommands(ctx context.Context, rdb redis.UniversalClient, key string, cmds []Command) error {
+	pipe := rdb.Pipeline()
+	out := make([]*redis.Cmd, len(cmds))
+	for i, c := range cmds {
+		args := make([]any, len(c))
+		for j, a := range c {
+			if a == Key {
+				a = key
+			}
+			args[j] = a
+		}
+		out[i] = pipe.Do(ctx, args...)
+	}
+	_, err := pipe.Exec(ctx)
+	for _, c := range out {
+		if e := c.Err(); Refused(e) {
+			return e
+		}
+	}
+	var rerr redis.Error
+	if err != nil && !errors.Is(err, redis.Nil) && !errors.As(err, &rerr) {
+		return err
+	}
+	return nil
+}
+
+// ProbeTTL bounds the life of a value CheckCommands' commands store.
+const ProbeTTL = 5 * time.Second
