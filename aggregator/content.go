@@ -341,15 +341,19 @@ func (s *Server) slugOnlySlugs(ctx context.Context, st *liveSettings, dealerID i
 	return b, nil
 }
 
-// hubSectionSpanNames are the span names of the hub's sections, by index
-// into upstream.ContentTypes.
-var hubSectionSpanNames = func() []string {
+// hubSectionSpanNames and searchSectionSpanNames are the span names of
+// the hub's and of a search's sections, by index into
+// upstream.ContentTypes: made once, not per request (a name is needed only
+// when the request is traced).
+var hubSectionSpanNames, searchSectionSpanNames = sectionSpanNames("hub section "), sectionSpanNames("search section ")
+
+func sectionSpanNames(prefix string) []string {
 	n := make([]string, len(upstream.ContentTypes))
 	for i, ct := range upstream.ContentTypes {
-		n[i] = "hub section " + ct
+		n[i] = prefix + ct
 	}
 	return n
-}()
+}
 
 // contentHub serves 4.3 GET /dealer/content/hub: the six sections are
 // fetched concurrently, so the hub takes as long as its slowest section.
@@ -468,7 +472,7 @@ func (s *Server) contentSearch(ctx *fasthttp.RequestCtx, rs *reqState) {
 		var g errgroup.Group
 		for i, ct := range upstream.ContentTypes {
 			g.Go(guard(func() (err error) {
-				sc, span := s.startSpan(c, "search section "+ct, attrSection.String(ct))
+				sc, span := s.startSpan(c, searchSectionSpanNames[i], attrSection.String(ct))
 				defer func() { endSpan(span, err) }()
 				vis, err := s.listingSelection(sc, st, pr.dealerID, ct, &params{q: fp.q})
 				if err != nil {
