@@ -148,8 +148,10 @@ type vehiclesInto interface {
 }
 
 // listingScratch is what a vehicle listing fill decodes into: pooled,
-// since a 100-item page of records is about 40 KB, with the memory of its
-// strings (upstream.VehiclePage.ReuseStrings, about 21 KB more).
+// since a 100-item page of records is about 40 KB, with the memory its
+// strings, upfit lists and prices are cut from
+// (upstream.VehiclePage.ReuseStrings: a copy of the body, about 68 KB for
+// a 100-item summary page, and small blocks).
 type listingScratch struct {
 	vehicles upstream.VehiclePage
 }

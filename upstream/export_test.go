@@ -96,3 +96,10 @@ type OfferListing = offerListing
 // ArenaCap is the capacity of the arena p keeps for its next decoding
 // (ReuseStrings).
 func ArenaCap(p *VehiclePage) int { return cap(p.arena) }
+
+// BodyCap is the capacity of the copy of the body p keeps for its next
+// decoding (ReuseStrings), UpfitsCap that of its block of upfits.
+func BodyCap(p *VehiclePage) int { return cap(p.body) }
+
+// UpfitsCap: see BodyCap.
+func UpfitsCap(p *VehiclePage) int { return cap(p.upfits) }

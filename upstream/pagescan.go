@@ -53,6 +53,14 @@ type invScanner struct {
 	spans   []contentSpan   // where each record of a content page is (contentKeys)
 	floats  []float64       // the block floatPtr takes numbers from; never pooled
 	names   [numShapes]nameMemo
+	// With reuse (a VehiclePage with ReuseStrings), upfits is the block
+	// the records' upfit lists are cut from (upfitList) and floatPtr's
+	// blocks grow; owned reports that b is the page's own copy of the
+	// body, which the strings without escapes are views of (keepBytes,
+	// kept) instead of copies in the arena.
+	upfits []Upfit
+	reuse  bool
+	owned  bool
 	// stops is the stop map of b while one is in use (stopmap.go), else
 	// nil; stopWords is its pooled storage.
 	// highs is the map of the bytes beyond ASCII that goes with it.
@@ -70,6 +78,20 @@ func scanInventory(body []byte, out any) (ok bool, err error) {
 		return false, nil
 	}
 	s := invScanners.Get().(*invScanner)
+	page, _ := out.(*VehiclePage)
+	if page != nil && page.reuse {
+		s.reuse = true
+		s.upfits, s.floats = page.upfits[:0], page.floats[:0]
+		if len(body) <= maxReusedBody {
+			// The page keeps the body (a copy, unless roundTrip handed it
+			// its own): its strings without escapes are views of it, one
+			// copy of the body instead of one of each string.
+			if len(body) != len(page.body) || unsafe.SliceData(body) != unsafe.SliceData(page.body) {
+				page.body = append(page.body[:0], body...)
+			}
+			body, s.owned = page.body, true
+		}
+	}
 	s.b, s.i, s.depth = body, 0, 0
 	// Only the strings kept are copied, into one arena (strings.Builder
 	// does not zero what it allocates): about a third of a vehicle page
@@ -83,9 +105,13 @@ func scanInventory(body []byte, out any) (ok bool, err error) {
 	case *contentList:
 		keep = len(body)
 	}
-	if p, ok := out.(*VehiclePage); ok && p.reuse && cap(p.arena) > 0 {
-		s.arena = p.arena[:0] // its strings are no longer in use (ReuseStrings)
-	} else {
+	switch {
+	case s.reuse && (s.owned || cap(page.arena) > 0):
+		// Its strings are no longer in use (ReuseStrings). With the body
+		// owned the arena holds only the strings unquoted: none in most
+		// pages, so it is made when one is (keep, reserve).
+		s.arena = page.arena[:0]
+	default:
 		s.newArena(keep + 64)
 	}
 	// The maps of the body's quotes, backslashes and control characters
@@ -113,15 +139,25 @@ func scanInventory(body []byte, out any) (ok bool, err error) {
 			err = s.fail("data after the top-level value")
 		}
 	}
-	if p, ok := out.(*VehiclePage); ok && p.reuse {
-		p.arena = nil
+	if s.reuse {
+		page.arena, page.upfits, page.floats = nil, nil, nil
 		if cap(s.arena) <= maxReusedArena {
-			p.arena = s.arena // the last block, the largest
+			page.arena = s.arena // the last block, the largest
+		}
+		if cap(s.upfits) <= maxReusedUpfits {
+			page.upfits = s.upfits
+		}
+		if cap(s.floats) <= maxReusedFloats {
+			page.floats = s.floats
+		}
+		if cap(page.body) > maxReusedBody {
+			page.body = nil
 		}
 	}
 	// Keep neither the body nor the strings nor the numbers in the pool.
 	s.dropStops()
-	s.b, s.floats, s.arena = nil, nil, nil
+	s.b, s.floats, s.arena, s.upfits = nil, nil, nil, nil
+	s.reuse, s.owned = false, false
 	if cap(s.scratch) > 64<<10 {
 		s.scratch = nil
 	}
@@ -811,9 +847,10 @@ func (s *invScanner) stringBody(arena bool) (string, error) {
 	return v, err
 }
 
-// kept is v, copied into the arena when arena is set.
+// kept is v, a view of the body, copied into the arena when arena is set
+// and the body is not the result's own (owned).
 func (s *invScanner) kept(v string, arena bool) string {
-	if arena {
+	if arena && !s.owned {
 		return s.keep(v)
 	}
 	return v
@@ -1047,17 +1084,38 @@ func (s *invScanner) keep(v string) string {
 // 21 KB.
 const maxReusedArena = 64 << 10
 
+// Bounds of the rest a VehiclePage keeps for its next decoding
+// (ReuseStrings): the body it owns (a 100-item summary page of the fake's
+// corpus is about 68 KB; a larger body is not kept, its strings copied
+// into the arena as without ReuseStrings), its upfits' block and its
+// prices' block.
+const (
+	maxReusedBody   = 256 << 10
+	maxReusedUpfits = 1024
+	maxReusedFloats = 1024
+)
+
 // ReuseStrings makes every later decoding into p cut the strings of its
-// records from the memory of the last one's strings instead of allocating
-// it anew (up to maxReusedArena): it overwrites them. It is for a caller
-// that decodes into one pooled page again and again (the edge's listing
-// fill) and keeps no string of p's records, nor anything that refers to
-// one, once it decodes into p again or gives p back to its pool: what it
-// builds from the records it copies (a body encoded from them).
+// records, their upfit lists and their prices from the memory of the last
+// one's instead of allocating it anew: the page keeps a copy of the body
+// (up to maxReusedBody), which the strings without escapes are views of,
+// and the blocks the rest were cut from (up to maxReusedArena,
+// maxReusedUpfits, maxReusedFloats). A decoding overwrites them. It is for
+// a caller that decodes into one pooled page again and again (the edge's
+// listing fill) and keeps no string, upfit list or price of p's records,
+// nor anything that refers to one, once it decodes into p again or gives
+// p back to its pool: what it builds from the records it copies (a body
+// encoded from them).
 func (p *VehiclePage) ReuseStrings() { p.reuse = true }
 
-// keepBytes is keep for bytes of the body.
-func (s *invScanner) keepBytes(v []byte) string { return s.keep(bytesString(v)) }
+// keepBytes is keep for bytes of the body: a view of them when the body is
+// the result's own (owned).
+func (s *invScanner) keepBytes(v []byte) string {
+	if s.owned {
+		return bytesString(v)
+	}
+	return s.keep(bytesString(v))
+}
 
 // str reads a string into the arena; null is "". The common cases (a
 // string right at i: ASCII, text beyond ASCII, escapes) are read by
@@ -1300,7 +1358,13 @@ func (s *invScanner) floatPtr() (*float64, error) {
 	// allocation per 32 instead of one each). The block is never reused:
 	// the pointers belong to the result.
 	if len(s.floats) == cap(s.floats) {
-		s.floats = make([]float64, 0, 32)
+		n := 32
+		if s.reuse {
+			// The page keeps the last block (ReuseStrings): growing it
+			// makes that one room for a whole page.
+			n = max(n, 2*cap(s.floats))
+		}
+		s.floats = make([]float64, 0, n)
 	}
 	s.floats = append(s.floats, f)
 	return &s.floats[len(s.floats)-1], nil
@@ -1647,7 +1711,7 @@ func vehicleField(s *invScanner, v *Vehicle, id uint8) (err error) {
 	case vfVersionCode:
 		v.VersionCode, err = s.str()
 	case vfUpfits:
-		err = scanList(s, &v.Upfits, (*invScanner).upfit)
+		err = s.upfitList(&v.Upfits)
 	case vfSalePriceEur:
 		v.SalePrice, err = s.floatPtr()
 	case vfCoverUrl:
@@ -1683,6 +1747,32 @@ func vehicleField(s *invScanner, v *Vehicle, id uint8) (err error) {
 }
 
 func (s *invScanner) upfit(u *Upfit) error { return scanObject(s, u, shapeUpfit, upfitField) }
+
+// upfitList reads a vehicle's upfits into *dst as scanList does. With
+// reuse (a VehiclePage with ReuseStrings) a list read into an empty *dst
+// is cut from the page's block of upfits, which the next decoding cuts
+// its own from again, instead of a slice of its own per vehicle: the list
+// is read into the block's free room and, when it fits there, takes it
+// (its capacity clipped to its length, so nothing appended to it reaches
+// the next list); a list longer than the room is grown as scanList grows
+// it.
+func (s *invScanner) upfitList(dst *[]Upfit) error {
+	if !s.reuse || cap(*dst) > 0 {
+		return scanList(s, dst, (*invScanner).upfit)
+	}
+	if cap(s.upfits)-len(s.upfits) < 4 {
+		s.upfits = make([]Upfit, 0, max(32, 2*cap(s.upfits)))
+	}
+	n := len(s.upfits)
+	room := s.upfits[n:n:cap(s.upfits)]
+	*dst = room
+	err := scanList(s, dst, (*invScanner).upfit)
+	if l := *dst; cap(l) > 0 && unsafe.SliceData(l) == unsafe.SliceData(room) {
+		s.upfits = s.upfits[:n+len(l)]
+		*dst = l[:len(l):len(l)]
+	}
+	return err
+}
 
 func upfitField(s *invScanner, u *Upfit, id uint8) (err error) {
 	switch id {

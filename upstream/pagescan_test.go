@@ -11,6 +11,47 @@ import (
 	"github.com/dealer-edge/dealer-edge/upstream/fake/corpus"
 )
 
+// reusedSeed is what compareReused's page decodes before the input: its
+// records have upfits, prices and strings with escapes, so the input's are
+// cut from memory in use before.
+const reusedSeed = `{"total":2,"items":[{"id_auto":"s\\u00e8","upfits":[{"code":"A","label":"x\\ny"},{"code":"B"}],"sale_price_eur":1},{"id_auto":"t","upfits":[{"code":"C"}],"sale_price_eur":2.5}]}`
+
+// werrOf is the field reader's error for a vehicle page of body.
+func werrOf(body []byte) error {
+	_, err := upstream.DecodeFieldReader(body, new(upstream.VehiclePage))
+	return err
+}
+
+// compareReused decodes body with the inventory scanner into a page with
+// ReuseStrings that has decoded reusedSeed before (as the listing fill
+// reuses its pooled page), and fails unless it accepts what the field
+// reader accepts (werr nil) with the same records as want (an empty
+// slice where want's is nil: a page whose items member is absent keeps
+// the room of its Items).
+func compareReused(t testing.TB, body []byte, want *upstream.VehiclePage, werr error) {
+	t.Helper()
+	var pg upstream.VehiclePage
+	pg.ReuseStrings()
+	if _, err := upstream.DecodeFields([]byte(reusedSeed), &pg); err != nil {
+		t.Fatal(err)
+	}
+	clear(pg.Items)
+	pg.Total, pg.Items = 0, pg.Items[:0]
+	in := append([]byte(nil), body...)
+	_, err := upstream.DecodeFields(in, &pg)
+	clear(in) // the page's strings are its own
+	if (err == nil) != (werr == nil) {
+		t.Fatalf("input %q: reused page error %v, field reader error %v", body, err, werr)
+	}
+	items := pg.Items
+	if want.Items == nil && len(items) == 0 {
+		items = nil // no items member: the reused page keeps its empty slice
+	}
+	if err == nil && (pg.Total != want.Total || !reflect.DeepEqual(items, want.Items)) {
+		t.Fatalf("input %q: reused page\n%#v\nfield reader\n%#v", body, pg.Items, want.Items)
+	}
+}
+
 // inventoryKinds make the targets of the inventory scanner.
 var inventoryKinds = []func() any{
 	func() any { return new(upstream.VehiclePage) },
@@ -33,6 +74,9 @@ func compareScanner(t testing.TB, body []byte, mk func() any) (accepted bool) {
 	}
 	if _, werr := upstream.DecodeFieldReader(body, want); (gerr == nil) != (werr == nil) {
 		t.Fatalf("input %q (%T):\nscanner error %v\nfield reader error %v", body, got, gerr, werr)
+	}
+	if p, ok := want.(*upstream.VehiclePage); ok {
+		compareReused(t, body, p, werrOf(body))
 	}
 	if gerr != nil {
 		return false

@@ -62,13 +62,22 @@ func TestVehiclePageReuseStrings(t *testing.T) {
 	if reused < 10 {
 		t.Fatalf("the arena was reused %d times: too few", reused)
 	}
-	if c := upstream.ArenaCap(&pg); c == 0 || c > 64<<10 {
+	if c := upstream.ArenaCap(&pg); c > 64<<10 {
 		t.Fatalf("kept arena of %d bytes", c)
+	}
+	if c := upstream.BodyCap(&pg); c == 0 || c > 256<<10 {
+		t.Fatalf("kept a body of %d bytes", c)
+	}
+	if c := upstream.UpfitsCap(&pg); c == 0 || c > 1024 {
+		t.Fatalf("kept a block of %d upfits", c)
 	}
 }
 
-// TestVehiclePageReuseStringsBound: a page whose strings need more than
-// the bound keeps no arena for the next decoding.
+// TestVehiclePageReuseStringsBound: a page keeps the body its strings
+// are views of, and the arena of the strings it unquotes, for the next
+// decoding, within their bounds: a body too large to keep is not kept, and
+// its strings, copied into the arena instead, leave no arena beyond the
+// arena's bound either.
 func TestVehiclePageReuseStringsBound(t *testing.T) {
 	var b []byte
 	b = append(b, `{"total":200,"items":[`...)
@@ -76,7 +85,7 @@ func TestVehiclePageReuseStringsBound(t *testing.T) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = fmt.Appendf(b, `{"id_auto":"%0500d","make":"Fiat"}`, i)
+		b = fmt.Appendf(b, `{"id_auto":"%01500d","make":"Fiat"}`, i)
 	}
 	b = append(b, "]}"...)
 	var pg upstream.VehiclePage
@@ -84,12 +93,23 @@ func TestVehiclePageReuseStringsBound(t *testing.T) {
 	if _, err := upstream.DecodeFields(b, &pg); err != nil {
 		t.Fatal(err)
 	}
-	if c := upstream.ArenaCap(&pg); c != 0 {
-		t.Fatalf("kept an arena of %d bytes after a page of %d", c, len(b))
+	if a, c := upstream.ArenaCap(&pg), upstream.BodyCap(&pg); a != 0 || c != 0 {
+		t.Fatalf("kept an arena of %d bytes and a body of %d after a page of %d", a, c, len(b))
 	}
-	var small upstream.VehiclePage
-	small.ReuseStrings()
-	if _, err := upstream.DecodeFields([]byte(`{"items":[{"id_auto":"a"}]}`), &small); err != nil || upstream.ArenaCap(&small) == 0 {
-		t.Fatalf("a small page kept no arena (%v)", err)
+	for _, c := range []struct {
+		name, in    string
+		arena, body bool // kept
+	}{
+		{"plain", `{"items":[{"id_auto":"a","upfits":[{"code":"U"}],"sale_price_eur":1}]}`, false, true},
+		{"escaped", `{"items":[{"id_auto":"a\u00e8"}]}`, true, true},
+	} {
+		var small upstream.VehiclePage
+		small.ReuseStrings()
+		if _, err := upstream.DecodeFields([]byte(c.in), &small); err != nil {
+			t.Fatal(err)
+		}
+		if a, k := upstream.ArenaCap(&small) > 0, upstream.BodyCap(&small) > 0; a != c.arena || k != c.body {
+			t.Errorf("%s: kept an arena %v, a body %v; want %v, %v", c.name, a, k, c.arena, c.body)
+		}
 	}
 }

@@ -147,11 +147,16 @@ type VehiclePage struct {
 	Total int       `json:"total"`
 	Items []Vehicle `json:"items"`
 
-	// With reuse set (ReuseStrings), arena is the memory the strings of
-	// the last decoding into the page were cut from, which the next one
-	// cuts its own from again (pagescan.go).
-	arena []byte
-	reuse bool
+	// With reuse set (ReuseStrings), the page keeps the memory of its last
+	// decoding for the next (pagescan.go): body is its copy of the body the
+	// records' strings are views of (those without escapes), arena the
+	// memory of the strings unquoted, upfits and floats the blocks the
+	// records' upfit lists and prices were cut from.
+	body   []byte
+	arena  []byte
+	upfits []Upfit
+	floats []float64
+	reuse  bool
 }
 
 // VehicleQuery is a vehicle listing request; filters and pagination are
