@@ -689,7 +689,14 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 			_ = buf.Close()
 			return ErrUnchanged
 		}
-		err = decodeBody(buf.B, out)
+		body := buf.B
+		if p, ok := out.(*VehiclePage); ok && p.reuse && cap(body) <= maxReusedBody {
+			// The page keeps the body its strings are views of
+			// (ReuseStrings): it takes the buffer, rather than a copy,
+			// and the pool takes the page's last one.
+			buf.B, p.body = p.body[:0], body
+		}
+		err = decodeBody(body, out)
 		_ = buf.Close()
 		if err != nil {
 			return unavailable(s.name, fmt.Sprintf("decode body: %v", err))

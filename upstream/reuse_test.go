@@ -1,6 +1,7 @@
 package upstream_test
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"testing"
@@ -111,5 +112,57 @@ func TestVehiclePageReuseStringsBound(t *testing.T) {
 		if a, k := upstream.ArenaCap(&small) > 0, upstream.BodyCap(&small) > 0; a != c.arena || k != c.body {
 			t.Errorf("%s: kept an arena %v, a body %v; want %v, %v", c.name, a, k, c.arena, c.body)
 		}
+	}
+}
+
+// TestListVehiclesIntoKeepsItsBody: a page with ReuseStrings that the
+// Client decodes into takes the body's buffer (its strings are views of
+// it) and gives the pool its last one: the page's records stay what a
+// fresh decoding gives while later calls read their bodies into the
+// pool's buffers, and decoding into the page again changes only the page.
+func TestListVehiclesIntoKeepsItsBody(t *testing.T) {
+	fk := fake.NewServer(fake.Options{})
+	addr, err := fk.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fk.Close()
+	c, err := upstream.New(upstream.Options{BaseURL: "http://" + addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	var pages [2]upstream.VehiclePage
+	for i := range pages {
+		pages[i].ReuseStrings()
+	}
+	ids := corpus.DealerIDs()
+	for round := range 6 {
+		for i := range pages {
+			pg := &pages[i]
+			q := upstream.VehicleQuery{Service: "REWIND", Page: 1 + round%2, PageSize: 20 + 30*i}
+			d := ids[(round+i)%len(ids)]
+			want, err := c.ListVehicles(ctx, d, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clear(pg.Items)
+			if err := c.ListVehiclesInto(ctx, d, q, pg); err != nil {
+				t.Fatal(err)
+			}
+			// Other calls, smaller, whose bodies take the pool's buffers.
+			for _, o := range ids {
+				if _, err := c.ListVehicles(ctx, o, upstream.VehicleQuery{Service: "NOS", PageSize: 5}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(want.Items) == 0 || pg.Total != want.Total || !reflect.DeepEqual(pg.Items, want.Items) {
+				t.Fatalf("round %d page %d: the reused page differs from a fresh one", round, i)
+			}
+		}
+	}
+	if upstream.BodyCap(&pages[0]) == 0 {
+		t.Fatal("the page keeps no body")
 	}
 }
