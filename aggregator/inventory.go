@@ -69,8 +69,21 @@ func (s *Server) fillInventoryListing(ctx context.Context, dealerID int64, servi
 		offers   []upstream.Offer
 	)
 	if service == publicshape.ServiceNLT {
+		sc := offerScratches.Get().(*offerScratch)
+		defer sc.put()
+		q := upstream.OfferQuery{Page: p.page, PageSize: p.pageSize, Q: p.q}
+		pg := &sc.offers
+		var err error
 		ctx, done := revalidating(ctx, seedOfferListing)
-		pg, err := s.backend.ListOffers(ctx, dealerID, upstream.OfferQuery{Page: p.page, PageSize: p.pageSize, Q: p.q})
+		if into, ok := s.backend.(offersInto); ok {
+			// As for vehicles: the page's strings are cut from the
+			// memory of the last fill's, and the body is encoded from
+			// them before the scratch goes back.
+			pg.ReuseStrings()
+			err = into.ListOffersInto(ctx, dealerID, q, pg)
+		} else {
+			*pg, err = s.backend.ListOffers(ctx, dealerID, q)
+		}
 		if err = done(err); err != nil {
 			return nil, err
 		}
@@ -145,6 +158,29 @@ func appendListing(dst []byte, l *publicshape.InventoryListing, vehicles []upstr
 // pooled page instead of making the slice of records on every miss.
 type vehiclesInto interface {
 	ListVehiclesInto(ctx context.Context, dealerID int64, q upstream.VehicleQuery, out *upstream.VehiclePage) error
+}
+
+// offersInto is vehiclesInto for an NLT offer listing.
+type offersInto interface {
+	ListOffersInto(ctx context.Context, dealerID int64, q upstream.OfferQuery, out *upstream.OfferPage) error
+}
+
+// offerScratch is what an NLT listing fill decodes into: pooled, as
+// listingScratch is.
+type offerScratch struct {
+	offers upstream.OfferPage
+}
+
+var offerScratches = sync.Pool{New: func() any { return new(offerScratch) }}
+
+// put is listingScratch.put for an offer page.
+func (sc *offerScratch) put() {
+	clear(sc.offers.Items)
+	if cap(sc.offers.Items) > maxPooledListingItems {
+		return
+	}
+	sc.offers.Total, sc.offers.Items = 0, sc.offers.Items[:0]
+	offerScratches.Put(sc)
 }
 
 // listingScratch is what a vehicle listing fill decodes into: pooled,

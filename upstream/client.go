@@ -393,7 +393,21 @@ func (c *Client) Vehicle(ctx context.Context, dealerID int64, service, idAuto st
 // publishes; the service sends them and they are skipped, not decoded (an
 // offer's quotations are Offer's).
 func (c *Client) ListOffers(ctx context.Context, dealerID int64, q OfferQuery) (OfferPage, error) {
-	out := OfferPage{Items: make([]Offer, 0, min(cmp.Or(q.PageSize, 20), 1000))}
+	var out OfferPage
+	err := c.ListOffersInto(ctx, dealerID, q, &out)
+	return out, err
+}
+
+// ListOffersInto is ListOffers decoding into *out, whose Items' room it
+// reuses, as ListVehiclesInto does (with ReuseStrings, the memory of the
+// last page's strings too): the NLT listing fill decodes into a pooled
+// page.
+func (c *Client) ListOffersInto(ctx context.Context, dealerID int64, q OfferQuery, out *OfferPage) error {
+	out.Total = 0
+	if n := min(cmp.Or(q.PageSize, 20), 1000); cap(out.Items) < n {
+		out.Items = make([]Offer, 0, n)
+	}
+	out.Items = out.Items[:0]
 	b := c.begin("/inventory/v1/dealers/")
 	b = strconv.AppendInt(b, dealerID, 10)
 	b = append(b, "/offers"...)
@@ -404,11 +418,11 @@ func (c *Client) ListOffers(ctx context.Context, dealerID int64, q OfferQuery) (
 	if len(b) > n {
 		b[n] = '?' // the first parameter was written with '&'
 	}
-	err := c.get(ctx, c.inventory, b, (*offerListing)(&out))
+	err := c.get(ctx, c.inventory, b, (*offerListing)(out))
 	if err == nil && out.Items == nil {
 		out.Items = []Offer{}
 	}
-	return out, err
+	return err
 }
 
 // Offer returns one NLT offer of the dealer.
@@ -690,11 +704,11 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 			return ErrUnchanged
 		}
 		body := buf.B
-		if p, ok := out.(*VehiclePage); ok && p.reuse && cap(body) <= maxReusedBody {
+		if m := reusedMemory(out); m != nil && cap(body) <= maxReusedBody {
 			// The page keeps the body its strings are views of
 			// (ReuseStrings): it takes the buffer, rather than a copy,
 			// and the pool takes the page's last one.
-			buf.B, p.body = p.body[:0], body
+			buf.B, m.body = m.body[:0], body
 		}
 		err = decodeBody(body, out)
 		_ = buf.Close()

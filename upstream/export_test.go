@@ -95,11 +95,14 @@ type OfferListing = offerListing
 
 // ArenaCap is the capacity of the arena p keeps for its next decoding
 // (ReuseStrings).
-func ArenaCap(p *VehiclePage) int { return cap(p.arena) }
+func ArenaCap(p *VehiclePage) int { return cap(p.mem.arena) }
 
 // BodyCap is the capacity of the copy of the body p keeps for its next
 // decoding (ReuseStrings), UpfitsCap that of its block of upfits.
-func BodyCap(p *VehiclePage) int { return cap(p.body) }
+func BodyCap(p *VehiclePage) int { return cap(p.mem.body) }
 
 // UpfitsCap: see BodyCap.
-func UpfitsCap(p *VehiclePage) int { return cap(p.upfits) }
+func UpfitsCap(p *VehiclePage) int { return cap(p.mem.upfits) }
+
+// OfferBodyCap is BodyCap for an offer page (ListOffersInto).
+func OfferBodyCap(p *OfferPage) int { return cap(p.mem.body) }

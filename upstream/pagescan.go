@@ -78,8 +78,8 @@ func scanInventory(body []byte, out any) (ok bool, err error) {
 		return false, nil
 	}
 	s := invScanners.Get().(*invScanner)
-	page, _ := out.(*VehiclePage)
-	if page != nil && page.reuse {
+	page := reusedMemory(out)
+	if page != nil {
 		s.reuse = true
 		s.upfits, s.floats = page.upfits[:0], page.floats[:0]
 		if len(body) <= maxReusedBody {
@@ -1106,7 +1106,30 @@ const (
 // nor anything that refers to one, once it decodes into p again or gives
 // p back to its pool: what it builds from the records it copies (a body
 // encoded from them).
-func (p *VehiclePage) ReuseStrings() { p.reuse = true }
+func (p *VehiclePage) ReuseStrings() { p.mem.reuse = true }
+
+// ReuseStrings is VehiclePage.ReuseStrings for an offer page that
+// ListOffersInto decodes into.
+func (p *OfferPage) ReuseStrings() { p.mem.reuse = true }
+
+// reusedMemory is the memory out keeps for its next decoding when it is a
+// page decoded with ReuseStrings (a VehiclePage, or an OfferPage read as a
+// listing), else nil.
+func reusedMemory(out any) *pageMemory {
+	var m *pageMemory
+	switch p := out.(type) {
+	case *VehiclePage:
+		m = &p.mem
+	case *offerListing:
+		m = &p.mem
+	default:
+		return nil
+	}
+	if !m.reuse {
+		return nil
+	}
+	return m
+}
 
 // keepBytes is keep for bytes of the body: a view of them when the body is
 // the result's own (owned).

@@ -52,6 +52,34 @@ func compareReused(t testing.TB, body []byte, want *upstream.VehiclePage, werr e
 	}
 }
 
+// compareReusedOffers is compareReused for an offer listing's page
+// (ListOffersInto).
+func compareReusedOffers(t testing.TB, body []byte, want *upstream.OfferListing) {
+	t.Helper()
+	var pg upstream.OfferPage
+	pg.ReuseStrings()
+	seed := `{"total":2,"items":[{"id_offerta":1,"slug":"s\\u00e8","make":"a\\nb","quotations":[{"months":36}]},{"id_offerta":2,"model":"m"}]}`
+	if _, err := upstream.DecodeFields([]byte(seed), (*upstream.OfferListing)(&pg)); err != nil {
+		t.Fatal(err)
+	}
+	clear(pg.Items)
+	pg.Total, pg.Items = 0, pg.Items[:0]
+	in := append([]byte(nil), body...)
+	_, err := upstream.DecodeFields(in, (*upstream.OfferListing)(&pg))
+	clear(in)
+	_, werr := upstream.DecodeFieldReader(body, new(upstream.OfferListing))
+	if (err == nil) != (werr == nil) {
+		t.Fatalf("input %q: reused offer page error %v, field reader error %v", body, err, werr)
+	}
+	items := pg.Items
+	if want.Items == nil && len(items) == 0 {
+		items = nil
+	}
+	if err == nil && (pg.Total != want.Total || !reflect.DeepEqual(items, want.Items)) {
+		t.Fatalf("input %q: reused offer page\n%#v\nfield reader\n%#v", body, pg.Items, want.Items)
+	}
+}
+
 // inventoryKinds make the targets of the inventory scanner.
 var inventoryKinds = []func() any{
 	func() any { return new(upstream.VehiclePage) },
@@ -75,8 +103,11 @@ func compareScanner(t testing.TB, body []byte, mk func() any) (accepted bool) {
 	if _, werr := upstream.DecodeFieldReader(body, want); (gerr == nil) != (werr == nil) {
 		t.Fatalf("input %q (%T):\nscanner error %v\nfield reader error %v", body, got, gerr, werr)
 	}
-	if p, ok := want.(*upstream.VehiclePage); ok {
+	switch p := want.(type) {
+	case *upstream.VehiclePage:
 		compareReused(t, body, p, werrOf(body))
+	case *upstream.OfferListing:
+		compareReusedOffers(t, body, p)
 	}
 	if gerr != nil {
 		return false

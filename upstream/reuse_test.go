@@ -166,3 +166,47 @@ func TestListVehiclesIntoKeepsItsBody(t *testing.T) {
 		t.Fatal("the page keeps no body")
 	}
 }
+
+// TestListOffersIntoKeepsItsBody is TestListVehiclesIntoKeepsItsBody for
+// the NLT listing's page (ListOffersInto): equal to ListOffers' while
+// later calls read their bodies into the pool's buffers.
+func TestListOffersIntoKeepsItsBody(t *testing.T) {
+	fk := fake.NewServer(fake.Options{})
+	addr, err := fk.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fk.Close()
+	c, err := upstream.New(upstream.Options{BaseURL: "http://" + addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	var pg upstream.OfferPage
+	pg.ReuseStrings()
+	ids := corpus.DealerIDs()
+	for round := range 6 {
+		d := ids[round%len(ids)]
+		q := upstream.OfferQuery{Page: 1, PageSize: 5 + 15*(round%3)}
+		want, err := c.ListOffers(ctx, d, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clear(pg.Items)
+		if err := c.ListOffersInto(ctx, d, q, &pg); err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range ids { // smaller bodies, into the pool's buffers
+			if _, err := c.ListOffers(ctx, o, upstream.OfferQuery{PageSize: 3}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(want.Items) == 0 || pg.Total != want.Total || !reflect.DeepEqual(pg.Items, want.Items) {
+			t.Fatalf("round %d: the reused page differs from a fresh one (%d/%d items, total %d/%d)", round, len(pg.Items), len(want.Items), pg.Total, want.Total)
+		}
+	}
+	if upstream.OfferBodyCap(&pg) == 0 {
+		t.Fatal("the page keeps no body")
+	}
+}

@@ -147,11 +147,16 @@ type VehiclePage struct {
 	Total int       `json:"total"`
 	Items []Vehicle `json:"items"`
 
-	// With reuse set (ReuseStrings), the page keeps the memory of its last
-	// decoding for the next (pagescan.go): body is its copy of the body the
-	// records' strings are views of (those without escapes), arena the
-	// memory of the strings unquoted, upfits and floats the blocks the
-	// records' upfit lists and prices were cut from.
+	mem pageMemory // ReuseStrings
+}
+
+// pageMemory is what a page decoded with ReuseStrings (a VehiclePage, an
+// OfferPage read as a listing) keeps of its last decoding for the next
+// (pagescan.go): body is its copy of the body the records' strings are
+// views of (those without escapes), arena the memory of the strings
+// unquoted, upfits and floats the blocks the records' upfit lists and
+// prices were cut from.
+type pageMemory struct {
 	body   []byte
 	arena  []byte
 	upfits []Upfit
@@ -201,6 +206,8 @@ type Offer struct {
 type OfferPage struct {
 	Total int     `json:"total"`
 	Items []Offer `json:"items"`
+
+	mem pageMemory // ReuseStrings, for ListOffersInto
 }
 
 // OfferQuery is an offer listing request.
