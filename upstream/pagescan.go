@@ -1140,11 +1140,27 @@ func (s *invScanner) keepBytes(v []byte) string {
 	return s.keep(bytesString(v))
 }
 
-// str reads a string into the arena; null is "". The common cases (a
-// string right at i: ASCII, text beyond ASCII, escapes) are read by
-// keepString, anything else by strIn.
+// str reads a string into the arena (a view of a body the result owns);
+// null is "". The common cases (a string right at i: ASCII, text beyond
+// ASCII, escapes) are read by keepString, the commonest of them (short,
+// ASCII, no escape) looked up here in one word of the maps without its
+// calls; anything else by strIn (TestKeepString, FuzzKeepString).
 func (s *invScanner) str() (string, error) {
-	if s.i < len(s.b) && s.b[s.i] == '"' {
+	if i := s.i; i < len(s.b) && s.b[i] == '"' {
+		// keepString's common case, looked up in one word of each map: a
+		// string that ends at a quote in the same word of the stop map
+		// as its first byte, with no byte beyond ASCII (most values are
+		// short). It is what keepString gives for it.
+		if j := i + 1; j>>6 < len(s.stops) {
+			w, sh := j>>6, uint(j)&63
+			if x := s.stops[w] >> sh; x != 0 {
+				n := bits.TrailingZeros64(x)
+				if k := j + n; s.b[k] == '"' && s.highs[w]>>sh&(1<<n-1) == 0 {
+					s.i = k + 1
+					return s.keepBytes(s.b[j:k]), nil
+				}
+			}
+		}
 		if v, ok := s.keepString(); ok {
 			return v, nil
 		}

@@ -125,6 +125,21 @@ func checkKeepString(t *testing.T, b []byte, room int) {
 			t.Fatalf("%.40q: keyStr %q, %v up to %d; strIn %q, %v up to %d", b, kv, kerr, ks.i, gv, gerr, gs.i)
 		}
 	}
+	if s.stops != nil {
+		// str's look-up through the maps gives what strIn gives, for a
+		// body the result owns (views) or not (copies).
+		for _, owned := range []bool{false, true} {
+			ss, gs := invScanner{}, invScanner{}
+			ss.b, gs.b = b, b
+			ss.owned = owned
+			ss.mapStops()
+			sv, serr := ss.str()
+			gv, gerr := gs.strIn(true)
+			if sv != gv || (serr == nil) != (gerr == nil) || (serr == nil && ss.i != gs.i) {
+				t.Fatalf("%.40q (owned %v): str %q, %v up to %d; strIn %q, %v up to %d", b, owned, sv, serr, ss.i, gv, gerr, gs.i)
+			}
+		}
+	}
 	if len(b) < minStopMapBytes {
 		// In a body large enough for the maps, which keepString then
 		// reads (the string's end and whether it is ASCII).
