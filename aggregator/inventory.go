@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dealer-edge/dealer-edge/aggregator/mapping"
+	"github.com/dealer-edge/dealer-edge/cache"
 	"github.com/dealer-edge/dealer-edge/publicshape"
 	"github.com/dealer-edge/dealer-edge/upstream"
 )
@@ -52,10 +53,30 @@ func (s *Server) inventoryListing(ctx *fasthttp.RequestCtx, rs *reqState) {
 	// into a pooled buffer that the response refers to until fasthttp has
 	// written it (respond, fillBodyKey); a miss allocates no body of its own.
 	dst := rs.poolFillBody(st)
+	// The query's known total (pastend.go), with the route's cache on.
+	var tkey []byte
+	tpol := cache.Policy{TTL: st.policy(RouteInventoryListing, "").TTL}
+	if tpol.TTL > 0 {
+		tkey = listingTotalKey(nil, service, &fp)
+	}
 	s.respond(ctx, rs, st, "", rs.keyBuf, func(c context.Context) ([]byte, error) {
+		if tkey != nil && fp.page > 1 {
+			if n, ok := s.knownTotal(dealerID, tkey, tpol); ok && pastEnd(&fp, n) {
+				return emptyListingBody(service, &fp, n)
+			}
+		}
 		c, cancel := fillCtx(c, st, reqID, tp)
 		defer cancel()
-		return s.fillInventoryListing(c, dealerID, service, fp, dst)
+		var stamp cache.Stamp
+		if tkey != nil {
+			stamp = s.cache.StampNow(c, dealerID)
+		}
+		total := -1
+		body, err := s.fillInventoryListingTotal(c, dealerID, service, fp, dst, &total)
+		if err == nil && tkey != nil && total >= 0 {
+			s.keepTotal(dealerID, tkey, tpol, stamp, total)
+		}
+		return body, err
 	})
 }
 
@@ -63,6 +84,12 @@ func (s *Server) inventoryListing(ctx *fasthttp.RequestCtx, rs *reqState) {
 // not nil (a pooled buffer, see reqState.poolFillBody), else into a body of
 // its own.
 func (s *Server) fillInventoryListing(ctx context.Context, dealerID int64, service string, p params, dst *[]byte) ([]byte, error) {
+	return s.fillInventoryListingTotal(ctx, dealerID, service, p, dst, nil)
+}
+
+// fillInventoryListingTotal is fillInventoryListing that also sets *total
+// (when total is not nil) to the query's total as the service answered it.
+func (s *Server) fillInventoryListingTotal(ctx context.Context, dealerID int64, service string, p params, dst *[]byte, total *int) ([]byte, error) {
 	out := publicshape.InventoryListing{Service: service, Page: p.page, PageSize: p.pageSize}
 	var (
 		vehicles []upstream.Vehicle
@@ -128,6 +155,9 @@ func (s *Server) fillInventoryListing(ctx context.Context, dealerID int64, servi
 		vehicles = pg.Items
 	}
 	out.HasNext = int64(p.page)*int64(p.pageSize) < int64(out.Total)
+	if total != nil {
+		*total = out.Total
+	}
 	if dst != nil {
 		b, err := appendListing((*dst)[:0], &out, vehicles, offers)
 		*dst = b

@@ -53,6 +53,11 @@ type ResponseCache interface {
 	// and L2 without filling, Put stores one under Peek's Stamp.
 	Peek(ctx context.Context, dealerID int64, key []byte, pol cache.Policy) (cache.Stamp, bool)
 	Put(ctx context.Context, dealerID int64, key []byte, pol cache.Policy, st cache.Stamp, body []byte)
+	// StampNow is Peek's Stamp without the lookup, and PutL1 is Put into
+	// L1 alone: for a fact looked for in L1 alone (Fresh: a listing
+	// query's known total, see pastend.go).
+	StampNow(ctx context.Context, dealerID int64) cache.Stamp
+	PutL1(dealerID int64, key []byte, pol cache.Policy, st cache.Stamp, body []byte)
 }
 
 // RateLimiter is what the edge needs of the rate limiter

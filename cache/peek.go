@@ -76,3 +76,30 @@ func (c *Cache) Put(ctx context.Context, dealerID int64, key []byte, pol Policy,
 		c.l2Set(ctx, c.entryKeyAt(dealerID, st.gen, st.ep, skey), e, &held)
 	}
 }
+
+// StampNow returns the dealer's generation and the purge epoch now, as
+// Peek does, without a lookup: for a caller that learns a fact in a fill
+// of another key and keeps it in process with PutL1 (it looks for it with
+// Fresh, in L1 alone). A purge between StampNow and PutL1 leaves the fact
+// unstored.
+func (c *Cache) StampNow(ctx context.Context, dealerID int64) Stamp {
+	ep := c.currentEpoch(ctx)
+	gen, _ := c.generation(ctx, dealerID)
+	return Stamp{gen: gen, ep: ep, ok: true}
+}
+
+// PutL1 is Put into L1 alone: for a fact only ever looked for in L1
+// (Fresh), which a write to Redis would store for nobody.
+func (c *Cache) PutL1(dealerID int64, key []byte, pol Policy, st Stamp, body []byte) {
+	pol = pol.normalised()
+	if pol.TTL == 0 || !st.ok || c.l1 == nil {
+		return
+	}
+	cur := c.gens.get(dealerID)
+	if cur.gen.Load() != st.gen || c.epoch.gen.Load() != st.ep {
+		return
+	}
+	e := newEntry(body, c.now(), pol)
+	e.level = c.gzipLevel
+	c.l1.put(dealerID, string(key), st.gen, st.ep, &cur.gen, e)
+}
