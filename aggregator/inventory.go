@@ -205,12 +205,22 @@ var offerScratches = sync.Pool{New: func() any { return new(offerScratch) }}
 
 // put is listingScratch.put for an offer page.
 func (sc *offerScratch) put() {
-	clear(sc.offers.Items)
-	if cap(sc.offers.Items) > maxPooledListingItems {
-		return
+	if emptied(&sc.offers.Items, &sc.offers.Total) {
+		offerScratches.Put(sc)
 	}
-	sc.offers.Total, sc.offers.Items = 0, sc.offers.Items[:0]
-	offerScratches.Put(sc)
+}
+
+// emptied clears a pooled page's records (so the pool holds none of their
+// strings, only the memory the next fill cuts its own from) and empties
+// it; it reports whether the page may go back to its pool: not when it
+// grew beyond maxPooledListingItems.
+func emptied[T any](items *[]T, total *int) bool {
+	clear(*items)
+	if cap(*items) > maxPooledListingItems {
+		return false
+	}
+	*total, *items = 0, (*items)[:0]
+	return true
 }
 
 // listingScratch is what a vehicle listing fill decodes into: pooled,
@@ -228,16 +238,12 @@ var listingScratches = sync.Pool{New: func() any { return new(listingScratch) }}
 // page size's maximum is 100).
 const maxPooledListingItems = 100
 
-// put clears the records (so the pool holds none of their strings, only
-// the memory the next fill cuts its own from) and gives sc back to the
-// pool, unless it grew beyond maxPooledListingItems.
+// put empties the page and gives sc back to the pool, unless it grew
+// beyond maxPooledListingItems (emptied).
 func (sc *listingScratch) put() {
-	clear(sc.vehicles.Items)
-	if cap(sc.vehicles.Items) > maxPooledListingItems {
-		return
+	if emptied(&sc.vehicles.Items, &sc.vehicles.Total) {
+		listingScratches.Put(sc)
 	}
-	sc.vehicles.Total, sc.vehicles.Items = 0, sc.vehicles.Items[:0]
-	listingScratches.Put(sc)
 }
 
 // inventoryDetails serves 4.2 GET /dealer/{service}/details.

@@ -57,16 +57,10 @@ func (c *Cache) Peek(ctx context.Context, dealerID int64, key []byte, pol Policy
 // zero. It neither coalesces nor takes the fill lock: the caller's own
 // Get of another key did. body is kept and must not be modified.
 func (c *Cache) Put(ctx context.Context, dealerID int64, key []byte, pol Policy, st Stamp, body []byte) {
-	pol = pol.normalised()
-	if pol.TTL == 0 || !st.ok {
+	e, cur := c.factEntry(dealerID, pol, st, body)
+	if e == nil {
 		return
 	}
-	cur := c.gens.get(dealerID)
-	if cur.gen.Load() != st.gen || c.epoch.gen.Load() != st.ep {
-		return
-	}
-	e := newEntry(body, c.now(), pol)
-	e.level = c.gzipLevel
 	skey := string(key)
 	if c.l1 != nil {
 		c.l1.put(dealerID, skey, st.gen, st.ep, &cur.gen, e)
@@ -91,15 +85,27 @@ func (c *Cache) StampNow(ctx context.Context, dealerID int64) Stamp {
 // PutL1 is Put into L1 alone: for a fact only ever looked for in L1
 // (Fresh), which a write to Redis would store for nobody.
 func (c *Cache) PutL1(dealerID int64, key []byte, pol Policy, st Stamp, body []byte) {
-	pol = pol.normalised()
-	if pol.TTL == 0 || !st.ok || c.l1 == nil {
+	if c.l1 == nil {
 		return
+	}
+	if e, cur := c.factEntry(dealerID, pol, st, body); e != nil {
+		c.l1.put(dealerID, string(key), st.gen, st.ep, &cur.gen, e)
+	}
+}
+
+// factEntry is the entry of body that Put or PutL1 stores under st, with
+// the dealer's generation state, or nil when nothing is stored: pol's TTL
+// is zero, st is the zero Stamp, or a purge came since st.
+func (c *Cache) factEntry(dealerID int64, pol Policy, st Stamp, body []byte) (*Entry, *genState) {
+	pol = pol.normalised()
+	if pol.TTL == 0 || !st.ok {
+		return nil, nil
 	}
 	cur := c.gens.get(dealerID)
 	if cur.gen.Load() != st.gen || c.epoch.gen.Load() != st.ep {
-		return
+		return nil, nil
 	}
 	e := newEntry(body, c.now(), pol)
 	e.level = c.gzipLevel
-	c.l1.put(dealerID, string(key), st.gen, st.ep, &cur.gen, e)
+	return e, cur
 }

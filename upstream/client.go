@@ -343,13 +343,7 @@ func (c *Client) ListVehicles(ctx context.Context, dealerID int64, q VehicleQuer
 // the slice of large records; it clears the records it gives back). The
 // page's strings are the page's own, as with ListVehicles.
 func (c *Client) ListVehiclesInto(ctx context.Context, dealerID int64, q VehicleQuery, out *VehiclePage) error {
-	out.Total = 0
-	if n := min(cmp.Or(q.PageSize, 20), 1000); cap(out.Items) < n {
-		// Room for the page, so that decoding does not grow the slice of
-		// large records step by step.
-		out.Items = make([]Vehicle, 0, n)
-	}
-	out.Items = out.Items[:0]
+	resetPage(&out.Items, &out.Total, q.PageSize)
 	b := c.begin("/inventory/v1/dealers/")
 	b = strconv.AppendInt(b, dealerID, 10)
 	b = append(b, "/vehicles?service="...)
@@ -367,6 +361,18 @@ func (c *Client) ListVehiclesInto(ctx context.Context, dealerID int64, q Vehicle
 		out.Items = []Vehicle{}
 	}
 	return err
+}
+
+// resetPage empties a page that a listing decodes into (its items and
+// total), with room for pageSize items (the service's default, 20, for
+// 0), so that decoding does not grow the slice of large records step by
+// step.
+func resetPage[T any](items *[]T, total *int, pageSize int) {
+	*total = 0
+	if n := min(cmp.Or(pageSize, 20), 1000); cap(*items) < n {
+		*items = make([]T, 0, n)
+	}
+	*items = (*items)[:0]
 }
 
 // Vehicle returns one vehicle of the dealer; service (REWIND or NOS)
@@ -403,11 +409,7 @@ func (c *Client) ListOffers(ctx context.Context, dealerID int64, q OfferQuery) (
 // last page's strings too): the NLT listing fill decodes into a pooled
 // page.
 func (c *Client) ListOffersInto(ctx context.Context, dealerID int64, q OfferQuery, out *OfferPage) error {
-	out.Total = 0
-	if n := min(cmp.Or(q.PageSize, 20), 1000); cap(out.Items) < n {
-		out.Items = make([]Offer, 0, n)
-	}
-	out.Items = out.Items[:0]
+	resetPage(&out.Items, &out.Total, q.PageSize)
 	b := c.begin("/inventory/v1/dealers/")
 	b = strconv.AppendInt(b, dealerID, 10)
 	b = append(b, "/offers"...)

@@ -121,17 +121,7 @@ func TestVehiclePageReuseStringsBound(t *testing.T) {
 // fresh decoding gives while later calls read their bodies into the
 // pool's buffers, and decoding into the page again changes only the page.
 func TestListVehiclesIntoKeepsItsBody(t *testing.T) {
-	fk := fake.NewServer(fake.Options{})
-	addr, err := fk.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fk.Close()
-	c, err := upstream.New(upstream.Options{BaseURL: "http://" + addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := fakeClient(t)
 	ctx := context.Background()
 	var pages [2]upstream.VehiclePage
 	for i := range pages {
@@ -171,17 +161,7 @@ func TestListVehiclesIntoKeepsItsBody(t *testing.T) {
 // the NLT listing's page (ListOffersInto): equal to ListOffers' while
 // later calls read their bodies into the pool's buffers.
 func TestListOffersIntoKeepsItsBody(t *testing.T) {
-	fk := fake.NewServer(fake.Options{})
-	addr, err := fk.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fk.Close()
-	c, err := upstream.New(upstream.Options{BaseURL: "http://" + addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := fakeClient(t)
 	ctx := context.Background()
 	var pg upstream.OfferPage
 	pg.ReuseStrings()
@@ -209,4 +189,22 @@ func TestListOffersIntoKeepsItsBody(t *testing.T) {
 	if upstream.OfferBodyCap(&pg) == 0 {
 		t.Fatal("the page keeps no body")
 	}
+}
+
+// fakeClient returns a Client of a fake upstream that serves on a port of
+// its own for the test.
+func fakeClient(t *testing.T) *upstream.Client {
+	t.Helper()
+	fk := fake.NewServer(fake.Options{})
+	addr, err := fk.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fk.Close)
+	c, err := upstream.New(upstream.Options{BaseURL: "http://" + addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }

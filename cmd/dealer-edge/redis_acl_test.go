@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,60 +44,9 @@ func TestRedisACLPermissionIsAnOutage(t *testing.T) {
 	}
 
 	// Traffic: listings of three dealers (with a 64 KiB L1, most are read
-	// from Redis), on plain HTTP clients (no retries).
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var requests, bad atomic.Int64
-	var badSample atomic.Value
-	client := &http.Client{Timeout: 10 * time.Second}
-	for _, key := range []string{"demo-key-alpha", "demo-key-beta", "demo-key-gamma"} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				req, _ := http.NewRequest("GET", fmt.Sprintf("%s/dealer/NOS/listing?page_size=%d", e.base, 1+i%40), nil)
-				req.Header.Set("X-Api-Key", key)
-				resp, err := client.Do(req)
-				requests.Add(1)
-				if err != nil || resp.StatusCode != 200 {
-					bad.Add(1)
-					if err != nil {
-						badSample.Store(err.Error())
-					} else {
-						badSample.Store(resp.Status)
-					}
-				}
-				if resp != nil {
-					resp.Body.Close()
-				}
-				time.Sleep(2 * time.Millisecond)
-			}
-		}()
-	}
-	stopped := false
-	halt := func() {
-		if !stopped {
-			stopped = true
-			close(stop)
-			wg.Wait()
-		}
-	}
-	defer halt()
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 15 s", what)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	// from Redis).
+	tr := startTraffic(t, e.base, []string{"demo-key-alpha", "demo-key-beta", "demo-key-gamma"}, 2*time.Millisecond,
+		func(_ string, i int) string { return fmt.Sprintf("/dealer/NOS/listing?page_size=%d", 1+i%40) })
 	time.Sleep(500 * time.Millisecond)
 	if up := e.scrape()["edge_redis_up"]; up != 1 {
 		t.Fatalf("edge_redis_up with every permission: %v", up)
@@ -110,7 +56,7 @@ func TestRedisACLPermissionIsAnOutage(t *testing.T) {
 	if err := admin.Do(ctx, "ACL", "SETUSER", "edge", "-getex").Err(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("cache marked Redis down", func() bool { return !e.app.cache.Stats().RedisUp })
+	waitLong(t, "cache marked Redis down", func() bool { return !e.app.cache.Stats().RedisUp })
 	downEvents := e.app.cache.Stats().RedisDownEvents
 	// Longer than the probe's whole backoff (0.5 s doubling to 5 s, from
 	// the first refusal): a probe that passed would have brought the cache
@@ -131,19 +77,16 @@ func TestRedisACLPermissionIsAnOutage(t *testing.T) {
 	if err := admin.Do(ctx, "ACL", "SETUSER", "edge", "+getex").Err(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("cache using Redis again", func() bool { return e.app.cache.Stats().RedisUp })
+	waitLong(t, "cache using Redis again", func() bool { return e.app.cache.Stats().RedisUp })
 	if up := e.scrape()["edge_redis_up"]; up != 1 {
 		t.Errorf("edge_redis_up once GETEX is permitted again: %v, want 1", up)
 	}
 	if status, body := e.readyz(); status != 200 || body["redis"] != "up" {
 		t.Errorf("readyz once GETEX is permitted again: %d %v", status, body)
 	}
-	halt()
-	if n := bad.Load(); n != 0 {
-		t.Errorf("%d of %d requests did not answer 200 (e.g. %v)", n, requests.Load(), badSample.Load())
-	}
+	tr.check(t)
 	if log := e.stderr.String(); !strings.Contains(log, `"cause":"permission denied"`) {
 		t.Errorf("no log line with cause permission denied:\n%s", log)
 	}
-	t.Logf("%d requests", requests.Load())
+	t.Logf("%d requests", tr.requests.Load())
 }

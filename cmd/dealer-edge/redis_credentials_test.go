@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,80 +45,17 @@ func TestRedisRefusingCredentialsIsAnOutage(t *testing.T) {
 		t.Fatalf("readyz with the password right: %d %v", status, body)
 	}
 
-	// Traffic: three dealers, two listings each (L1 hits) and a new search
-	// every other request (a miss, which asks Redis), on plain
-	// HTTP clients (no retries) with a deadline far above the budget so a
-	// request held on Redis shows as slow, not as an error.
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var requests, bad atomic.Int64
-	var slowest atomic.Int64
-	var badMu sync.Mutex
-	var badSample string
-	client := &http.Client{Timeout: 10 * time.Second}
+	// Traffic: three dealers, two listings each (L1 hits) and a new
+	// listing query every other request (a miss, which asks Redis).
 	paths := []string{"/dealer/NOS/listing?page_size=2", "/dealer/NOS/listing?page_size=3"}
-	for _, key := range []string{"demo-key-alpha", "demo-key-beta", "demo-key-gamma"} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				path := paths[i%len(paths)]
-				if i%2 == 1 { // a miss: the cache asks Redis (L2)
-					path = fmt.Sprintf("/dealer/NOS/listing?page_size=2&q=w%s%d", key, i)
-				}
-				req, _ := http.NewRequest("GET", e.base+path, nil)
-				req.Header.Set("X-Api-Key", key)
-				start := time.Now()
-				resp, err := client.Do(req)
-				d := time.Since(start)
-				requests.Add(1)
-				for {
-					s := slowest.Load()
-					if int64(d) <= s || slowest.CompareAndSwap(s, int64(d)) {
-						break
-					}
-				}
-				if err != nil || resp.StatusCode != 200 {
-					bad.Add(1)
-					badMu.Lock()
-					if err != nil {
-						badSample = err.Error()
-					} else {
-						badSample = resp.Status
-					}
-					badMu.Unlock()
-				}
-				if resp != nil {
-					resp.Body.Close()
-				}
-				time.Sleep(5 * time.Millisecond)
+	tr := startTraffic(t, e.base, []string{"demo-key-alpha", "demo-key-beta", "demo-key-gamma"}, 5*time.Millisecond,
+		func(key string, i int) string {
+			if i%2 == 1 { // a miss: the cache asks Redis (L2)
+				return fmt.Sprintf("/dealer/NOS/listing?page_size=2&q=w%s%d", key, i)
 			}
-		}()
-	}
-	defer func() {
-		select {
-		case <-stop:
-		default:
-			close(stop)
-		}
-		wg.Wait()
-	}()
+			return paths[i%len(paths)]
+		})
 
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 15 s", what)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
 	time.Sleep(300 * time.Millisecond)
 	before := e.scrape()
 	if before["edge_redis_up"] != 1 {
@@ -144,8 +78,8 @@ func TestRedisRefusingCredentialsIsAnOutage(t *testing.T) {
 	if err := admin.Do(ctx, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes").Err(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("cache marked Redis down", func() bool { return !e.app.cache.Stats().RedisUp })
-	waitFor("rate limiter on its fallback", func() bool { return e.app.limiter.Stats().FallbackActive })
+	waitLong(t, "cache marked Redis down", func() bool { return !e.app.cache.Stats().RedisUp })
+	waitLong(t, "rate limiter on its fallback", func() bool { return e.app.limiter.Stats().FallbackActive })
 	time.Sleep(time.Second) // traffic on the fallback, probes refused
 
 	down := e.scrape()
@@ -163,8 +97,8 @@ func TestRedisRefusingCredentialsIsAnOutage(t *testing.T) {
 	if err := admin.ConfigSet(ctx, "requirepass", pass1).Err(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("cache using Redis again", func() bool { return e.app.cache.Stats().RedisUp })
-	waitFor("rate limiter on Redis again", func() bool { return !e.app.limiter.Stats().FallbackActive })
+	waitLong(t, "cache using Redis again", func() bool { return e.app.cache.Stats().RedisUp })
+	waitLong(t, "rate limiter on Redis again", func() bool { return !e.app.limiter.Stats().FallbackActive })
 	if up := e.scrape()["edge_redis_up"]; up != 1 {
 		t.Errorf("edge_redis_up once the password is restored: %v, want 1", up)
 	}
@@ -172,18 +106,13 @@ func TestRedisRefusingCredentialsIsAnOutage(t *testing.T) {
 		t.Errorf("readyz once the password is restored: %d %v", status, body)
 	}
 	time.Sleep(300 * time.Millisecond)
-	close(stop)
-	wg.Wait()
-
-	if n := bad.Load(); n != 0 {
-		t.Errorf("%d of %d requests did not answer 200 (e.g. %s)", n, requests.Load(), badSample)
-	}
+	tr.check(t)
 	// A request waits on Redis for at most the budget per call and never
 	// for a dial's retries; far below it on a hit.
-	if s := time.Duration(slowest.Load()); s > 3*budget {
+	if s := time.Duration(tr.slowest.Load()); s > 3*budget {
 		t.Errorf("slowest request %v, want under %v", s, 3*budget)
 	}
-	t.Logf("%d requests, slowest %v", requests.Load(), time.Duration(slowest.Load()))
+	t.Logf("%d requests, slowest %v", tr.requests.Load(), time.Duration(tr.slowest.Load()))
 
 	log := e.stderr.String()
 	for _, want := range []string{
