@@ -1,6 +1,10 @@
 package upstream
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+)
 
 // The content list (the answer of a content type's view, six of which a
 // cold hub reads) decoded by the inventory scanner (pagescan.go): the same
@@ -70,6 +74,10 @@ func (s *invScanner) contentItems(dst *[]ContentRecord) error {
 		return err
 	}
 	buf := s.records[:0]
+	// The buffer goes back cleared, or not at all: one that grew left
+	// records in the one it replaced, which is dropped (contentKeys takes
+	// the buffer as zero).
+	s.records = nil
 	err := scanList(s, &buf, (*invScanner).content)
 	switch {
 	case buf == nil:
@@ -230,11 +238,146 @@ func (s *invScanner) contentKeys() (keys []ContentRecord, spans []contentSpan, n
 			return keys, spans, false, err
 		}
 		from := s.i
-		keys = append(keys, ContentRecord{})
-		if err := scanObject(s, &keys[len(keys)-1], shapeContent, contentKeyField); err != nil {
+		if len(keys) < cap(keys) {
+			// Zero already (invScanner.records): not zeroed again, which
+			// while the collector marks is a write barrier per pointer.
+			keys = keys[:len(keys)+1]
+		} else {
+			keys = append(keys, ContentRecord{})
+		}
+		if err := s.contentKey(&keys[len(keys)-1]); err != nil {
 			return keys, spans, false, err
 		}
 		spans = append(spans, contentSpan{int32(from), int32(s.i)})
+	}
+}
+
+// contentKey is scanObject(s, c, shapeContent, contentKeyField), the
+// loop made for it: a cold hub section reads some 900 members of a
+// type's records for their keys, most of them text only skipped. The
+// predicted name (predicted's comparison) and the common values (a string
+// skipped or kept as a view through the stop map, an id of digits, a
+// timestamp of the services' form) are read here, without a call per
+// member; anything else goes to memberSlow and contentKeyField as
+// scanObject hands it to them, so the two accept, refuse and read the
+// same (TestContentPageEqualsContentList, FuzzContentPage, with the map
+// and without).
+func (s *invScanner) contentKey(c *ContentRecord) error {
+	null, err := s.beginObject()
+	if err != nil || null {
+		return err
+	}
+	m := &s.names[shapeContent]
+	slots := m.slots
+	b, stops := s.b, s.stops
+	for prev := prevStart; ; {
+		// predicted, inline.
+		i := s.i
+		var id uint8
+		ok := false
+		if uint(prev) < uint(len(slots)) {
+			sl := &slots[prev]
+			at := i
+			if prev == prevStart {
+				at-- // the brace
+			}
+			if cp := &sl.next; cp.n != 0 && at >= 0 && at+24 <= len(b) {
+				w := b[at : at+24 : at+24]
+				le := binary.LittleEndian
+				if (le.Uint64(w)^cp.w0)&cp.m0|(le.Uint64(w[8:])^cp.w1)&cp.m1|(le.Uint64(w[16:])^cp.w2)&cp.m2 == 0 {
+					i = at + cp.n
+					s.i, prev = i, int(sl.nextAt)
+					id, ok = sl.nextID, true
+				}
+			}
+		}
+		if !ok {
+			var name string
+			var more bool
+			id, name, more, err = s.memberSlow(shapeContent, &prev)
+			if err != nil || !more {
+				return err
+			}
+			if err := contentKeyField(s, c, id); err != nil {
+				return named(name, err)
+			}
+			slots = m.slots // memberSlow may have learnt a name
+			continue
+		}
+		// The value at i: its common cases, as contentKeyField reads
+		// them.
+		if i < len(b) && b[i] == '"' {
+			// The string's first stop from the map (stopFrom, inline):
+			// without escapes, its closing quote.
+			k := len(b)
+			if j := i + 1; j>>6 < len(stops) {
+				if x := stops[j>>6] >> (uint(j) & 63); x != 0 {
+					k = j + bits.TrailingZeros64(x)
+				} else {
+					for w := j>>6 + 1; w < len(stops); w++ {
+						if x := stops[w]; x != 0 {
+							k = w<<6 + bits.TrailingZeros64(x)
+							break
+						}
+					}
+				}
+			}
+			plain := k < len(b) && b[k] == '"'
+			switch id {
+			case 0, cfTitle, cfH1, cfMetaDescription, cfExcerpt, cfBodyText, cfUrl, cfMediaUrl, cfThumbnailUrl, cfTranscript:
+				// Skipped: what skipString, and skip (id 0), do first.
+				if plain {
+					s.i = k + 1
+					continue
+				}
+				if s.skipStringFast() {
+					continue
+				}
+			case cfType, cfSlug, cfTopic, cfCategory, cfBrand, cfSourceProvider:
+				// A view of the body: keyStr's look-up.
+				if plain && s.validRun(i+1, k) {
+					v := bytesString(b[i+1 : k])
+					s.i = k + 1
+					switch id {
+					case cfType:
+						c.Type = v
+					case cfSlug:
+						c.Slug = v
+					case cfTopic:
+						c.Topic = v
+					case cfCategory:
+						c.Category = v
+					case cfBrand:
+						c.Brand = v
+					default:
+						c.SourceProvider = v
+					}
+					continue
+				}
+			case cfUpdatedAt:
+				if t, ok := utcSeconds(b, i); ok {
+					c.UpdatedAt = t
+					s.i = i + len(`"2006-01-02T15:04:05Z"`)
+					continue
+				}
+			}
+		} else if id == cfId || id == cfDealerId || id == cfOverrideOf {
+			// int64's common case.
+			if v, ok := s.smallUint(18); ok {
+				switch id {
+				case cfId:
+					c.ID = int64(v)
+				case cfDealerId:
+					c.DealerID = int64(v)
+				default:
+					c.OverrideOf = int64(v)
+				}
+				continue
+			}
+		}
+		if err := contentKeyField(s, c, id); err != nil {
+			return named(m.known[prev], err)
+		}
 	}
 }
 

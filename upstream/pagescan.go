@@ -49,7 +49,7 @@ type invScanner struct {
 	depth   int
 	arena   []byte          // kept strings, appended (keep); the bytes of a string once made never change
 	scratch []byte          // unquoting buffer of escaped strings
-	records []ContentRecord // a content list's records as they are read (contentItems)
+	records []ContentRecord // a content list's records as they are read (contentItems, contentKeys); zero up to its capacity while pooled: its users clear what they wrote
 	spans   []contentSpan   // where each record of a content page is (contentKeys)
 	floats  []float64       // the block floatPtr takes numbers from; never pooled
 	names   [numShapes]nameMemo
