@@ -184,9 +184,8 @@ func (p *contentPageSink) decodeBody(body []byte) error {
 	null := true
 	err := scanObject(s, p, shapeTop, func(s *invScanner, _ *contentPageSink, id uint8) (err error) {
 		if id == topItems {
-			s.mapStops()
+			s.mapStops() // dropped after wholeRecords, which reads through it too
 			keys, spans, null, err = s.contentKeys()
-			s.dropStops()
 			return err
 		}
 		return s.skip()
@@ -206,6 +205,7 @@ func (p *contentPageSink) decodeBody(body []byte) error {
 		}
 		err = s.wholeRecords(body, spans, idx, &p.out)
 	}
+	s.dropStops()
 	clear(keys)
 	if cap(keys) <= maxPooledRecords {
 		s.records = keys[:0]
@@ -382,7 +382,9 @@ func (s *invScanner) contentKey(c *ContentRecord) error {
 }
 
 // wholeRecords decodes the records at idx (indices into spans) of body whole,
-// as the content list decoder reads them, into a new *out.
+// as the content list decoder reads them, into a new *out. Each is read
+// where it is in body (s.b), through the body's stop map when there is
+// one: the end of each string and whether it is ASCII are looked up.
 func (s *invScanner) wholeRecords(body []byte, spans []contentSpan, idx []int32, out *[]ContentRecord) error {
 	*out = make([]ContentRecord, len(idx))
 	n := 0
@@ -392,7 +394,7 @@ func (s *invScanner) wholeRecords(body []byte, spans []contentSpan, idx []int32,
 	s.newArena(n + 64)
 	for k, i := range idx {
 		sp := spans[i]
-		s.b, s.i = body[sp.from:sp.to], 0
+		s.b, s.i = body, int(sp.from)
 		if err := s.content(&(*out)[k]); err != nil {
 			return err
 		}
