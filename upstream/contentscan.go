@@ -361,9 +361,22 @@ func (s *invScanner) contentKey(c *ContentRecord) error {
 					continue
 				}
 			}
-		} else if id == cfId || id == cfDealerId || id == cfOverrideOf {
-			// int64's common case.
-			if v, ok := s.smallUint(18); ok {
+		} else if i < len(b) && (id == cfId || id == cfDealerId || id == cfOverrideOf) {
+			// int64's common cases, the number followed by the end of the
+			// member: 0 (a global record's dealer_id; int64 reads it
+			// through numberLiteral and strconv) or 1 to 18 digits not
+			// starting with 0 (smallUint's).
+			j := i + 1
+			var v uint64
+			if b[i] != '0' {
+				j = i
+				for j < len(b) && j-i < 18 && b[j]-'0' <= 9 {
+					v = v*10 + uint64(b[j]-'0')
+					j++
+				}
+			}
+			if j > i && j < len(b) && (b[j] == ',' || b[j] == '}') {
+				s.i = j
 				switch id {
 				case cfId:
 					c.ID = int64(v)
