@@ -292,6 +292,11 @@ func (s *invScanner) contentKey(c *ContentRecord) error {
 			}
 		}
 		if !ok {
+			if i < len(b) && b[i] == '}' { // the end of the record: memberSlow's first case
+				s.i = i + 1
+				s.depth--
+				return nil
+			}
 			var name string
 			var more bool
 			id, name, more, err = s.memberSlow(shapeContent, &prev)
