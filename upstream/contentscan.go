@@ -252,6 +252,23 @@ func (s *invScanner) contentKeys() (keys []ContentRecord, spans []contentSpan, n
 	}
 }
 
+// The kinds of a content record's members as contentKey reads a string
+// value of theirs, by field id: skipped (the text fields, and id 0, a
+// member only checked), kept as a view (the key strings), a timestamp.
+const (
+	keyOther uint8 = iota
+	keySkipped
+	keyString
+	keyTime
+)
+
+var keyKinds = [32]uint8{
+	0: keySkipped, cfTitle: keySkipped, cfH1: keySkipped, cfMetaDescription: keySkipped, cfExcerpt: keySkipped,
+	cfBodyText: keySkipped, cfUrl: keySkipped, cfMediaUrl: keySkipped, cfThumbnailUrl: keySkipped, cfTranscript: keySkipped,
+	cfType: keyString, cfSlug: keyString, cfTopic: keyString, cfCategory: keyString, cfBrand: keyString, cfSourceProvider: keyString,
+	cfUpdatedAt: keyTime,
+}
+
 // contentKey is scanObject(s, c, shapeContent, contentKeyField), the
 // loop made for it: a cold hub section reads some 900 members of a
 // type's records for their keys, most of them text only skipped. The
@@ -328,8 +345,8 @@ func (s *invScanner) contentKey(c *ContentRecord) error {
 				}
 			}
 			plain := k < len(b) && b[k] == '"'
-			switch id {
-			case 0, cfTitle, cfH1, cfMetaDescription, cfExcerpt, cfBodyText, cfUrl, cfMediaUrl, cfThumbnailUrl, cfTranscript:
+			switch keyKinds[id&31] {
+			case keySkipped:
 				// Skipped: what skipString, and skip (id 0), do first.
 				if plain {
 					s.i = k + 1
@@ -338,7 +355,7 @@ func (s *invScanner) contentKey(c *ContentRecord) error {
 				if s.skipStringFast() {
 					continue
 				}
-			case cfType, cfSlug, cfTopic, cfCategory, cfBrand, cfSourceProvider:
+			case keyString:
 				// A view of the body: keyStr's look-up.
 				if plain && s.validRun(i+1, k) {
 					v := bytesString(b[i+1 : k])
@@ -359,7 +376,7 @@ func (s *invScanner) contentKey(c *ContentRecord) error {
 					}
 					continue
 				}
-			case cfUpdatedAt:
+			case keyTime:
 				if t, ok := utcSeconds(b, i); ok {
 					c.UpdatedAt = t
 					s.i = i + len(`"2006-01-02T15:04:05Z"`)
