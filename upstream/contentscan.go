@@ -269,6 +269,29 @@ var keyKinds = [32]uint8{
 	cfUpdatedAt: keyTime,
 }
 
+// nextStop is stopFrom(j) through the stop map stops, inline: the first
+// stop at or after j, or end (the body's length) when there is none or
+// no map.
+func nextStop(stops []uint64, j, end int) int {
+	w := j >> 6
+	if w >= len(stops) {
+		return end
+	}
+	if x := stops[w] >> (uint(j) & 63); x != 0 {
+		return j + bits.TrailingZeros64(x)
+	}
+	for w++; w < len(stops); w++ {
+		if x := stops[w]; x != 0 {
+			return w<<6 + bits.TrailingZeros64(x)
+		}
+	}
+	return end
+}
+
+// shortEscape marks the bytes after a backslash that make an escape of two
+// bytes, each of which escape takes.
+var shortEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
+
 // contentKey is scanObject(s, c, shapeContent, contentKeyField), the
 // loop made for it: a cold hub section reads some 900 members of a
 // type's records for their keys, most of them text only skipped. The
@@ -331,23 +354,17 @@ func (s *invScanner) contentKey(c *ContentRecord) error {
 		if i < len(b) && b[i] == '"' {
 			// The string's first stop from the map (stopFrom, inline):
 			// without escapes, its closing quote.
-			k := len(b)
-			if j := i + 1; j>>6 < len(stops) {
-				if x := stops[j>>6] >> (uint(j) & 63); x != 0 {
-					k = j + bits.TrailingZeros64(x)
-				} else {
-					for w := j>>6 + 1; w < len(stops); w++ {
-						if x := stops[w]; x != 0 {
-							k = w<<6 + bits.TrailingZeros64(x)
-							break
-						}
-					}
-				}
-			}
+			k := nextStop(stops, i+1, len(b))
 			plain := k < len(b) && b[k] == '"'
 			switch keyKinds[id&31] {
 			case keySkipped:
-				// Skipped: what skipString, and skip (id 0), do first.
+				// Skipped: what skipString, and skip (id 0), do first
+				// (skipStringFast), its escapes of two bytes (a body's
+				// paragraph breaks) inline.
+				for !plain && k+1 < len(b) && b[k] == '\\' && shortEscape[b[k+1]] {
+					k = nextStop(stops, k+2, len(b))
+					plain = k < len(b) && b[k] == '"'
+				}
 				if plain {
 					s.i = k + 1
 					continue
