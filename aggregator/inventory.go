@@ -47,7 +47,11 @@ func (s *Server) inventoryListing(ctx *fasthttp.RequestCtx, rs *reqState) {
 	if s.serveFresh(ctx, rs, st, "", rs.keyBuf) {
 		return
 	}
-	fp := p // a copy for the fill: p itself stays on the stack on the hit path
+	// The fill's copy of the query: a listing sets only listingQuery's
+	// fields, few enough that the closure holds them by value (a params,
+	// past the compiler's size bound for that, was a heap object of its
+	// own on every miss); p itself stays on the stack on the hit path.
+	lq := listingQueryOf(&p)
 	dealerID, reqID, tp := rs.p.dealerID, string(rs.reqID), rs.traceparent
 	// With the route's cache off the body is never stored: the fill encodes
 	// into a pooled buffer that the response refers to until fasthttp has
@@ -57,9 +61,10 @@ func (s *Server) inventoryListing(ctx *fasthttp.RequestCtx, rs *reqState) {
 	var tkey []byte
 	tpol := cache.Policy{TTL: st.policy(RouteInventoryListing, "").TTL}
 	if tpol.TTL > 0 {
-		tkey = listingTotalKey(nil, service, &fp)
+		tkey = listingTotalKey(nil, service, &p)
 	}
 	s.respond(ctx, rs, st, "", rs.keyBuf, func(c context.Context) ([]byte, error) {
+		fp := lq.params()
 		if tkey != nil && fp.page > 1 {
 			if n, ok := s.knownTotal(dealerID, tkey, tpol); ok && pastEnd(&fp, n) {
 				return emptyListingBody(service, &fp, n)
@@ -78,6 +83,22 @@ func (s *Server) inventoryListing(ctx *fasthttp.RequestCtx, rs *reqState) {
 		}
 		return body, err
 	})
+}
+
+// listingQuery is the part of params that parseInventoryListing sets.
+type listingQuery struct {
+	page, pageSize        int
+	q, catalogType, upfit string
+}
+
+// listingQueryOf returns p's listingQuery.
+func listingQueryOf(p *params) listingQuery {
+	return listingQuery{page: p.page, pageSize: p.pageSize, q: p.q, catalogType: p.catalogType, upfit: p.upfit}
+}
+
+// params returns the listing's params: lq's fields, no others set.
+func (lq listingQuery) params() params {
+	return params{page: lq.page, pageSize: lq.pageSize, q: lq.q, catalogType: lq.catalogType, upfit: lq.upfit}
 }
 
 // fillInventoryListing builds the listing's body: into *dst when dst is
