@@ -561,7 +561,7 @@ func (c *Client) getWith(ctx context.Context, s *service, cb *gobreaker.CircuitB
 		err = callerGone(s.name, ctx)
 	default:
 		_, err = cb.Execute(func() (struct{}, error) {
-			return struct{}{}, c.roundTrip(ctx, s, uri, out)
+			return struct{}{}, c.roundTrip(ctx, s, uri, out, start)
 		})
 		if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
 			err = fmt.Errorf("upstream %s: %w: %w", s.name, ErrUnavailable, ErrCircuitOpen)
@@ -613,8 +613,11 @@ func endCallSpan(span trace.Span, err error) {
 
 // roundTrip performs the HTTP exchange. Its errors are already classified:
 // they wrap ErrNotFound, ErrUnavailable, or ErrUnavailable together with
-// the caller's context error (which the breaker excludes).
-func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any) error {
+// the caller's context error (which the breaker excludes). The service's
+// timeout runs from start, the call's start (getWith's reading of the
+// clock, taken a span's and the breaker's check earlier), rather than
+// from a reading of its own.
+func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any, start time.Time) error {
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	// The body is read from the connection into the client's own pooled
@@ -638,7 +641,7 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any)
 	req.Header.SetCanonical(hdrAccept, valJSON)
 	setTraceHeaders(ctx, &req.Header)
 
-	deadline := time.Now().Add(s.timeout)
+	deadline := start.Add(s.timeout)
 	callerDeadline := false
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline, callerDeadline = d, true
