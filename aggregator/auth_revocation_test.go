@@ -52,7 +52,7 @@ func TestRevokedKeyComesBackWhenIndexGoesStale(t *testing.T) {
 		// auth.ttl 60s and auth.stale 10m: the defaults.
 	}, true)
 	now := time.Now()
-	e.s.now = func() time.Time { return now }
+	e.s.now, e.s.realClock = func() time.Time { return now }, false
 	e.s.index.now = e.s.now
 	e.sync(t)
 	if got := e.get("demo-key-alpha"); got != 200 {

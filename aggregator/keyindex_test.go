@@ -229,7 +229,7 @@ func TestDealersDownLaterKeepsIndexThenFallsBack(t *testing.T) {
 		s.AuthStale = 3 * time.Second
 	}, true)
 	now := time.Now()
-	e.s.now = func() time.Time { return now }
+	e.s.now, e.s.realClock = func() time.Time { return now }, false
 	e.s.index.now = e.s.now
 	e.sync(t)
 	if got := e.get("demo-key-beta"); got != 200 {
