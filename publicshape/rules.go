@@ -272,17 +272,55 @@ func NomeCanonico(marca, modello, allestimento string) string {
 // AppendNomeCanonico appends NomeCanonico(marca, modello, allestimento) to
 // dst: at most len(marca)+len(modello)+len(allestimento)+2 bytes, so a
 // caller can lay the names of a page out in one buffer of that room.
+//
+// It splits the parts as strings.FieldsSeq does (unicode.IsSpace; an
+// invalid byte is no space) with a loop of its own: the iterator's closure
+// made the parts leak, and with them whatever a caller's struct holds
+// beside the strings (AppendInventoryItemSource's upfits).
 func AppendNomeCanonico(dst []byte, marca, modello, allestimento string) []byte {
 	start := len(dst)
-	for _, part := range [...]string{marca, modello, allestimento} {
-		for w := range strings.FieldsSeq(part) {
-			if len(dst) > start {
-				dst = append(dst, ' ')
-			}
-			dst = append(dst, w...)
+	dst = appendWords(dst, start, marca)
+	dst = appendWords(dst, start, modello)
+	return appendWords(dst, start, allestimento)
+}
+
+// appendWords appends the words of s to dst, each after a space when dst
+// is longer than start.
+func appendWords(dst []byte, start int, s string) []byte {
+	for i := 0; i < len(s); {
+		if n := spaceAt(s, i); n > 0 {
+			i += n
+			continue
 		}
+		j := i + 1
+		for j < len(s) && spaceAt(s, j) == 0 {
+			j++
+		}
+		if len(dst) > start {
+			dst = append(dst, ' ')
+		}
+		dst = append(dst, s[i:j]...)
+		i = j
 	}
 	return dst
+}
+
+// spaceAt returns the length of the white space rune (unicode.IsSpace) at
+// s[i], or 0 when there is none there. A word's continuation bytes are no
+// space: scanning on from a rune's first byte, a word's end is found at a
+// rune's start.
+func spaceAt(s string, i int) int {
+	if c := s[i]; c < utf8.RuneSelf {
+		if asciiSpace[c] {
+			return 1
+		}
+		return 0
+	}
+	r, n := utf8.DecodeRuneInString(s[i:])
+	if unicode.IsSpace(r) {
+		return n
+	}
+	return 0
 }
 
 // Ellipsis is appended by Preview to a truncated preview.

@@ -199,6 +199,11 @@ func TestNomeCanonico(t *testing.T) {
 		{"Alfa  Romeo", "Giulia\t", "2.2 \n Veloce", "Alfa Romeo Giulia 2.2 Veloce"},
 		{"", "Panda", "", "Panda"},
 		{"", "", "", ""},
+		// unicode.IsSpace beyond ASCII separates words too; a byte that
+		// is no valid rune (or a rune's continuation) does not.
+		{"Fiat\u00a0Ducato", "\u2000Maxi\u0085", "\u3000", "Fiat Ducato Maxi"},
+		{"a\xf0\u2000b", "\xe2\x80", "c\xe2\x80\x80\x80d", "a\xf0 b \xe2\x80 c \x80d"},
+		{"Città", "Süd\u00a0Ost", "", "Città Süd Ost"},
 	}
 	for _, tt := range tests {
 		if got := NomeCanonico(tt.marca, tt.modello, tt.allestimento); got != tt.want {

@@ -90,13 +90,13 @@ func vehicleItem(v *upstream.Vehicle, sc *itemScalars, name string) publicshape.
 func AppendVehicleListing(dst []byte, l *publicshape.InventoryListing, vs []upstream.Vehicle) ([]byte, error) {
 	start := len(dst)
 	dst = publicshape.AppendInventoryListingHead(dst, l)
-	var ups []publicshape.UpfitSource // one for the page, grown to its most upfits
+	// One for the page, on the stack (the encoder keeps no reference to
+	// it), grown past eight upfits only by a vehicle that has more.
+	var upsRoom [8]publicshape.UpfitSource
+	ups := upsRoom[:0]
 	for i := range vs {
 		if i > 0 {
 			dst = append(dst, ',')
-		}
-		if ups == nil && len(vs[i].Upfits) > 0 {
-			ups = make([]publicshape.UpfitSource, 0, max(4, len(vs[i].Upfits)))
 		}
 		src := vehicleSource(&vs[i], ups[:0])
 		ups = src.Upfits[:0]
