@@ -53,8 +53,7 @@ func (e *partialError) Unwrap() error { return e.cause }
 // upstream.WithTimeout's: with a parent that is never cancelled (a fill
 // that bypasses the cache), the calls run without a watcher goroutine.
 func fillCtx(parent context.Context, st *liveSettings, reqID, traceparent string) (context.Context, context.CancelFunc) {
-	ctx, cancel := upstream.WithTimeout(parent, st.RequestTimeout)
-	return upstream.WithTrace(ctx, reqID, traceparent), cancel
+	return upstream.WithTimeoutTrace(parent, st.RequestTimeout, reqID, traceparent)
 }
 
 // serveFresh writes a fresh in-process cache entry for key, if there is

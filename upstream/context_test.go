@@ -21,6 +21,14 @@ func TestWatchNeeded(t *testing.T) {
 	defer cancel5()
 	plain, cancel6 := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel6()
+	traced, cancel7 := WithTimeoutTrace(context.Background(), time.Minute, "r", "")
+	defer cancel7()
+	tracedOfCancellable, cancel8 := WithTimeoutTrace(cancellable, time.Minute, "r", "")
+	defer cancel8()
+	tracedOfDeadlineOnly, cancel9 := WithTimeoutTrace(deadlineOnly, time.Minute, "r", "")
+	defer cancel9()
+	childOfTraced, cancel10 := context.WithCancel(traced)
+	defer cancel10()
 	cases := []struct {
 		name string
 		ctx  context.Context
@@ -36,6 +44,13 @@ func TestWatchNeeded(t *testing.T) {
 		{"context.WithTimeout under WithTimeout", childTimeout, true},
 		{"context.WithTimeout of background", plain, true},
 		{"cancellable", cancellable, true},
+		{"WithTimeoutTrace of background", traced, false},
+		{"value under WithTimeoutTrace", context.WithValue(traced, ctxKey{}, 1), false},
+		{"WithTimeoutTrace of a cancellable parent", tracedOfCancellable, true},
+		// Its deadline's context is not deadlineOnly's: as for a
+		// context.WithTimeout under WithTimeout, the call is watched.
+		{"WithTimeoutTrace under WithTimeout", tracedOfDeadlineOnly, true},
+		{"WithCancel under WithTimeoutTrace", childOfTraced, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -65,4 +80,59 @@ func TestWithTimeoutCalls(t *testing.T) {
 
 	ts.set(200, `{}`, 400*time.Millisecond)
 	checkCallerDeadlines(t, c, WithTimeout, slack)
+}
+
+// TestWithTimeoutTrace: WithTimeoutTrace's context answers as
+// WithTrace(WithTimeout(...)) does: the trace values (a tracestate the
+// parent carries for the same traceparent kept, for another dropped), the
+// parent's other values, a deadline, its cancel and its cause.
+func TestWithTimeoutTrace(t *testing.T) {
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	base := context.WithValue(context.Background(), ctxKey{}, "v")
+	cases := []struct {
+		name               string
+		parent             context.Context
+		reqID, traceparent string
+		wantState          string
+	}{
+		{"no trace values", base, "r1", tp, ""},
+		{"empty values", base, "", "", ""},
+		{"parent's tracestate, same traceparent", WithTraceContext(base, "r0", tp, "k=v"), "r1", tp, "k=v"},
+		{"parent's tracestate, another traceparent", WithTraceContext(base, "r0", "other", "k=v"), "r1", tp, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ref, cancelRef := WithTimeout(c.parent, time.Minute)
+			defer cancelRef()
+			ref = WithTrace(ref, c.reqID, c.traceparent)
+			ctx, cancel := WithTimeoutTrace(c.parent, time.Minute, c.reqID, c.traceparent)
+			if got, want := *traceOf(ctx), *traceOf(ref); got != want {
+				t.Errorf("trace values %+v, want %+v", got, want)
+			}
+			if got := traceOf(ctx).tracestate; got != c.wantState {
+				t.Errorf("tracestate %q, want %q", got, c.wantState)
+			}
+			if r, p := TraceFrom(ctx); r != c.reqID || p != c.traceparent {
+				t.Errorf("TraceFrom = %q, %q", r, p)
+			}
+			if got := ctx.Value(ctxKey{}); got != "v" {
+				t.Errorf("parent's value %v, want v", got)
+			}
+			if d, ok := ctx.Deadline(); !ok || time.Until(d) > time.Minute || time.Until(d) < 50*time.Second {
+				t.Errorf("deadline %v, %v", d, ok)
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("Err before cancel: %v", ctx.Err())
+			}
+			cancel()
+			select {
+			case <-ctx.Done():
+			default:
+				t.Fatal("Done not closed by cancel")
+			}
+			if ctx.Err() != context.Canceled || context.Cause(ctx) != context.Canceled {
+				t.Errorf("Err %v, Cause %v", ctx.Err(), context.Cause(ctx))
+			}
+		})
+	}
 }

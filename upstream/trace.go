@@ -13,10 +13,18 @@ import (
 // package can collide with it.
 type traceKey struct{}
 
+// traceValues are a request's trace values, stored under traceKey as a
+// *traceValues (a pointer in an interface: a lookup boxes nothing).
 type traceValues struct {
 	requestID   string
 	traceparent string
 	tracestate  string
+}
+
+// traceOf returns the trace values ctx carries, or nil.
+func traceOf(ctx context.Context) *traceValues {
+	tv, _ := ctx.Value(traceKey{}).(*traceValues)
+	return tv
 }
 
 // WithTrace returns a copy of ctx carrying the public request id and the
@@ -26,16 +34,16 @@ type traceValues struct {
 // the same traceparent (WithTraceContext) is kept.
 func WithTrace(ctx context.Context, requestID, traceparent string) context.Context {
 	tv := traceValues{requestID: requestID, traceparent: traceparent}
-	if prev, ok := ctx.Value(traceKey{}).(traceValues); ok && prev.traceparent == traceparent {
+	if prev := traceOf(ctx); prev != nil && prev.traceparent == traceparent {
 		tv.tracestate = prev.tracestate
 	}
-	return context.WithValue(ctx, traceKey{}, tv)
+	return context.WithValue(ctx, traceKey{}, &tv)
 }
 
 // WithTraceContext is WithTrace with the request's W3C tracestate, sent
 // beside the traceparent (and only with it).
 func WithTraceContext(ctx context.Context, requestID, traceparent, tracestate string) context.Context {
-	return context.WithValue(ctx, traceKey{}, traceValues{requestID: requestID, traceparent: traceparent, tracestate: tracestate})
+	return context.WithValue(ctx, traceKey{}, &traceValues{requestID: requestID, traceparent: traceparent, tracestate: tracestate})
 }
 
 // TraceFrom returns the request id and traceparent stored in ctx by
@@ -44,8 +52,10 @@ func TraceFrom(ctx context.Context) (requestID, traceparent string) {
 	if ctx == nil {
 		return "", ""
 	}
-	tv, _ := ctx.Value(traceKey{}).(traceValues)
-	return tv.requestID, tv.traceparent
+	if tv := traceOf(ctx); tv != nil {
+		return tv.requestID, tv.traceparent
+	}
+	return "", ""
 }
 
 // setTraceHeaders writes X-Request-ID and the W3C trace context of a call.
@@ -55,7 +65,10 @@ func TraceFrom(ctx context.Context) (requestID, traceparent string) {
 // client's traceparent and tracestate are passed on unchanged, so
 // propagation works the same with tracing off.
 func setTraceHeaders(ctx context.Context, h *fasthttp.RequestHeader) {
-	tv, _ := ctx.Value(traceKey{}).(traceValues)
+	var tv traceValues
+	if p := traceOf(ctx); p != nil {
+		tv = *p
+	}
 	if headerSafe(tv.requestID) {
 		h.SetCanonical(hdrRequestID, s2b(tv.requestID))
 	}
