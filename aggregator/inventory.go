@@ -57,14 +57,15 @@ func (s *Server) inventoryListing(ctx *fasthttp.RequestCtx, rs *reqState) {
 	// into a pooled buffer that the response refers to until fasthttp has
 	// written it (respond, fillBodyKey); a miss allocates no body of its own.
 	dst := rs.poolFillBody(st)
-	// The query's known total (pastend.go), with the route's cache on.
-	var tkey []byte
-	tpol := cache.Policy{TTL: st.policy(RouteInventoryListing, "").TTL}
-	if tpol.TTL > 0 {
-		tkey = listingTotalKey(nil, service, &p)
-	}
 	s.respond(ctx, rs, st, "", rs.keyBuf, func(c context.Context) ([]byte, error) {
 		fp := lq.params()
+		// The query's known total (pastend.go), with the route's cache
+		// on; its key is made here, in the fill, not for a hit from Redis.
+		var tkey []byte
+		tpol := cache.Policy{TTL: st.policy(RouteInventoryListing, "").TTL}
+		if tpol.TTL > 0 {
+			tkey = listingTotalKey(nil, service, &fp)
+		}
 		if tkey != nil && fp.page > 1 {
 			if n, ok := s.knownTotal(dealerID, tkey, tpol); ok && pastEnd(&fp, n) {
 				return emptyListingBody(service, &fp, n)
