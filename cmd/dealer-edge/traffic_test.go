@@ -86,11 +86,5 @@ func (tr *traffic) check(t *testing.T) {
 // cache's and the limiters' Redis probes (0.5 s doubling to 5 s).
 func waitLong(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 15 s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitWithin(t, 15*time.Second, what, cond)
 }

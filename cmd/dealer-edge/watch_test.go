@@ -65,10 +65,17 @@ func (v *kubeletVolume) update(files map[string]string) {
 // waitFor polls cond until it holds or 5 s pass.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	waitWithin(t, 5*time.Second, what, cond)
+}
+
+// waitWithin polls cond every 20 ms until it holds, failing t once d has
+// passed.
+func waitWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			t.Fatalf("timed out waiting for %s (%v)", what, d)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
