@@ -11,6 +11,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/dealer-edge/dealer-edge/cache"
+	"github.com/dealer-edge/dealer-edge/cache/redistest"
 	"github.com/dealer-edge/dealer-edge/upstream"
 	"github.com/dealer-edge/dealer-edge/upstream/fake"
 	"github.com/redis/go-redis/v9"
@@ -21,10 +22,10 @@ import (
 // (a 404 is remembered for not_found_ttl; pages past the end are distinct
 // entries) to the bounds the
 // README states ("Rate limiting", what one key can cost within its
-// budget): a change that makes a miss cost more fails them. The bounds of
-// the last two are open findings of the 2026-11-27 keyed-abuse audit, not
-// the costs one would want (pages past the end answered from a cached
-// total, a per-dealer bound in Redis); the README says so.
+// budget): a change that makes a miss cost more fails them. The three
+// open findings of the 2026-11-27 keyed-abuse audit are closed: a 404
+// remembered, pages past the end answered from a cached total, and the
+// per-dealer Redis byte budget (TestOneKeyRedisBudget).
 
 // TestUnknownVehicleCost: a detail request for a vehicle id the dealer does
 // not have (a random UUID, or another dealer's vehicle) calls inventory and
@@ -196,3 +197,51 @@ func TestOneKeyRedisFootprint(t *testing.T) {
 
 // entryKey matches the Redis key of a response entry (cache/doc.go).
 var entryKey = regexp.MustCompile(`:\{d[0-9]+\}:g[0-9]+:`)
+
+// TestOneKeyRedisBudget: one key asking for distinct content listings of
+// 100 items (a new q each time, each its own entry) through an edge on a
+// real redis-server whose cache has a per-dealer budget of a few entries:
+// every request is answered 200, the dealer's entries in Redis stay within
+// the budget, and the writes it refused are counted. Without the budget
+// (TestOneKeyRedisFootprint) each of them is in Redis.
+func TestOneKeyRedisBudget(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	const budget = 24 << 10
+	c, err := cache.New(cache.Options{Redis: rdb, ServeStaleOn: ServeStaleOn, RedisTimeout: 5 * time.Second, RedisDealerBudget: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	e := newIndexEdge(t, fake.Options{}, nil, false, func(o *Options) { o.Cache = c })
+	qs := []string{"a", "e", "i", "o", "r", "n", "t", "l", "s", "c", "au", "to", "ar", "an", "er", "re", "on", "in", "co", "la"}
+	for _, q := range qs {
+		if st, body := e.body(t, "/dealer/content/news/listing?page_size=100&q="+q, "demo-key-alpha"); st != 200 {
+			t.Fatalf("q=%s: %d %s", q, st, body)
+		}
+	}
+	ctx := t.Context()
+	keys, err := rdb.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries int
+	var bytes int64
+	for _, k := range keys {
+		if !entryKey.MatchString(k) {
+			continue
+		}
+		n, err := rdb.StrLen(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries++
+		bytes += int64(len(k)) + n
+	}
+	skips := c.Stats().RedisBudgetSkips
+	t.Logf("%d requests: %d entries, %d bytes in Redis (budget %d), %d writes refused", len(qs), entries, bytes, budget, skips)
+	if bytes > budget || entries == 0 || skips == 0 || entries+int(skips) < len(qs) {
+		t.Fatalf("%d entries, %d bytes in Redis, %d refused: want at most %d bytes, some of each, every request's entry one or the other", entries, bytes, skips, budget)
+	}
+}

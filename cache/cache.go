@@ -148,6 +148,17 @@ type Options struct {
 	// Zero means DefaultMaxRefreshes; negative means no bound.
 	// SetMaxRefreshes changes it at run time.
 	MaxRefreshes int
+	// RedisDealerBudget bounds the bytes (key and value) of one dealer's
+	// entries that this instance adds to Redis and that Redis still keeps:
+	// a write of an entry Redis did not hold is counted until the entry's
+	// Redis TTL ends, and one that would pass the budget is not made (the
+	// response is answered and kept in L1 all the same; counted in
+	// Stats.RedisBudgetSkips, and logged once per dealer per 10 minutes).
+	// Rewrites of entries Redis holds are never refused. It keeps one key
+	// that floods distinct URLs from filling Redis and evicting the other
+	// dealers' entries (budget.go). Zero or negative: no budget.
+	// SetRedisDealerBudget changes it at run time.
+	RedisDealerBudget int64
 }
 
 // Cache is a two-level response cache. It is safe for concurrent use.
@@ -203,7 +214,8 @@ type Cache struct {
 	psMu      sync.Mutex
 	ps        *redis.PubSub
 
-	st counters
+	st     counters
+	budget redisBudget // Options.RedisDealerBudget
 
 	// testHookJoin runs after a caller joined a flight (tests only).
 	testHookJoin func()
@@ -278,6 +290,7 @@ func New(opts Options) (*Cache, error) {
 		pending:        make(map[int64]struct{}),
 	}
 	c.SetMaxRefreshes(opts.MaxRefreshes)
+	c.SetRedisDealerBudget(opts.RedisDealerBudget)
 	c.gens.m = make(map[int64]*genState)
 	if opts.TracerProvider != nil {
 		c.tracer = opts.TracerProvider.Tracer("github.com/dealer-edge/dealer-edge/cache")
@@ -650,6 +663,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		}
 	}
 	var rkey string
+	l2Held := false // Redis held an entry of the key (a write replaces it)
 	// Without a generation confirmed by Redis, L2 is not used: its keys
 	// would be guesses, and could find entries a purge has retired (or,
 	// after a purge Redis has not taken, be the number Redis gives the next
@@ -663,6 +677,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 			e = c.l2Get(ctx, rkey, pol, plain)
 		}
 		if e != nil {
+			l2Held = true
 			st := pol.state(e, now)
 			if st != stateExpired {
 				c.l1put(dealer, key, gen, ep, cur, e)
@@ -743,7 +758,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 		stored = e
 		c.l1put(dealer, key, gen, ep, cur, e)
 		if rkey != "" {
-			c.l2Set(ctx, rkey, e, &held)
+			c.l2Set(ctx, dealer, rkey, e, &held, !l2Held)
 		}
 		return outcome{e, Miss}, nil
 	}
@@ -773,7 +788,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 	}
 	c.l1put(dealer, key, gen, ep, cur, e)
 	if rkey != "" {
-		c.l2Set(ctx, rkey, e, &held)
+		c.l2Set(ctx, dealer, rkey, e, &held, !l2Held)
 	}
 	return outcome{e, Miss}, nil
 }

@@ -67,7 +67,7 @@ func (c *Cache) Put(ctx context.Context, dealerID int64, key []byte, pol Policy,
 	}
 	if c.rdb != nil && c.l2Usable(cur) && c.redisUp.Load() {
 		var held *heldLock
-		c.l2Set(ctx, c.entryKeyAt(dealerID, st.gen, st.ep, skey), e, &held)
+		c.l2Set(ctx, dealerID, c.entryKeyAt(dealerID, st.gen, st.ep, skey), e, &held, true)
 	}
 }
 

@@ -871,13 +871,19 @@ type heldLock struct{ key, token string }
 // for its stale-if-error window by the read (l2Get). When *held is a fill
 // lock it also releases it, in the same round trip (setUnlockScript), and
 // clears *held; an entry too close to its end to store leaves the lock to
-// the caller's deferred unlock.
-func (c *Cache) l2Set(ctx context.Context, rkey string, e *Entry, held **heldLock) {
+// the caller's deferred unlock. fresh reports that Redis did not hold the
+// key when it was looked up: the write adds an entry, which the dealer's
+// byte budget may refuse (admitL2; the lock is then left to the caller
+// too).
+func (c *Cache) l2Set(ctx context.Context, dealer int64, rkey string, e *Entry, held **heldLock, fresh bool) {
 	ttl := e.l2WriteUntil().Sub(c.now())
 	if ttl < time.Millisecond {
 		return
 	}
 	buf := encodeEntry(e)
+	if !c.admitL2(dealer, rkey, buf, e, fresh) {
+		return // *held stays: the caller's deferred unlock releases the lock
+	}
 	h := *held
 	if h == nil {
 		_ = c.redisCmd(ctx, redis.NewStatusCmd(ctx, "set", rkey, buf, "px", ttl.Milliseconds()))

@@ -12,6 +12,7 @@ type counters struct {
 	refreshes, refreshErrors, purges atomic.Uint64
 	refreshesSkipped, purgesAll      atomic.Uint64
 	redisDownEvents, dropped         atomic.Uint64
+	budgetSkips                      atomic.Uint64
 }
 
 // Stats is a snapshot of the cache's counters (totals since New) and gauges.
@@ -52,6 +53,9 @@ type Stats struct {
 	// Dropped counts entries removed because their fill answered that the
 	// response no longer exists (Options.DropOn: a detail's 404).
 	Dropped uint64
+	// RedisBudgetSkips counts new entries kept out of Redis because their
+	// dealer's byte budget was spent (Options.RedisDealerBudget).
+	RedisBudgetSkips uint64
 	// Coalesced counts Get calls that shared another call's flight instead of
 	// running their own; LockWaitHits fills saved by waiting on another
 	// instance's lock.
@@ -95,6 +99,7 @@ func (c *Cache) Stats() Stats {
 		FillsRevalidated: c.st.fillsRevalidated.Load(),
 		StaleOnError:     c.st.staleOnError.Load(),
 		Dropped:          c.st.dropped.Load(),
+		RedisBudgetSkips: c.st.budgetSkips.Load(),
 		Coalesced:        c.st.coalesced.Load(),
 		LockWaitHits:     c.st.lockWaitHits.Load(),
 		Refreshes:        c.st.refreshes.Load(),

@@ -67,6 +67,13 @@ type Limit struct {
 	Burst int     `json:"burst"` // requests allowed at once
 }
 
+// DefaultRedisDealerBudget is cache.redis_dealer_budget_bytes's default,
+// 32 MiB: three to six times the Redis bytes of every listing page of every
+// page size of one of the fake's dealers (the bench's scale mix: about
+// 5.6 MB), a third of what one key with distinct content-listing q's
+// holds at the default plan without it (117 MiB).
+const DefaultRedisDealerBudget = 32 << 20
+
 // Config is the whole config file. configs/README.md documents every field;
 // configs/example.json shows every knob with its default.
 type Config struct {
@@ -190,6 +197,10 @@ type Config struct {
 		// refreshes under way at once in the instance (positive; see
 		// cache.Options.MaxRefreshes). Reloadable.
 		MaxRefreshes int `json:"max_refreshes"`
+		// RedisDealerBudget bounds the bytes of one dealer's entries this
+		// instance adds to Redis and Redis still keeps (0: no bound; see
+		// cache.Options.RedisDealerBudget). Reloadable.
+		RedisDealerBudget int64 `json:"redis_dealer_budget_bytes"`
 	} `json:"cache"`
 
 	RateLimit struct {
@@ -292,6 +303,7 @@ func Default() *Config {
 	c.Cache.LockWait = Duration(250 * time.Millisecond)
 	c.Cache.AutoPipeline = true
 	c.Cache.MaxRefreshes = cache.DefaultMaxRefreshes
+	c.Cache.RedisDealerBudget = DefaultRedisDealerBudget
 	c.RateLimit.FailMode = "local"
 	c.RateLimit.Default = Limit{def.DefaultLimit.Rate, def.DefaultLimit.Burst}
 	c.RateLimit.Plans = map[string]Limit{}
@@ -571,6 +583,9 @@ func (c *Config) Validate() error {
 		// negative value its "no bound".
 		bad("cache.max_refreshes", "must be positive (background refreshes under way at once)")
 	}
+	if c.Cache.RedisDealerBudget < 0 {
+		bad("cache.redis_dealer_budget_bytes", "must not be negative (0 turns the per-dealer Redis budget off)")
+	}
 	if c.Cache.L1HotBytes > 0 && c.Cache.L1HotBytes > c.Cache.L1MaxBytes {
 		bad("cache.l1_hot_bytes", "must not exceed cache.l1_max_bytes (0: automatic, negative: no bulk tier)")
 	}
@@ -770,7 +785,7 @@ var reloadable = []string{
 	"server.request_timeout", "server.gzip_min_bytes", "auth.ttl", "auth.stale", "auth.negative_ttl",
 	"auth.index_interval", "auth.index_stale_after", "auth.lookup_rate", "auth.lookup_burst",
 	"server.trusted_proxies", "rate_limit.failed_auth", "rate_limit.openapi",
-	"cache.routes", "cache.content_types", "cache.max_refreshes", "rate_limit.default", "rate_limit.plans",
+	"cache.routes", "cache.content_types", "cache.max_refreshes", "cache.redis_dealer_budget_bytes", "rate_limit.default", "rate_limit.plans",
 	"rate_limit.costs",
 	"deprecation", "log",
 }

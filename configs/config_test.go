@@ -131,6 +131,7 @@ func TestValidateNamesTheBadField(t *testing.T) {
 		{"negative gzip level", `{"cache": {"gzip_level": -1}}`, "cache.gzip_level"},
 		{"zero max refreshes", `{"cache": {"max_refreshes": 0}}`, "cache.max_refreshes"},
 		{"negative max refreshes", `{"cache": {"max_refreshes": -1}}`, "cache.max_refreshes"},
+		{"negative redis dealer budget", `{"cache": {"redis_dealer_budget_bytes": -1}}`, "cache.redis_dealer_budget_bytes"},
 		{"sentinel password without master name", `{"redis": {"sentinel_password": "s3cret"}}`, "redis.sentinel_password"},
 		{"sentinel username without master name", `{"redis": {"sentinel_username": "edge", "sentinel_password": "s3cret"}}`, "redis.sentinel_username"},
 		{"sentinel username without password", `{"redis": {"master_name": "mymaster", "sentinel_username": "edge"}}`, "redis.sentinel_username"},

@@ -96,7 +96,10 @@ type CacheStats struct {
 	FillsUnchanged, FillsRevalidated uint64
 	// Dropped counts entries removed because their fill answered 404 (a
 	// sold vehicle, a withdrawn offer or item): never served stale again.
-	Dropped            uint64
+	Dropped uint64
+	// RedisBudgetSkips counts new entries kept out of Redis because their
+	// dealer's byte budget was spent (cache.redis_dealer_budget_bytes).
+	RedisBudgetSkips   uint64
 	L1Evictions        uint64
 	L1Bytes, L1Entries int64
 	RedisErrors        uint64
@@ -611,6 +614,7 @@ func (m *Metrics) writeDynamic(w io.Writer) {
 		metrics.WriteCounterUint64(w, "edge_cache_fills_unchanged_total", s.FillsUnchanged)
 		metrics.WriteCounterUint64(w, "edge_cache_fills_revalidated_total", s.FillsRevalidated)
 		metrics.WriteCounterUint64(w, "edge_cache_dropped_total", s.Dropped)
+		metrics.WriteCounterUint64(w, "edge_cache_redis_budget_skips_total", s.RedisBudgetSkips)
 		metrics.WriteCounterUint64(w, "edge_cache_coalesced_total", s.Coalesced)
 		metrics.WriteCounterUint64(w, "edge_cache_l1_evictions_total", s.L1Evictions)
 		metrics.WriteGaugeUint64(w, "edge_cache_l1_bytes", uint64(max(s.L1Bytes, 0)))

@@ -552,6 +552,8 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		GzipLevel:      cfg.Cache.GzipLevel,
 		MaxRefreshes:   cfg.Cache.MaxRefreshes,
 		TracerProvider: tp,
+		// Refused writes are counted (edge_cache_redis_budget_skips_total).
+		RedisDealerBudget: cfg.Cache.RedisDealerBudget,
 	})
 	if err != nil {
 		return nil, err
@@ -864,6 +866,7 @@ func (a *app) reload() error {
 	// Validated above (positive), so it cannot fail: installed with the
 	// settings, not before them in a hook a later failure would not undo.
 	a.cache.SetMaxRefreshes(cfg.Cache.MaxRefreshes)
+	a.cache.SetRedisDealerBudget(cfg.Cache.RedisDealerBudget)
 	a.log.Info("config reloaded", "file", a.flags.config)
 	if changed := configs.RestartOnly(configs.ChangedFields(a.fileCfg.Flatten(), cfg.Flatten())); len(changed) > 0 {
 		a.log.Warn("config fields changed that take effect only at restart", "fields", strings.Join(changed, ","))
@@ -937,6 +940,7 @@ func cacheStats(s cache.Stats) ops.CacheStats {
 		StaleOnError: s.StaleOnError, Fills: s.Fills, FillErrors: s.FillErrors, FillsUnchanged: s.FillsUnchanged,
 		FillsRevalidated: s.FillsRevalidated,
 		Dropped:          s.Dropped,
+		RedisBudgetSkips: s.RedisBudgetSkips,
 		Coalesced:        s.Coalesced,
 		L1Evictions:      s.Evictions, L1Bytes: s.L1Bytes, L1Entries: s.L1Entries, RedisErrors: s.L2Errors,
 		BulkHits: s.BulkHits, BulkBytes: s.BulkBytes, BulkEntries: s.BulkEntries,

@@ -398,6 +398,47 @@ func TestReloadChangesMaxRefreshes(t *testing.T) {
 	}
 }
 
+// TestReloadChangesRedisDealerBudget: cache.redis_dealer_budget_bytes
+// reaches the cache at start and on reload (README, "Per-dealer Redis
+// budget"): with a budget of one byte every new entry is kept out of Redis
+// and counted in edge_cache_redis_budget_skips_total while every request
+// is answered; after a reload to 0 (no budget) new entries are written
+// again and the counter stays; a negative budget is rejected with the
+// field named.
+func TestReloadChangesRedisDealerBudget(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "edge.json")
+	writeConfig(t, cfg, `{"watch_interval": "0s", "cache": {"redis_dealer_budget_bytes": 1}}`)
+	e := startEdge(t, "--demo", "--config", cfg)
+	get := func(pages ...int) {
+		t.Helper()
+		for _, p := range pages {
+			if r := e.get(fmt.Sprintf("/dealer/REWIND/listing?page_size=%d", p), "demo-key-alpha"); r.status != 200 {
+				t.Fatalf("page_size=%d: %d %s", p, r.status, r.body)
+			}
+		}
+	}
+	get(1, 2, 3)
+	skips := e.scrape()["edge_cache_redis_budget_skips_total"]
+	if skips < 3 {
+		t.Fatalf("edge_cache_redis_budget_skips_total = %v after 3 new entries over a 1-byte budget, want at least 3", skips)
+	}
+	writeConfig(t, cfg, `{"watch_interval": "0s", "cache": {"redis_dealer_budget_bytes": -1}}`)
+	if r := e.do("POST", e.admin+"/admin/reload"); r.status != 422 || !strings.Contains(string(r.body), "cache.redis_dealer_budget_bytes") {
+		t.Fatalf("a negative budget: reload %d %s, want 422 naming the field", r.status, r.body)
+	}
+	writeConfig(t, cfg, `{"watch_interval": "0s", "cache": {"redis_dealer_budget_bytes": 0}}`)
+	if r := e.do("POST", e.admin+"/admin/reload"); r.status != 200 {
+		t.Fatalf("reload: %d %s", r.status, r.body)
+	}
+	get(4, 5, 6)
+	if v := e.scrape()["edge_cache_redis_budget_skips_total"]; v != skips {
+		t.Fatalf("edge_cache_redis_budget_skips_total = %v after a reload to no budget, want %v", v, skips)
+	}
+	if strings.Contains(e.stderr.String(), "take effect only at restart") {
+		t.Errorf("a reload of cache.redis_dealer_budget_bytes warned of a restart-only field:\n%s", e.stderr.String())
+	}
+}
+
 func TestInvalidReloadKeepsConfig(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "edge.json")
 	good := fmt.Sprintf(reloadBase, "120s", 10, 10)

@@ -154,7 +154,7 @@ func Build() Dashboard {
 		q(`sum(rate(edge_cache_misses_total{`+sel+`}`+rate+`))`, "miss"),
 		q(`sum(rate(edge_cache_stale_served_total{`+sel+`}`+rate+`))`, "stale"),
 		q(`sum(rate(edge_cache_bypass_total{`+sel+`}`+rate+`))`, "bypass")))
-	b.add(12, 8, timeseries("Fills, coalesced lookups, stale on error", "Upstream fills (misses and background refreshes), failed fills, fills whose upstream answer was unchanged (revalidated: nothing built) or whose body was (its compressed bytes kept), lookups that shared a fill, stale answers because an upstream failed, entries dropped because their fill answered 404 (a sold vehicle, a removed item), purges (of one dealer, of everything).", "ops",
+	b.add(12, 8, timeseries("Fills, coalesced lookups, stale on error", "Upstream fills (misses and background refreshes), failed fills, fills whose upstream answer was unchanged (revalidated: nothing built) or whose body was (its compressed bytes kept), lookups that shared a fill, stale answers because an upstream failed, entries dropped because their fill answered 404 (a sold vehicle, a removed item), new entries kept out of Redis because their dealer's Redis byte budget was spent (cache.redis_dealer_budget_bytes: one key flooding distinct URLs), purges (of one dealer, of everything).", "ops",
 		q(`sum(rate(edge_cache_fills_total{`+sel+`}`+rate+`))`, "fills"),
 		q(`sum(rate(edge_cache_fill_errors_total{`+sel+`}`+rate+`))`, "fill errors"),
 		q(`sum(rate(edge_cache_fills_revalidated_total{`+sel+`}`+rate+`))`, "revalidated"),
@@ -162,6 +162,7 @@ func Build() Dashboard {
 		q(`sum(rate(edge_cache_coalesced_total{`+sel+`}`+rate+`))`, "coalesced"),
 		q(`sum(rate(edge_cache_stale_on_error_total{`+sel+`}`+rate+`))`, "stale on error"),
 		q(`sum(rate(edge_cache_dropped_total{`+sel+`}`+rate+`))`, "dropped (404)"),
+		q(`sum(rate(edge_cache_redis_budget_skips_total{`+sel+`}`+rate+`))`, "over dealer's Redis budget"),
 		q(`sum(rate(edge_cache_purges_total{`+sel+`}`+rate+`))`, "purges"),
 		q(`sum(rate(edge_cache_purges_all_total{`+sel+`}`+rate+`))`, "purges of everything")))
 	b.add(8, 8, timeseries("L1 size", "Bytes held by each instance's in-process cache (bounded by cache.l1_max_bytes): its hot tier and, when cache.l1_hot_bytes splits it, its off-heap bulk tier.", "bytes",
