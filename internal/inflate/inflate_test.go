@@ -397,3 +397,131 @@ func selfCPU() int64 {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// matchStream writes one final fixed-code block: the literals lits, a
+// match of length at distance, the literals tail, the end of the block.
+func matchStream(lits []byte, distance, length int, tail []byte) []byte {
+	var out []byte
+	var acc uint64
+	var nacc uint
+	put := func(v uint64, n uint) { // LSB first
+		acc |= v << nacc
+		nacc += n
+		for nacc >= 8 {
+			out = append(out, byte(acc))
+			acc >>= 8
+			nacc -= 8
+		}
+	}
+	code := func(c uint64, n uint) { // a Huffman code: most significant bit first
+		for i := int(n) - 1; i >= 0; i-- {
+			put(c>>uint(i)&1, 1)
+		}
+	}
+	sym := func(s int) {
+		switch {
+		case s < 144:
+			code(uint64(0x30+s), 8)
+		case s < 256:
+			code(uint64(0x190+s-144), 9)
+		case s < 280:
+			code(uint64(s-256), 7)
+		default:
+			code(uint64(0xc0+s-280), 8)
+		}
+	}
+	put(1, 1) // final
+	put(1, 2) // fixed code
+	for _, c := range lits {
+		sym(int(c))
+	}
+	lc := 28 // 258 has a code of its own
+	if length < 258 {
+		for lc = 27; int(lengthBase[lc]) > length; lc-- {
+		}
+	}
+	sym(257 + lc)
+	put(uint64(length-int(lengthBase[lc])), uint(lengthExtra[lc]))
+	dc := 29
+	for ; int(distBase[dc]) > distance; dc-- {
+	}
+	code(uint64(dc), 5)
+	put(uint64(distance-int(distBase[dc])), uint(distExtra[dc]))
+	for _, c := range tail {
+		sym(int(c))
+	}
+	sym(256)
+	put(0, 7)
+	return out
+}
+
+// TestGunzipMatchCopies: a match at every distance 1-40 (and a few longer)
+// and every length 3-258, followed by 0 to 300 bytes, decodes as the
+// reference decoder decodes it: the copies that write words past a
+// match's end (with room after it) and the careful ones near the end of
+// the output.
+func TestGunzipMatchCopies(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	lits := make([]byte, 1100)
+	for i := range lits {
+		lits[i] = byte(rng.Uint32())
+	}
+	var distances []int
+	for d := 1; d <= 40; d++ {
+		distances = append(distances, d)
+	}
+	distances = append(distances, 63, 64, 65, 255, 256, 257, 1000)
+	for _, d := range distances {
+		for length := 3; length <= 258; length++ {
+			for _, tailLen := range []int{0, 1, 7, 8, 15, 31, 32, 33, 300} {
+				prefix := lits[:max(d, 20)]
+				tail := lits[len(lits)-tailLen:]
+				want := append([]byte(nil), prefix...)
+				for i := 0; i < length; i++ {
+					want = append(want, want[len(want)-d])
+				}
+				want = append(want, tail...)
+				gz := rawGzip(matchStream(prefix, d, length, tail))
+				gz = binary.LittleEndian.AppendUint32(gz[:len(gz)-8], crc32.ChecksumIEEE(want))
+				gz = binary.LittleEndian.AppendUint32(gz, uint32(len(want)))
+				got, err := Gunzip(nil, gz, len(want))
+				if err != nil || !bytes.Equal(got, want) {
+					t.Fatalf("distance %d, length %d, %d bytes after: err %v, equal %v", d, length, tailLen, err, bytes.Equal(got, want))
+				}
+				if length == 3 || length == 258 || d > 40 {
+					if ref, err := reference(gz, len(want)); err != nil || !bytes.Equal(ref, want) {
+						t.Fatalf("distance %d, length %d: the reference decoder: err %v", d, length, err)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGunzipRefusesDamage: a listing page's member with each byte changed
+// (three ways) or cut short there is refused, or decoded to the same bytes,
+// by Gunzip and the reference decoder alike.
+func TestGunzipRefusesDamage(t *testing.T) {
+	data, err := os.ReadFile("testdata/listing20.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, level := range []int{1, gzip.DefaultCompression} {
+		gz := gzipLevel(t, data, level)
+		for i := range gz {
+			cases := [][]byte{gz[:i]}
+			for _, x := range []byte{0x01, 0x80, 0xff} {
+				b := append([]byte(nil), gz...)
+				b[i] ^= x
+				cases = append(cases, b)
+			}
+			for k, b := range cases {
+				got, err := Gunzip(nil, b, len(data))
+				want, werr := reference(b, len(data))
+				if (err == nil) != (werr == nil) || (err == nil && !bytes.Equal(got, want)) {
+					t.Fatalf("level %d, byte %d, change %d: Gunzip err %v, reference err %v", level, i, k, err, werr)
+				}
+			}
+		}
+	}
+}
