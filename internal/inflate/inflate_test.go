@@ -473,7 +473,7 @@ func TestGunzipMatchCopies(t *testing.T) {
 	distances = append(distances, 63, 64, 65, 255, 256, 257, 1000)
 	for _, d := range distances {
 		for length := 3; length <= 258; length++ {
-			for _, tailLen := range []int{0, 1, 7, 8, 15, 31, 32, 33, 300} {
+			for _, tailLen := range []int{0, 1, 7, 8, 13, 14, 15, 16, 31, 32, 33, 300} {
 				prefix := lits[:max(d, 20)]
 				tail := lits[len(lits)-tailLen:]
 				want := append([]byte(nil), prefix...)
