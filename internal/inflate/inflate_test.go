@@ -195,35 +195,8 @@ func TestGunzipRefuses(t *testing.T) {
 // literal.
 func fixedBlock(t *testing.T, toks ...string) []byte {
 	t.Helper()
-	var out []byte
-	var acc uint64
-	var nacc uint
-	put := func(v uint64, n uint) { // LSB first
-		acc |= v << nacc
-		nacc += n
-		for nacc >= 8 {
-			out = append(out, byte(acc))
-			acc >>= 8
-			nacc -= 8
-		}
-	}
-	code := func(c uint64, n uint) { // a Huffman code: most significant bit first
-		for i := int(n) - 1; i >= 0; i-- {
-			put(c>>uint(i)&1, 1)
-		}
-	}
-	sym := func(s int) {
-		switch {
-		case s < 144:
-			code(uint64(0x30+s), 8)
-		case s < 256:
-			code(uint64(0x190+s-144), 9)
-		case s < 280:
-			code(uint64(s-256), 7)
-		default:
-			code(uint64(0xc0+s-280), 8)
-		}
-	}
+	var w fixedWriter
+	put, code, sym := w.put, w.code, w.sym
 	put(1, 1) // final
 	put(1, 2) // fixed code
 	for _, tok := range toks {
@@ -251,7 +224,46 @@ func fixedBlock(t *testing.T, toks ...string) []byte {
 		}
 	}
 	put(0, 7)
-	return out
+	return w.out
+}
+
+// fixedWriter writes a deflate stream with the fixed code, bit by bit.
+type fixedWriter struct {
+	out  []byte
+	acc  uint64
+	nacc uint
+}
+
+// put writes the n low bits of v, least significant first.
+func (w *fixedWriter) put(v uint64, n uint) {
+	w.acc |= v << w.nacc
+	w.nacc += n
+	for w.nacc >= 8 {
+		w.out = append(w.out, byte(w.acc))
+		w.acc >>= 8
+		w.nacc -= 8
+	}
+}
+
+// code writes a Huffman code of n bits, most significant bit first.
+func (w *fixedWriter) code(c uint64, n uint) {
+	for i := int(n) - 1; i >= 0; i-- {
+		w.put(c>>uint(i)&1, 1)
+	}
+}
+
+// sym writes literal/length symbol s in the fixed code.
+func (w *fixedWriter) sym(s int) {
+	switch {
+	case s < 144:
+		w.code(uint64(0x30+s), 8)
+	case s < 256:
+		w.code(uint64(0x190+s-144), 9)
+	case s < 280:
+		w.code(uint64(s-256), 7)
+	default:
+		w.code(uint64(0xc0+s-280), 8)
+	}
 }
 
 // rawGzip wraps a raw deflate stream in a gzip header and a zero trailer.
@@ -401,35 +413,8 @@ func selfCPU() int64 {
 // matchStream writes one final fixed-code block: the literals lits, a
 // match of length at distance, the literals tail, the end of the block.
 func matchStream(lits []byte, distance, length int, tail []byte) []byte {
-	var out []byte
-	var acc uint64
-	var nacc uint
-	put := func(v uint64, n uint) { // LSB first
-		acc |= v << nacc
-		nacc += n
-		for nacc >= 8 {
-			out = append(out, byte(acc))
-			acc >>= 8
-			nacc -= 8
-		}
-	}
-	code := func(c uint64, n uint) { // a Huffman code: most significant bit first
-		for i := int(n) - 1; i >= 0; i-- {
-			put(c>>uint(i)&1, 1)
-		}
-	}
-	sym := func(s int) {
-		switch {
-		case s < 144:
-			code(uint64(0x30+s), 8)
-		case s < 256:
-			code(uint64(0x190+s-144), 9)
-		case s < 280:
-			code(uint64(s-256), 7)
-		default:
-			code(uint64(0xc0+s-280), 8)
-		}
-	}
+	var w fixedWriter
+	put, code, sym := w.put, w.code, w.sym
 	put(1, 1) // final
 	put(1, 2) // fixed code
 	for _, c := range lits {
@@ -452,7 +437,7 @@ func matchStream(lits []byte, distance, length int, tail []byte) []byte {
 	}
 	sym(256)
 	put(0, 7)
-	return out
+	return w.out
 }
 
 // TestGunzipMatchCopies: a match at every distance 1-40 (and a few longer)
