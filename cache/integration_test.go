@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -164,6 +165,40 @@ func TestIntegrationCluster(t *testing.T) {
 		}
 		if _, res := mustGet(t, b, 4, "/v1/dealer", pol, newFiller("wrong").fill); res != Hit {
 			t.Fatalf("b dealer 4 after purging 3: %v", res)
+		}
+	})
+
+	t.Run("per-dealer budget with the fill lock", func(t *testing.T) {
+		// An instance with a budget of about two 4 KB entries fills eight
+		// keys of one dealer: two reach Redis (the other instance, without
+		// L1 lookups of its own, finds them), six are refused and leave no
+		// fill lock behind (the other instance fills them at once instead
+		// of waiting out its 2 s lock wait).
+		c := newCache(t, Options{Redis: newCC(), LockWait: 2 * time.Second, RedisDealerBudget: 10 << 10})
+		body := make([]byte, 4<<10)
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i := range body {
+			body[i] = byte(rng.Uint32()) // does not compress
+		}
+		for i := 0; i < 8; i++ {
+			if _, res := mustGet(t, c, 77, fmt.Sprintf("/budget/%d", i), pol, newFiller(string(body)).fill); res != Miss {
+				t.Fatalf("key %d: %v", i, res)
+			}
+		}
+		skips := c.Stats().RedisBudgetSkips
+		hits := 0
+		for i := 0; i < 8; i++ {
+			start := time.Now()
+			_, res := mustGet(t, b, 77, fmt.Sprintf("/budget/%d", i), pol, newFiller("b").fill)
+			if d := time.Since(start); d > time.Second {
+				t.Fatalf("key %d: the other instance waited %v (a fill lock left behind)", i, d)
+			}
+			if res == Hit {
+				hits++
+			}
+		}
+		if skips == 0 || hits == 0 || uint64(hits)+skips != 8 {
+			t.Fatalf("%d writes refused, %d of 8 keys found by the other instance: want some of each, adding up to 8", skips, hits)
 		}
 	})
 
