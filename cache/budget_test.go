@@ -182,6 +182,15 @@ func TestRedisDealerBudget(t *testing.T) {
 			if got := logs.count("over its Redis byte budget"); got != 2 {
 				t.Fatalf("%d log lines about the budget, want 2 (one per dealer)", got)
 			}
+			// A fact stored with Put (a remembered 404) is written over the
+			// budget too (here one byte, so nothing new fits), and counts
+			// in nothing.
+			a.SetRedisDealerBudget(1)
+			a.Put(ctx, 1, []byte("/fact"), pol, a.StampNow(ctx, 1), []byte("not found"))
+			if ks, err := rdb.Keys(ctx, "*{d1}*/fact").Result(); err != nil || len(ks) != 1 || a.Stats().RedisBudgetSkips != uint64(2*(keys-n1)) {
+				t.Fatalf("a fact over the budget: in Redis %q (%v), %d refused", ks, err, a.Stats().RedisBudgetSkips)
+			}
+			a.SetRedisDealerBudget(limit)
 			// A refresh of an entry Redis holds is written, over the budget:
 			// another instance (no L1) finds the new body.
 			clock.Advance(pol.TTL + time.Second)

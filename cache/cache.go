@@ -154,7 +154,8 @@ type Options struct {
 	// Redis TTL ends, and one that would pass the budget is not made (the
 	// response is answered and kept in L1 all the same; counted in
 	// Stats.RedisBudgetSkips, and logged once per dealer per 10 minutes).
-	// Rewrites of entries Redis holds are never refused. It keeps one key
+	// Rewrites of entries Redis holds are never refused, nor are facts
+	// stored with Put (small, short-lived remembered answers). It keeps one key
 	// that floods distinct URLs from filling Redis and evicting the other
 	// dealers' entries (budget.go). Zero or negative: no budget.
 	// SetRedisDealerBudget changes it at run time.

@@ -67,7 +67,11 @@ func (c *Cache) Put(ctx context.Context, dealerID int64, key []byte, pol Policy,
 	}
 	if c.rdb != nil && c.l2Usable(cur) && c.redisUp.Load() {
 		var held *heldLock
-		c.l2Set(ctx, dealerID, c.entryKeyAt(dealerID, st.gen, st.ep, skey), e, &held, true)
+		// Not counted in the dealer's Redis budget: a fact is a few
+		// hundred bytes kept for its short TTL (the remembered 404), and
+		// under a flood that spent the budget it is what keeps the other
+		// instances from asking the services again for the same ids.
+		c.l2Set(ctx, dealerID, c.entryKeyAt(dealerID, st.gen, st.ep, skey), e, &held, false)
 	}
 }
 
