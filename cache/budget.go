@@ -123,18 +123,6 @@ func (b *redisBudget) admit(dealer int64, size int64, now, expires time.Time) (o
 	return true, d.total, false
 }
 
-// held returns dealer's count now (tests).
-func (b *redisBudget) held(dealer int64, now time.Time) int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	d := b.dealers[dealer]
-	if d == nil {
-		return 0
-	}
-	d.sweep(now.UnixNano() / budgetSlot)
-	return d.total
-}
-
 // SetRedisDealerBudget sets the per-dealer Redis byte budget
 // (Options.RedisDealerBudget) at run time; 0 or less removes it. The
 // counts made so far are kept.

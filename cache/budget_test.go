@@ -223,3 +223,15 @@ func TestRedisDealerBudget(t *testing.T) {
 		})
 	}
 }
+
+// held returns dealer's count now.
+func (b *redisBudget) held(dealer int64, now time.Time) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	d := b.dealers[dealer]
+	if d == nil {
+		return 0
+	}
+	d.sweep(now.UnixNano() / budgetSlot)
+	return d.total
+}
