@@ -202,6 +202,9 @@ type Cache struct {
 	redisUp  atomic.Bool
 	pubsubUp atomic.Bool
 	downCh   chan struct{}
+	// downCause is redisauth.Cause of the error that marked Redis down,
+	// for the probe loop's "still unavailable" line.
+	downCause atomic.Pointer[string]
 
 	pendingMu sync.Mutex
 	pending   map[int64]struct{} // purges Redis has not seen yet

@@ -242,7 +242,9 @@ func unreachable(err error) bool {
 func (c *Cache) markDown(err error) {
 	if c.redisUp.CompareAndSwap(true, false) {
 		c.st.redisDownEvents.Add(1)
-		c.log.Warn("cache: redis unavailable, serving from L1 and fill", "cause", redisauth.Cause(err), "err", err)
+		cause := redisauth.Cause(err)
+		c.downCause.Store(&cause)
+		c.log.Warn("cache: redis unavailable, serving from L1 and fill", "cause", cause, "err", err)
 		select {
 		case c.downCh <- struct{}{}:
 		default:
@@ -253,6 +255,13 @@ func (c *Cache) markDown(err error) {
 // probeLoop brings Redis back: after it is marked down, it pings with an
 // exponential backoff (500ms..5s) and marks it up on the first success, then
 // sends deferred purges and re-reads every known generation.
+//
+// A probe refused for a reason the operator must act on (the credentials
+// or the ACL user: redisauth.Cause) that the outage's line did not name
+// gets a line of its own, once per cause and outage: an outage that began
+// with a dropped connection (a password rotation's CLIENT KILL, a Redis
+// restart) logged "unavailable", and every probe after it was refused
+// with WRONGPASS without a word.
 func (c *Cache) probeLoop() {
 	defer c.wg.Done()
 	backoff := backoffMin
@@ -266,6 +275,10 @@ func (c *Cache) probeLoop() {
 		if time.Since(upSince) > time.Minute {
 			backoff = backoffMin // it was stable: start over
 		}
+		logged := redisauth.CauseUnavailable
+		if p := c.downCause.Load(); p != nil {
+			logged = *p
+		}
 		for !c.redisUp.Load() {
 			t := time.NewTimer(backoff)
 			select {
@@ -276,6 +289,10 @@ func (c *Cache) probeLoop() {
 			}
 			backoff = min(2*backoff, backoffMax)
 			if err := c.redisCall(c.ctx, max(c.redisTimeout, 250*time.Millisecond), c.ping, false); err != nil {
+				if cause := redisauth.Cause(err); cause != redisauth.CauseUnavailable && cause != logged && c.ctx.Err() == nil {
+					logged = cause
+					c.log.Warn("cache: redis still unavailable", "cause", cause, "err", err)
+				}
 				continue
 			}
 			if c.redisUp.CompareAndSwap(false, true) {

@@ -203,6 +203,9 @@ type outage struct {
 	// with the background probe, only it (which checks the credentials)
 	// ends the outage.
 	refused bool
+	// cause is redisauth.Cause of the error that began the outage, or of
+	// a later one that named a cause the operator can act on (noteCause).
+	cause string
 }
 
 // flight is a refill in progress; done closes when its lease is published.
@@ -614,15 +617,17 @@ func (l *Limiter) redisUsable(now int64) bool {
 // markUp that ends this outage waits for its "unavailable" line.
 func (l *Limiter) markDown(err error, now int64) {
 	if l.outage.Load() != nil {
+		l.noteCause(err)
 		return
 	}
 	l.stateMu.Lock()
 	defer l.stateMu.Unlock()
 	if l.outage.Load() != nil {
+		l.noteCauseLocked(err)
 		return
 	}
 	l.nextProbe.Store(now + l.probe)
-	l.outage.Store(&outage{since: now, refused: redisauth.Refused(err)})
+	l.outage.Store(&outage{since: now, refused: redisauth.Refused(err), cause: redisauth.Cause(err)})
 	if l.testHookMarkedDown != nil {
 		l.testHookMarkedDown()
 	}
@@ -642,6 +647,41 @@ func (l *Limiter) markDown(err error, now int64) {
 	}
 }
 
+// noteCause records a failure during an outage: one that names a cause
+// the operator can act on (the credentials, the ACL user) that the outage
+// has not named yet gets a line, and a refusal makes the outage one only
+// the background probe ends (outage.refused). An outage that began with a
+// dropped connection (a password rotation's CLIENT KILL, a Redis restart)
+// logged "unavailable", and the probes refused with WRONGPASS after it
+// said nothing.
+func (l *Limiter) noteCause(err error) {
+	if o := l.outage.Load(); o == nil || !l.newCause(o, err) {
+		return
+	}
+	l.stateMu.Lock()
+	defer l.stateMu.Unlock()
+	l.noteCauseLocked(err)
+}
+
+// newCause reports whether err names a cause outage o has not named.
+func (l *Limiter) newCause(o *outage, err error) bool {
+	c := redisauth.Cause(err)
+	return c != redisauth.CauseUnavailable && c != o.cause
+}
+
+// noteCauseLocked is noteCause under stateMu.
+func (l *Limiter) noteCauseLocked(err error) {
+	o := l.outage.Load()
+	if o == nil || !l.newCause(o, err) {
+		return
+	}
+	n := *o
+	n.cause = redisauth.Cause(err)
+	n.refused = n.refused || redisauth.Refused(err)
+	l.outage.Store(&n)
+	l.log.Warn("ratelimit: redis still unavailable", "cause", n.cause, "err", err)
+}
+
 // probeLoop tries Redis once per ProbeInterval until it answers (then
 // marks it available), a request found it back first, or Close.
 func (l *Limiter) probeLoop() {
@@ -657,10 +697,12 @@ func (l *Limiter) probeLoop() {
 		if l.outage.Load() == nil {
 			return
 		}
-		if l.probeOnce() == nil {
+		err := l.probeOnce()
+		if err == nil {
 			l.markUp(l.now())
 			return
 		}
+		l.noteCause(err)
 		t.Reset(time.Duration(l.probe))
 	}
 }

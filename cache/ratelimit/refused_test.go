@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"context"
 	"errors"
+	"io"
 	"testing"
 	"time"
 
@@ -94,5 +95,57 @@ func waitUntil(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 5 s")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestProbeNamesRefusedCredentials: an outage that began with a dropped
+// connection (a password rotation's CLIENT KILL landing on a call in
+// flight) is logged with cause "unavailable"; the background probes after
+// it are refused the limiter's password, and one line names "credentials
+// refused" (not the password). From then on the outage is a refused one:
+// a request's call through a connection that kept its session does not
+// end it, only the probe does once the password is restored.
+func TestProbeNamesRefusedCredentials(t *testing.T) {
+	const pass1, pass2 = "first-pass-0123456789", "rotated-pass-9876543210"
+	const probe = 20 * time.Millisecond
+	srv := redistest.Start(t, "--requirepass", pass1)
+	ctx := context.Background()
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: pass1, PoolSize: 1})
+	t.Cleanup(func() { _ = admin.Close() })
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: pass1, MaxRetries: -1, PoolSize: 1})
+	t.Cleanup(func() { _ = c.Close() })
+	var log logBuffer
+	l := newLimiter(t, Options{Redis: c, MaxLease: 1, ProbeInterval: probe, BackgroundProbe: true, Logger: log.logger()})
+	lim := Limit{Rate: 1000, Burst: 1000}
+	if d := l.Allow(ctx, 1, "k", lim); d.Source != SourceRedis {
+		t.Fatalf("before the rotation: source %v, want redis", d.Source)
+	}
+
+	// The rotation; the limiter's one connection keeps its session.
+	if err := admin.ConfigSet(ctx, "requirepass", pass2).Err(); err != nil {
+		t.Fatal(err)
+	}
+	l.markDown(io.ErrUnexpectedEOF, l.now()) // a call the kill cut
+	waitUntil(t, func() bool { return log.count(`msg="ratelimit: redis still unavailable" cause="credentials refused"`) == 1 })
+	if n := log.count(`msg="ratelimit: redis unavailable, falling back"`); n != 1 {
+		t.Errorf("%d lines for the outage's start, want 1", n)
+	}
+	end := time.Now().Add(10 * probe)
+	for time.Now().Before(end) {
+		if d := l.Allow(ctx, 1, "k", lim); d.Source == SourceRedis || !l.Stats().FallbackActive {
+			t.Fatalf("the outage ended while Redis refuses the credentials (source %v)", d.Source)
+		}
+		time.Sleep(probe / 4)
+	}
+	if n := log.count(`msg="ratelimit: redis still unavailable"`); n != 1 {
+		t.Errorf("%d lines name the cause, want 1 (once per cause and outage)", n)
+	}
+
+	if err := admin.ConfigSet(ctx, "requirepass", pass1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, func() bool { return !l.Stats().FallbackActive })
+	if log.count(pass1)+log.count(pass2) != 0 {
+		t.Errorf("a password reached the log")
 	}
 }

@@ -72,8 +72,12 @@ func Cause(err error) string {
 	case redis.IsPermissionError(err):
 		return "permission denied"
 	}
-	return "unavailable"
+	return CauseUnavailable
 }
+
+// CauseUnavailable is Cause of an error that names nothing the operator
+// can act on: a dropped connection, a timeout, a node loading.
+const CauseUnavailable = "unavailable"
 
 // Command is one command CheckCommands runs: its arguments, with Key
 // standing for the probe key it is run on.

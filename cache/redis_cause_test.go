@@ -1,0 +1,91 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dealer-edge/dealer-edge/cache/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestProbeNamesRefusedCredentials: an outage that began with a dropped
+// connection (a password rotation's CLIENT KILL landing on a call in
+// flight) is logged with cause "unavailable"; the probes after it are
+// refused the edge's password (WRONGPASS), and one line says so, naming
+// "credentials refused" and not the password. Before it, nothing named
+// the cause the operator must fix (CI of 2026-11-28, stop 35: the edge's
+// test of a rotation found no line with the cause when the kill won).
+func TestProbeNamesRefusedCredentials(t *testing.T) {
+	const pass1, pass2 = "first-pass-0123456789", "rotated-pass-9876543210"
+	srv := redistest.Start(t, "--requirepass", pass1)
+	ctx := context.Background()
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: pass1, PoolSize: 1})
+	t.Cleanup(func() { _ = admin.Close() })
+	rc := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: pass1, MaxRetries: -1})
+	t.Cleanup(func() { _ = rc.Close() })
+	var log lockedLog
+	c := newCache(t, Options{Redis: rc, Logger: slog.New(slog.NewJSONHandler(&log, nil))})
+	if !c.Stats().RedisUp {
+		t.Fatal("Redis not up with the password right")
+	}
+
+	if err := admin.ConfigSet(ctx, "requirepass", pass2).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Do(ctx, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c.markDown(io.ErrUnexpectedEOF) // the call the kill cut
+	const still = `"msg":"cache: redis still unavailable","cause":"credentials refused"`
+	deadline := time.Now().Add(3 * time.Second)
+	for log.count(still) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no line names the refused credentials within 3 s:\n%s", log.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := log.count(`"msg":"cache: redis unavailable, serving from L1 and fill","cause":"unavailable"`); n != 1 {
+		t.Errorf("%d lines for the outage's start, want 1:\n%s", n, log.String())
+	}
+	time.Sleep(1600 * time.Millisecond) // the next probe (backoff 1 s) is refused too
+	if n := log.count(`"msg":"cache: redis still unavailable"`); n != 1 {
+		t.Errorf("%d lines name the cause, want 1 (once per cause and outage):\n%s", n, log.String())
+	}
+
+	if err := admin.ConfigSet(ctx, "requirepass", pass1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "Redis up once the password is restored", func() bool { return c.Stats().RedisUp })
+	if log.count(pass1)+log.count(pass2) != 0 {
+		t.Error("a password reached the log")
+	}
+}
+
+// lockedLog is a goroutine-safe log sink.
+type lockedLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedLog) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedLog) count(s string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Count(b.buf.Bytes(), []byte(s))
+}
+
+func (b *lockedLog) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
