@@ -126,7 +126,9 @@ func TestProbeNamesRefusedCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.markDown(io.ErrUnexpectedEOF, l.now()) // a call the kill cut
-	waitUntil(t, func() bool { return log.count(`msg="ratelimit: redis still unavailable" cause="credentials refused"`) == 1 })
+	waitUntil(t, func() bool {
+		return log.count(`msg="ratelimit: redis still unavailable" cause="credentials refused"`) == 1
+	})
 	if n := log.count(`msg="ratelimit: redis unavailable, falling back"`); n != 1 {
 		t.Errorf("%d lines for the outage's start, want 1", n)
 	}
