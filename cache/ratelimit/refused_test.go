@@ -22,20 +22,9 @@ import (
 // the background probe, which asks Redis whether the credentials hold
 // (AUTH), ends it, once the password is restored.
 func TestRefusedCredentialsEndOnlyByTheProbe(t *testing.T) {
-	const pass1, pass2 = "first-pass-0123456789", "rotated-pass-9876543210"
-	const probe = 20 * time.Millisecond
-	srv := redistest.Start(t, "--requirepass", pass1)
 	ctx := context.Background()
-	admin := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: pass1, PoolSize: 1})
-	t.Cleanup(func() { _ = admin.Close() })
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: pass1, MaxRetries: -1, PoolSize: 1})
-	t.Cleanup(func() { _ = c.Close() })
-	var log logBuffer
-	l := newLimiter(t, Options{Redis: c, MaxLease: 1, ProbeInterval: probe, BackgroundProbe: true, Logger: log.logger()})
+	admin, l, log := passwordLimiter(t)
 	lim := Limit{Rate: 1000, Burst: 1000}
-	if d := l.Allow(ctx, 1, "k", lim); d.Source != SourceRedis {
-		t.Fatalf("before the rotation: source %v, want redis", d.Source)
-	}
 
 	// The rotation; the limiter's one connection keeps its session, and
 	// a new connection is refused.
@@ -86,6 +75,32 @@ func TestRefusedCredentialsEndOnlyByTheProbe(t *testing.T) {
 	}
 }
 
+// The passwords of passwordLimiter's Redis: pass1 at the start, pass2 for
+// a rotation. probe is the limiter's ProbeInterval.
+const (
+	pass1, pass2 = "first-pass-0123456789", "rotated-pass-9876543210"
+	probe        = 20 * time.Millisecond
+)
+
+// passwordLimiter starts a redis-server that requires pass1 and a limiter
+// on one connection to it (a background probe every probe), which has
+// taken one decision from Redis; it returns an admin client, the limiter
+// and its log.
+func passwordLimiter(t *testing.T) (*redis.Client, *Limiter, *logBuffer) {
+	t.Helper()
+	srv := redistest.Start(t, "--requirepass", pass1)
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: pass1, PoolSize: 1})
+	t.Cleanup(func() { _ = admin.Close() })
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: pass1, MaxRetries: -1, PoolSize: 1})
+	t.Cleanup(func() { _ = c.Close() })
+	log := new(logBuffer)
+	l := newLimiter(t, Options{Redis: c, MaxLease: 1, ProbeInterval: probe, BackgroundProbe: true, Logger: log.logger()})
+	if d := l.Allow(context.Background(), 1, "k", Limit{Rate: 1000, Burst: 1000}); d.Source != SourceRedis {
+		t.Fatalf("before the rotation: source %v, want redis", d.Source)
+	}
+	return admin, l, log
+}
+
 // waitUntil waits up to 5 s for cond.
 func waitUntil(t *testing.T, cond func() bool) {
 	t.Helper()
@@ -106,20 +121,9 @@ func waitUntil(t *testing.T, cond func() bool) {
 // a request's call through a connection that kept its session does not
 // end it, only the probe does once the password is restored.
 func TestProbeNamesRefusedCredentials(t *testing.T) {
-	const pass1, pass2 = "first-pass-0123456789", "rotated-pass-9876543210"
-	const probe = 20 * time.Millisecond
-	srv := redistest.Start(t, "--requirepass", pass1)
 	ctx := context.Background()
-	admin := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: pass1, PoolSize: 1})
-	t.Cleanup(func() { _ = admin.Close() })
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: pass1, MaxRetries: -1, PoolSize: 1})
-	t.Cleanup(func() { _ = c.Close() })
-	var log logBuffer
-	l := newLimiter(t, Options{Redis: c, MaxLease: 1, ProbeInterval: probe, BackgroundProbe: true, Logger: log.logger()})
+	admin, l, log := passwordLimiter(t)
 	lim := Limit{Rate: 1000, Burst: 1000}
-	if d := l.Allow(ctx, 1, "k", lim); d.Source != SourceRedis {
-		t.Fatalf("before the rotation: source %v, want redis", d.Source)
-	}
 
 	// The rotation; the limiter's one connection keeps its session.
 	if err := admin.ConfigSet(ctx, "requirepass", pass2).Err(); err != nil {
