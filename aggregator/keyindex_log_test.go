@@ -1,44 +1,33 @@
 package aggregator
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/dealer-edge/dealer-edge/internal/syncbuf"
 	"github.com/dealer-edge/dealer-edge/upstream"
 	"github.com/dealer-edge/dealer-edge/upstream/fake"
 )
 
 // lockedBuf is a goroutine-safe log sink of JSON lines.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
+type lockedBuf struct{ syncbuf.Buffer }
 
 // lines returns the logged lines whose msg is msg, decoded.
 func (b *lockedBuf) lines(t *testing.T, msg string) []map[string]any {
 	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var out []map[string]any
-	for _, l := range bytes.Split(b.b.Bytes(), []byte("\n")) {
-		if len(l) == 0 {
+	for _, l := range strings.Split(b.String(), "\n") {
+		if l == "" {
 			continue
 		}
 		var m map[string]any
-		if err := json.Unmarshal(l, &m); err != nil {
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
 			t.Fatalf("log line not JSON: %s", l)
 		}
 		if m["msg"] == msg {
@@ -46,12 +35,6 @@ func (b *lockedBuf) lines(t *testing.T, msg string) []map[string]any {
 		}
 	}
 	return out
-}
-
-func (b *lockedBuf) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // TestIndexSyncFailureLoggedWhileLoading: with the dealers service down

@@ -1,15 +1,14 @@
 package cache
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/dealer-edge/dealer-edge/cache/redistest"
+	"github.com/dealer-edge/dealer-edge/internal/syncbuf"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -28,7 +27,7 @@ func TestProbeNamesRefusedCredentials(t *testing.T) {
 	t.Cleanup(func() { _ = admin.Close() })
 	rc := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: pass1, MaxRetries: -1})
 	t.Cleanup(func() { _ = rc.Close() })
-	var log lockedLog
+	var log syncbuf.Buffer
 	c := newCache(t, Options{Redis: rc, Logger: slog.New(slog.NewJSONHandler(&log, nil))})
 	if !c.Stats().RedisUp {
 		t.Fatal("Redis not up with the password right")
@@ -43,17 +42,17 @@ func TestProbeNamesRefusedCredentials(t *testing.T) {
 	c.markDown(io.ErrUnexpectedEOF) // the call the kill cut
 	const still = `"msg":"cache: redis still unavailable","cause":"credentials refused"`
 	deadline := time.Now().Add(3 * time.Second)
-	for log.count(still) == 0 {
+	for log.Count(still) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("no line names the refused credentials within 3 s:\n%s", log.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n := log.count(`"msg":"cache: redis unavailable, serving from L1 and fill","cause":"unavailable"`); n != 1 {
+	if n := log.Count(`"msg":"cache: redis unavailable, serving from L1 and fill","cause":"unavailable"`); n != 1 {
 		t.Errorf("%d lines for the outage's start, want 1:\n%s", n, log.String())
 	}
 	time.Sleep(1600 * time.Millisecond) // the next probe (backoff 1 s) is refused too
-	if n := log.count(`"msg":"cache: redis still unavailable"`); n != 1 {
+	if n := log.Count(`"msg":"cache: redis still unavailable"`); n != 1 {
 		t.Errorf("%d lines name the cause, want 1 (once per cause and outage):\n%s", n, log.String())
 	}
 
@@ -61,31 +60,7 @@ func TestProbeNamesRefusedCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "Redis up once the password is restored", func() bool { return c.Stats().RedisUp })
-	if log.count(pass1)+log.count(pass2) != 0 {
+	if log.Count(pass1)+log.Count(pass2) != 0 {
 		t.Error("a password reached the log")
 	}
-}
-
-// lockedLog is a goroutine-safe log sink.
-type lockedLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedLog) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedLog) count(s string) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Count(b.buf.Bytes(), []byte(s))
-}
-
-func (b *lockedLog) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

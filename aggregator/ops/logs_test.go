@@ -1,33 +1,22 @@
 package ops
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/dealer-edge/dealer-edge/internal/syncbuf"
 )
 
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
+// syncBuffer is a log sink safe for concurrent writers.
+type syncBuffer struct{ syncbuf.Buffer }
 
 func (s *syncBuffer) lines(t *testing.T) []map[string]any {
 	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []map[string]any
-	for _, ln := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
+	for _, ln := range strings.Split(strings.TrimSpace(s.String()), "\n") {
 		if ln == "" {
 			continue
 		}

@@ -452,7 +452,7 @@ func TestFallbackAndRecoveryMiniredis(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	if logs.count("redis unavailable") != 1 || logs.count("redis available again") != 1 {
-		t.Fatalf("logs:\n%s", logs.buf.String())
+		t.Fatalf("logs:\n%s", logs.String())
 	}
 }
 
@@ -531,7 +531,7 @@ func TestConcurrentSameKey(t *testing.T) {
 	// can move them between instances but not multiply them, and with
 	// this much demand none is left unspent.
 	if admitted != lim.Burst {
-		t.Fatalf("admitted %d, want exactly the burst %d; %+v %+v\n%s", admitted, lim.Burst, ls[0].Stats(), ls[1].Stats(), logs.buf.String())
+		t.Fatalf("admitted %d, want exactly the burst %d; %+v %+v\n%s", admitted, lim.Burst, ls[0].Stats(), ls[1].Stats(), logs.String())
 	}
 }
 
@@ -698,7 +698,7 @@ func TestDownForIsThisOutages(t *testing.T) {
 	<-done
 	l.testHookMarkedDown = nil
 
-	out := logs.buf.String()
+	out := logs.String()
 	if n := logs.count("down_for_s=0.056"); n != 1 {
 		t.Fatalf("want one line with down_for_s=0.056 (this outage), got %d:\n%s", n, out)
 	}
@@ -752,10 +752,10 @@ func TestBackgroundProbeRecoversWithoutRequests(t *testing.T) {
 				time.Sleep(5 * time.Millisecond)
 			}
 			if got := !l.Stats().FallbackActive; got != tt.wantUpper {
-				t.Fatalf("2 s after Redis came back, no request: available %v, want %v\n%s", got, tt.wantUpper, logs.buf.String())
+				t.Fatalf("2 s after Redis came back, no request: available %v, want %v\n%s", got, tt.wantUpper, logs.String())
 			}
 			if got := logs.count("redis available again"); got != map[bool]int{true: 1}[tt.wantUpper] {
-				t.Fatalf("%d recovery lines:\n%s", got, logs.buf.String())
+				t.Fatalf("%d recovery lines:\n%s", got, logs.String())
 			}
 			if tt.wantUpper {
 				if d := l.Allow(ctx, 1, "k", lim); d.Source != SourceRedis {
@@ -819,7 +819,7 @@ func TestOutageLinesWriteSeconds(t *testing.T) {
 			l.markDown(errors.New("connection refused"), clk.Now().UnixNano())
 			clk.Advance(tc.down)
 			l.markUp(clk.Now().UnixNano())
-			out := logs.buf.String()
+			out := logs.String()
 			for _, w := range tc.want {
 				if !strings.Contains(out, w) {
 					t.Errorf("no %s in:\n%s", w, out)

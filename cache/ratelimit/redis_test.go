@@ -269,7 +269,7 @@ func TestRedisKilledAndBack(t *testing.T) {
 		t.Fatalf("two instances after recovery admitted %d, want 9", got)
 	}
 	if logs.count("redis unavailable") != 1 || logs.count("redis available again") != 1 {
-		t.Fatalf("want one log line per state change:\n%s", logs.buf.String())
+		t.Fatalf("want one log line per state change:\n%s", logs.String())
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,28 +9,9 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
-
-// lockedBuf is a goroutine-safe bytes.Buffer for log.SetOutput.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestTracingExportErrorsAreJSONEventLines: standard error carries JSON
 // lines only, every event line behind log.max_event_lines_per_sec (README,
@@ -49,7 +29,7 @@ func TestTracingExportErrorsAreJSONEventLines(t *testing.T) {
 	dead := ln.Addr().String()
 	ln.Close()
 
-	var std lockedBuf
+	var std syncBuffer
 	log.SetOutput(&std) // where the stdlib default logger (and so the SDK's default error handler) writes
 	defer log.SetOutput(os.Stderr)
 

@@ -28,6 +28,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dealer-edge/dealer-edge/internal/syncbuf"
 )
 
 // TB is the part of testing.TB the helpers need.
@@ -83,24 +85,7 @@ func Cleanup() {
 }
 
 // Buffer is a goroutine-safe, growing record of a process's output.
-type Buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-// Write appends p.
-func (b *Buffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-// String returns everything written so far.
-func (b *Buffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
+type Buffer = syncbuf.Buffer
 
 // Proc is one running process started by a test.
 type Proc struct {

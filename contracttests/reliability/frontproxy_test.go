@@ -2,7 +2,6 @@ package reliability
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -13,17 +12,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/dealer-edge/dealer-edge/internal/syncbuf"
 )
 
 // recorder is a TCP relay between the front proxy and the edge that keeps
 // every byte the proxy sent: what the edge really received.
 type recorder struct {
-	ln  net.Listener
-	mu  sync.Mutex
-	buf bytes.Buffer
+	ln net.Listener
+	syncbuf.Buffer
 }
 
 func startRecorder(t *testing.T, target string) *recorder {
@@ -49,27 +48,13 @@ func startRecorder(t *testing.T, target string) *recorder {
 				defer up.Close()
 				go func() { _, _ = io.Copy(c, up); c.Close() }()
 				// Record before forwarding: once the edge has the bytes it
-				// may answer, and the client may take() the record, before
+				// may answer, and the client may Take() the record, before
 				// a write that came second would have landed.
 				_, _ = io.Copy(io.MultiWriter(r, up), c)
 			}()
 		}
 	}()
 	return r
-}
-
-func (r *recorder) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.buf.Write(p)
-}
-
-func (r *recorder) take() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.buf.String()
-	r.buf.Reset()
-	return s
 }
 
 // freePort finds a loopback port for nginx (which cannot be told to take
@@ -173,7 +158,7 @@ http {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "-p", dir+"/", "-c", confPath, "-e", filepath.Join(dir, "logs/error.log"))
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -211,24 +196,6 @@ http {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer that a process writes while a test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startNginx moves to another port when the one it chose is taken before
@@ -349,9 +316,9 @@ func TestBareLFThroughNginx(t *testing.T) {
 				t.Errorf("direct: %d %s (X-Request-Id %q), want 400 bad_request", resp.StatusCode, body, resp.Header.Get("X-Request-Id"))
 			}
 			// Through nginx.
-			rec.take()
+			rec.Take()
 			resp, body = send(t, front, req)
-			fwd := rec.take()
+			fwd := rec.Take()
 			if strings.Contains(strings.ReplaceAll(fwd, "\r\n", ""), "\n") {
 				t.Fatalf("nginx forwarded a bare LF:\n%q", fwd)
 			}
@@ -392,9 +359,9 @@ func TestBareLFThroughNginx(t *testing.T) {
 	}
 	// Control: on lines of their own, nginx passes the client's headers
 	// on and overrides its own, as configured.
-	rec.take()
+	rec.Take()
 	resp, _ := send(t, front, "GET "+path+" HTTP/1.1\r\nHost: edge.test\r\nX-Api-Key: "+hostileKey+"\r\nX-Request-ID: client-id\r\nIf-None-Match: *\r\nConnection: close\r\n\r\n")
-	lines := headerLines(rec.take())
+	lines := headerLines(rec.Take())
 	if resp.StatusCode != 304 || !strings.HasPrefix(resp.Header.Get("X-Request-Id"), "front-") || len(lines["x-api-key"]) != 1 {
 		t.Errorf("control through nginx: %d, X-Request-Id %q, forwarded %q", resp.StatusCode, resp.Header.Get("X-Request-Id"), lines)
 	}
