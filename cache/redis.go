@@ -257,11 +257,11 @@ func (c *Cache) markDown(err error) {
 // sends deferred purges and re-reads every known generation.
 //
 // A probe refused for a reason the operator must act on (the credentials
-// or the ACL user: redisauth.Cause) that the outage's line did not name
-// gets a line of its own, once per cause and outage: an outage that began
-// with a dropped connection (a password rotation's CLIENT KILL, a Redis
-// restart) logged "unavailable", and every probe after it was refused
-// with WRONGPASS without a word.
+// or the ACL user: redisauth.Cause) other than the last one logged for
+// this outage gets a line of its own: an outage that began with a dropped
+// connection (a password rotation's CLIENT KILL, a Redis restart) logged
+// "unavailable", and every probe after it was refused with WRONGPASS
+// without a word.
 func (c *Cache) probeLoop() {
 	defer c.wg.Done()
 	backoff := backoffMin

@@ -53,7 +53,7 @@ func TestProbeNamesRefusedCredentials(t *testing.T) {
 	}
 	time.Sleep(1600 * time.Millisecond) // the next probe (backoff 1 s) is refused too
 	if n := log.Count(`"msg":"cache: redis still unavailable"`); n != 1 {
-		t.Errorf("%d lines name the cause, want 1 (once per cause and outage):\n%s", n, log.String())
+		t.Errorf("%d lines name the cause, want 1 (one per change of cause):\n%s", n, log.String())
 	}
 
 	if err := admin.ConfigSet(ctx, "requirepass", pass1).Err(); err != nil {

@@ -655,7 +655,7 @@ func (l *Limiter) markDown(err error, now int64) {
 // logged "unavailable", and the probes refused with WRONGPASS after it
 // said nothing.
 func (l *Limiter) noteCause(err error) {
-	if o := l.outage.Load(); o == nil || !l.newCause(o, err) {
+	if o := l.outage.Load(); o == nil || !newCause(o, err) {
 		return
 	}
 	l.stateMu.Lock()
@@ -663,8 +663,9 @@ func (l *Limiter) noteCause(err error) {
 	l.noteCauseLocked(err)
 }
 
-// newCause reports whether err names a cause outage o has not named.
-func (l *Limiter) newCause(o *outage, err error) bool {
+// newCause reports whether err names a cause the operator can act on
+// that differs from the one outage o names.
+func newCause(o *outage, err error) bool {
 	c := redisauth.Cause(err)
 	return c != redisauth.CauseUnavailable && c != o.cause
 }
@@ -672,7 +673,7 @@ func (l *Limiter) newCause(o *outage, err error) bool {
 // noteCauseLocked is noteCause under stateMu.
 func (l *Limiter) noteCauseLocked(err error) {
 	o := l.outage.Load()
-	if o == nil || !l.newCause(o, err) {
+	if o == nil || !newCause(o, err) {
 		return
 	}
 	n := *o

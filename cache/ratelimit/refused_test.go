@@ -144,7 +144,7 @@ func TestProbeNamesRefusedCredentials(t *testing.T) {
 		time.Sleep(probe / 4)
 	}
 	if n := log.count(`msg="ratelimit: redis still unavailable"`); n != 1 {
-		t.Errorf("%d lines name the cause, want 1 (once per cause and outage)", n)
+		t.Errorf("%d lines name the cause, want 1 (one per change of cause)", n)
 	}
 
 	if err := admin.ConfigSet(ctx, "requirepass", pass1).Err(); err != nil {
