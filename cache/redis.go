@@ -289,7 +289,7 @@ func (c *Cache) probeLoop() {
 			}
 			backoff = min(2*backoff, backoffMax)
 			if err := c.redisCall(c.ctx, max(c.redisTimeout, 250*time.Millisecond), c.ping, false); err != nil {
-				if cause := redisauth.Cause(err); cause != redisauth.CauseUnavailable && cause != logged && c.ctx.Err() == nil {
+				if cause, news := redisauth.NewCause(logged, err); news && c.ctx.Err() == nil {
 					logged = cause
 					c.log.Warn("cache: redis still unavailable", "cause", cause, "err", err)
 				}

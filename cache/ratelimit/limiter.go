@@ -655,7 +655,11 @@ func (l *Limiter) markDown(err error, now int64) {
 // logged "unavailable", and the probes refused with WRONGPASS after it
 // said nothing.
 func (l *Limiter) noteCause(err error) {
-	if o := l.outage.Load(); o == nil || !newCause(o, err) {
+	o := l.outage.Load()
+	if o == nil {
+		return
+	}
+	if _, news := redisauth.NewCause(o.cause, err); !news {
 		return
 	}
 	l.stateMu.Lock()
@@ -663,21 +667,18 @@ func (l *Limiter) noteCause(err error) {
 	l.noteCauseLocked(err)
 }
 
-// newCause reports whether err names a cause the operator can act on
-// that differs from the one outage o names.
-func newCause(o *outage, err error) bool {
-	c := redisauth.Cause(err)
-	return c != redisauth.CauseUnavailable && c != o.cause
-}
-
 // noteCauseLocked is noteCause under stateMu.
 func (l *Limiter) noteCauseLocked(err error) {
 	o := l.outage.Load()
-	if o == nil || !newCause(o, err) {
+	if o == nil {
+		return
+	}
+	cause, news := redisauth.NewCause(o.cause, err)
+	if !news {
 		return
 	}
 	n := *o
-	n.cause = redisauth.Cause(err)
+	n.cause = cause
 	n.refused = n.refused || redisauth.Refused(err)
 	l.outage.Store(&n)
 	l.log.Warn("ratelimit: redis still unavailable", "cause", n.cause, "err", err)

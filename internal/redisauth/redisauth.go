@@ -79,6 +79,15 @@ func Cause(err error) string {
 // can act on: a dropped connection, a timeout, a node loading.
 const CauseUnavailable = "unavailable"
 
+// NewCause returns Cause(err) and whether it is news after last, the cause
+// already logged for an outage: a cause the operator can act on
+// (credentials, permissions) other than last. The cache and the rate
+// limiter log such a cause as "redis still unavailable".
+func NewCause(last string, err error) (string, bool) {
+	c := Cause(err)
+	return c, c != CauseUnavailable && c != last
+}
+
 // Command is one command CheckCommands runs: its arguments, with Key
 // standing for the probe key it is run on.
 type Command []any

@@ -41,6 +41,32 @@ func TestRefusedAndCause(t *testing.T) {
 	}
 }
 
+// TestNewCause: a cause is news when the operator can act on it and the
+// outage has not logged it last.
+func TestNewCause(t *testing.T) {
+	wrongpass := errors.New("WRONGPASS invalid username-password pair or user is disabled.")
+	noperm := errors.New("NOPERM this user has no permissions to run the 'get' command")
+	tests := []struct {
+		name, last string
+		err        error
+		news       bool
+	}{
+		{"refused after a dropped connection", CauseUnavailable, wrongpass, true},
+		{"refused again", "credentials refused", wrongpass, false},
+		{"a permission after the credentials", "credentials refused", noperm, true},
+		{"a dropped connection after a refusal", "credentials refused", errors.New("EOF"), false},
+		{"a timeout", CauseUnavailable, context.DeadlineExceeded, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cause, news := NewCause(tt.last, tt.err)
+			if news != tt.news || cause != Cause(tt.err) {
+				t.Errorf("NewCause(%q, %v) = %q, %v; want %q, %v", tt.last, tt.err, cause, news, Cause(tt.err), tt.news)
+			}
+		})
+	}
+}
+
 // TestCheck: against a real redis-server, Check answers what a new
 // connection's handshake would, also on a pooled connection opened
 // before the change, and leaves that connection's session as it was.
