@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/dealer-edge/dealer-edge/contracttests/procs"
+	"github.com/dealer-edge/dealer-edge/upstream"
 )
 
 // The fault tests run the edge with short timeouts, a quick breaker and
@@ -297,6 +298,7 @@ func TestFaultUpstreamSlow(t *testing.T) {
 	if err := json.Unmarshal(r.Body, &page); err != nil || len(page.Items) != 2 {
 		t.Fatalf("NOS listing: %v %.200s", err, r.Body)
 	}
+	s.warmFakeContent(t, 101) // demo-key-alpha's dealer
 	cases := []struct {
 		service    string
 		warm, cold string // warm is cached before the fault, cold never is
@@ -320,6 +322,26 @@ func TestFaultUpstreamSlow(t *testing.T) {
 			s.awaitRecovery(t, c.service, c.cold, 3*time.Second)
 			faultExpect(t, "cached, after the fault", s.call(t, c.warm, faultSlowBudget, keyAlpha), "MISS")
 		})
+	}
+}
+
+// warmFakeContent asks the fake, directly, for every content answer of
+// dealer the edge may ask for (each type, summary and full), with no
+// budget: the fake encodes a content answer on its first request and
+// memoises it, and that first encoding (about 40 ms on a quiet machine)
+// took longer than faultUpstreamTimeout on a loaded CI host, which failed
+// a "before the fault" request with the service healthy.
+func (s *faultStack) warmFakeContent(t *testing.T, dealer int) {
+	t.Helper()
+	for _, ct := range upstream.ContentTypes {
+		for _, view := range []string{"summary", "full"} {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			r, err := procs.Get(ctx, client, s.fake.URL(), fmt.Sprintf("/content/v1/dealers/%d/%s?view=%s", dealer, ct, view))
+			cancel()
+			if err != nil || r.Status != http.StatusOK {
+				t.Fatalf("warming the fake's %s (%s) of dealer %d: %v %v", ct, view, dealer, err, r)
+			}
+		}
 	}
 }
 
