@@ -74,6 +74,13 @@ type Limit struct {
 // holds at the default plan without it (117 MiB).
 const DefaultRedisDealerBudget = 32 << 20
 
+// DefaultGCMinGrowth is server.gc_min_growth_bytes's default, 16 MiB: a
+// heap of a few MB (a small L1 with hits read from Redis) is collected
+// about once a second instead of twenty times (Go's own least goal is
+// 4 MiB), and a heap above 16 MiB (the default L1 once it holds 16 MiB) is
+// paced as Go paces it.
+const DefaultGCMinGrowth = 16 << 20
+
 // Config is the whole config file. configs/README.md documents every field;
 // configs/example.json shows every knob with its default.
 type Config struct {
@@ -105,6 +112,12 @@ type Config struct {
 		MaxConnsPerIP  int      `json:"max_conns_per_ip"`
 		ReduceMemory   bool     `json:"reduce_memory"`
 		GzipMinBytes   int      `json:"gzip_min_bytes"`
+		// GCMinGrowth is the least the heap may grow by between two
+		// garbage collections (internal/gcpace), at most half-way to the
+		// memory limit; a heap whose default growth (GOGC=100) is larger
+		// is paced as by default. 0 keeps Go's default pacing; a GOGC in
+		// the environment wins over it.
+		GCMinGrowth int64 `json:"gc_min_growth_bytes"`
 		// IdleTimeoutBusy replaces IdleTimeout (and caps every read
 		// deadline) while 4,096 connections, or half of the concurrency
 		// if lower, are open.
@@ -258,6 +271,7 @@ func Default() *Config {
 	c.Server.MaxConnsPerIP = 1024
 	c.Server.IdleTimeoutBusy = Duration(5 * time.Second)
 	c.Server.ReduceMemory = true
+	c.Server.GCMinGrowth = DefaultGCMinGrowth
 	c.Server.ParkIdleAfter = Duration(time.Second)
 	c.Server.ParkAbove = 128
 	c.Server.ProxyProtocolFrom = []string{}
@@ -431,6 +445,9 @@ func (c *Config) Validate() error {
 	}
 	if c.WatchInterval < 0 || c.WatchInterval > 0 && c.WatchInterval < Duration(10*time.Millisecond) {
 		bad("watch_interval", "must be 0 (the watch off) or at least 10ms (each check hashes the config and every secret file)")
+	}
+	if g := c.Server.GCMinGrowth; g != 0 && (g < 1<<20 || g > 1<<30) {
+		bad("server.gc_min_growth_bytes", "must be 0 (Go's default pacing) or between 1048576 and 1073741824")
 	}
 	if wb := c.Server.WriteBuffer; wb != 0 && (wb < 4096 || wb > 1<<20) {
 		bad("server.write_buffer_bytes", "must be 0 (chosen by server.reduce_memory) or between 4096 and 1048576")

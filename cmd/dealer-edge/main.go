@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	runtimemetrics "runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -41,6 +42,7 @@ import (
 	"github.com/dealer-edge/dealer-edge/cache"
 	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
 	"github.com/dealer-edge/dealer-edge/configs"
+	"github.com/dealer-edge/dealer-edge/internal/gcpace"
 	"github.com/dealer-edge/dealer-edge/listener"
 	"github.com/dealer-edge/dealer-edge/publicshape"
 	"github.com/dealer-edge/dealer-edge/tracing"
@@ -216,6 +218,33 @@ func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 		hot, bulk := cache.L1Tiers(cfg.Cache.L1MaxBytes, cfg.Cache.L1HotBytes)
 		logger.Info("memory limit", "bytes", limit, "from", "cache.l1_max_bytes", "l1_hot_bytes", hot, "l1_bulk_bytes", bulk)
 	}
+	// The collector kept from collecting a small heap many times a second
+	// (server.gc_min_growth_bytes); GOGC, when set, is the operator's and
+	// wins. Process-wide, like the limit: not in a test run through hooks.
+	if h == nil || h.getenv == nil {
+		_, gogcSet := os.LookupEnv("GOGC")
+		switch {
+		case gogcSet:
+			logger.Info("gc pacing", "by", "GOGC", "gogc", os.Getenv("GOGC"))
+		case cfg.Server.GCMinGrowth > 0:
+			pacer := gcpace.Start(uint64(cfg.Server.GCMinGrowth))
+			defer pacer.Stop()
+			logger.Info("gc pacing", "by", "server.gc_min_growth_bytes", "bytes", cfg.Server.GCMinGrowth, "gogc", pacer.Percent())
+		default:
+			logger.Info("gc pacing", "by", "go default")
+		}
+	}
+	gcPercent := []runtimemetrics.Sample{{Name: "/gc/gogc:percent"}}
+	var gcPercentMu sync.Mutex
+	mtr.Set().NewGauge("edge_gc_percent", func() float64 {
+		gcPercentMu.Lock()
+		defer gcPercentMu.Unlock()
+		runtimemetrics.Read(gcPercent)
+		if gcPercent[0].Value.Kind() != runtimemetrics.KindUint64 {
+			return 0
+		}
+		return float64(gcPercent[0].Value.Uint64())
+	})
 	app, err := start(cfg, f, logger, logs, mtr, stdout)
 	if err != nil {
 		fmt.Fprintln(stderr, "dealer-edge:", err)
