@@ -250,6 +250,14 @@ func Build() Dashboard {
 		q(`min by (instance, listener) (edge_listener_accepting{`+sel+`})`, "{{instance}} {{listener}}")))
 	b.add(8, 8, timeseries("File-descriptor limit", "The open-files limit found at start; server.concurrency derives from it when 0.", "short",
 		q(`edge_process_fd_limit{`+sel+`}`, "{{instance}}")))
+	b.add(8, 8, timeseries("Memory: RSS, Go heap and the memory limit", "Resident memory, the Go heap in use and the soft memory limit in force (GOMEMLIMIT, or the one the edge sets from cache.l1_max_bytes; the L1's off-heap bulk tier is outside it): the heap stays under the limit, RSS under the container's limit (README, Deploy).", "bytes",
+		q(`process_resident_memory_bytes{`+sel+`}`, "RSS {{instance}}"),
+		q(`go_memstats_heap_inuse_bytes{`+sel+`}`, "heap in use {{instance}}"),
+		q(`go_memlimit_bytes{`+sel+`}`, "memory limit {{instance}}")))
+	b.add(8, 8, ratio("Garbage collector's share of CPU", "Share of each instance's CPU the Go collector takes. Rising with an L1 near its size: the hot tier holds too many entries (README, the bulk tier); high with a small live heap: see server.gc_min_growth_bytes.",
+		q(`rate(go_gc_cpu_seconds_total{`+sel+`}`+rate+`) / rate(process_cpu_seconds_total{`+sel+`}`+rate+`)`, "{{instance}}")))
+	b.add(8, 8, timeseries("GOGC in effect", "edge_gc_percent: 100 (Go's default) unless the live heap is smaller than server.gc_min_growth_bytes, when the edge raises it after each collection so the heap may grow by that much; or the operator's GOGC.", "short",
+		q(`edge_gc_percent{`+sel+`}`, "{{instance}}")))
 	b.add(12, 8, timeseries("Embedded Redis", "Only without redis.addrs: the in-process Redis' measured bytes against its cap, and keys.", "bytes",
 		q(`edge_embedded_redis_bytes{`+sel+`}`, "bytes {{instance}}"),
 		q(`edge_embedded_redis_max_bytes{`+sel+`}`, "cap {{instance}}")))
