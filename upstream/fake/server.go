@@ -85,6 +85,7 @@ type Server struct {
 
 	closing   chan struct{}
 	closeOnce sync.Once
+	delays    delays // the injected latency's timer
 
 	mu   sync.Mutex
 	srv  *fasthttp.Server
@@ -242,7 +243,10 @@ func (s *Server) Addr() string {
 // listener closes and in-flight requests get up to two seconds to finish.
 // It is safe to call more than once.
 func (s *Server) Close() {
-	s.closeOnce.Do(func() { close(s.closing) })
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		s.delays.close()
+	})
 	s.mu.Lock()
 	srv, done := s.srv, s.done
 	s.mu.Unlock()
@@ -286,12 +290,7 @@ func (s *Server) inject(ctx *fasthttp.RequestCtx, f *faults) bool {
 		d = max(d, time.Duration(tf.latency.Load()))
 	}
 	if d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-s.closing:
-			t.Stop()
-		}
+		s.delays.wait(d, s.closing)
 	}
 	// The other faults are read after the wait, so that a change made
 	// meanwhile applies.
