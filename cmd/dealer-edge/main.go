@@ -24,7 +24,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	runtimemetrics "runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -234,17 +233,7 @@ func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 			logger.Info("gc pacing", "by", "go default")
 		}
 	}
-	gcPercent := []runtimemetrics.Sample{{Name: "/gc/gogc:percent"}}
-	var gcPercentMu sync.Mutex
-	mtr.Set().NewGauge("edge_gc_percent", func() float64 {
-		gcPercentMu.Lock()
-		defer gcPercentMu.Unlock()
-		runtimemetrics.Read(gcPercent)
-		if gcPercent[0].Value.Kind() != runtimemetrics.KindUint64 {
-			return 0
-		}
-		return float64(gcPercent[0].Value.Uint64())
-	})
+	mtr.Set().NewGauge("edge_gc_percent", func() float64 { return float64(gcpace.Current()) })
 	app, err := start(cfg, f, logger, logs, mtr, stdout)
 	if err != nil {
 		fmt.Fprintln(stderr, "dealer-edge:", err)

@@ -74,6 +74,17 @@ func Percent(live, roots, room, limit uint64, base int) int {
 	return int(p)
 }
 
+// Current is the GOGC in effect, whoever set it (a Pacer, the environment,
+// debug.SetGCPercent): for a gauge. 0 when the runtime does not report it.
+func Current() int {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int(s[0].Value.Uint64())
+}
+
 // Pacer sets GOGC after each garbage collection (see the package doc). The
 // zero value is not usable; see Start.
 type Pacer struct {

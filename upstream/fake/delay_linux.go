@@ -75,12 +75,7 @@ func (d *delays) wait(dur time.Duration, closing <-chan struct{}) {
 	d.mu.Lock()
 	if d.err != nil {
 		d.mu.Unlock()
-		t := time.NewTimer(dur)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-closing:
-		}
+		timerWait(dur, closing)
 		return
 	}
 	w := delayWaiter{at: monotonicNow() + int64(dur), done: make(chan struct{})}

@@ -8,14 +8,7 @@ import "time"
 type delays struct{}
 
 // wait returns after dur, or when closing is closed.
-func (*delays) wait(dur time.Duration, closing <-chan struct{}) {
-	t := time.NewTimer(dur)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-closing:
-	}
-}
+func (*delays) wait(dur time.Duration, closing <-chan struct{}) { timerWait(dur, closing) }
 
 // close does nothing: there is nothing to release.
 func (*delays) close() {}
