@@ -397,7 +397,10 @@ func (c *Cache) probeBulk(ctx context.Context, dealer int64, key []byte, pol Pol
 	// an entry the hot tier does not take is served once and the storage
 	// comes back after the response is written (Entry.Lent), as for the L2
 	// hits L1 does not keep; one the hot tier takes keeps it.
-	l := lentBodies.Get()
+	// Storage of the smallest size class (4 KiB) holds most values (a
+	// compressed listing page is about 2 KB); fastcache grows it for
+	// larger ones.
+	l := lentBodies.GetSize(0)
 	e := c.bulk.get(dealer, gen, ep, key, plain, l)
 	if e == nil {
 		_ = l.Close()

@@ -199,8 +199,7 @@ func (e *Entry) inflatePooled() (l *bufpool.Buf, ok bool) {
 	if e.plainLen > lendMax || e.plain.Load() != nil {
 		return nil, e.Body() != nil
 	}
-	l = lentBodies.Get()
-	l.Grow(e.plainLen)
+	l = lentBodies.GetSize(e.plainLen)
 	body, ok := e.gunzipChecked(l.B)
 	if !ok {
 		_ = l.Close()

@@ -16,12 +16,20 @@ import "sync"
 type Pool struct {
 	max int
 	p   sync.Pool
+	// sized holds the Bufs of GetSize by class: class i's storage has a
+	// capacity of at least minGrow<<i bytes (and less than twice that).
+	sized []sync.Pool
 }
 
 // New returns a Pool that keeps buffers of at most max bytes.
 func New(max int) *Pool {
 	p := &Pool{max: max}
 	p.p.New = func() any { return &Buf{pool: p} }
+	n := 0
+	for c := minGrow; c <= max; c <<= 1 {
+		n++
+	}
+	p.sized = make([]sync.Pool, n)
 	return p
 }
 
@@ -30,6 +38,44 @@ func (p *Pool) Get() *Buf {
 	b := p.p.Get().(*Buf)
 	b.B = b.B[:0]
 	return b
+}
+
+// GetSize returns a Buf with an empty B of room for at least n bytes, taken
+// from the storage given back of n's size class (powers of two from 4 KiB
+// to the pool's bound), so that bodies of varied sizes each find storage
+// that fits: with Get and Grow, one pool's buffers are grown (each growth an
+// allocation, the smaller storage dropped) by every body larger than the
+// one before. A Buf of GetSize goes back to its class on Close. Over the
+// pool's bound, the storage is exactly n bytes and goes to the collector.
+func (p *Pool) GetSize(n int) *Buf {
+	i, c := sizeClass(n)
+	if c > p.max {
+		b := p.p.Get().(*Buf)
+		b.B = make([]byte, 0, n)
+		return b
+	}
+	// Its own class, else one of the next two (larger storage fits too:
+	// a caller that does not know its size in advance asks for the
+	// smallest, and storage grown past it comes back one class up).
+	for j := i; j < len(p.sized) && j <= i+2; j++ {
+		if v := p.sized[j].Get(); v != nil {
+			b := v.(*Buf)
+			b.B = b.B[:0]
+			return b
+		}
+	}
+	return &Buf{B: make([]byte, 0, c), pool: p, sized: true}
+}
+
+// sizeClass is the class of storage for n bytes and its capacity: the
+// least power of two times minGrow that holds n.
+func sizeClass(n int) (int, int) {
+	i, c := 0, minGrow
+	for c < n {
+		i++
+		c <<= 1
+	}
+	return i, c
 }
 
 // minGrow is the least storage Grow makes.
@@ -60,9 +106,10 @@ func (b *Buf) Grow(n int) {
 // Buf is storage lent by a Pool. B may be replaced by a grown slice; the
 // Buf keeps whatever B holds when it is closed.
 type Buf struct {
-	B    []byte
-	pool *Pool
-	then *Buf // closed with b (Then)
+	B     []byte
+	pool  *Pool
+	then  *Buf // closed with b (Then)
+	sized bool // from GetSize: goes back to a size class
 }
 
 // Then makes n go back when b does: b.Close closes n too. For storage made
@@ -79,9 +126,24 @@ func (b *Buf) Close() error {
 		b.then = nil
 		_ = n.Close()
 	}
-	if cap(b.B) <= b.pool.max {
-		b.B = b.B[:0]
-		b.pool.p.Put(b)
+	c := cap(b.B)
+	if c > b.pool.max {
+		return nil
 	}
+	b.B = b.B[:0]
+	if b.sized {
+		if c >= minGrow {
+			// The class whose least capacity c holds: the largest i with
+			// minGrow<<i <= c.
+			i := 0
+			for minGrow<<(i+1) <= c {
+				i++
+			}
+			b.pool.sized[i].Put(b)
+			return nil
+		}
+		b.sized = false // storage replaced by a smaller slice: a plain Buf now
+	}
+	b.pool.p.Put(b)
 	return nil
 }

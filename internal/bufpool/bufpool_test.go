@@ -107,3 +107,95 @@ func TestGrowRoundsUpUnderTheBound(t *testing.T) {
 		}
 	}
 }
+
+func TestGetSizeClasses(t *testing.T) {
+	p := New(64 << 10)
+	for _, tc := range []struct {
+		n, wantCap int
+	}{
+		{0, 4 << 10},
+		{1, 4 << 10},
+		{4 << 10, 4 << 10},
+		{4<<10 + 1, 8 << 10},
+		{9 << 10, 16 << 10},
+		{64 << 10, 64 << 10},
+		{64<<10 + 1, 64<<10 + 1}, // over the bound: exactly n, not kept
+	} {
+		b := p.GetSize(tc.n)
+		if len(b.B) != 0 || cap(b.B) < tc.n {
+			t.Errorf("GetSize(%d): len %d cap %d", tc.n, len(b.B), cap(b.B))
+		}
+		if cap(b.B) != tc.wantCap {
+			t.Errorf("GetSize(%d): cap %d, want %d", tc.n, cap(b.B), tc.wantCap)
+		}
+		_ = b.Close()
+		// The next request of a class may take storage of a larger one:
+		// drain the pool so each case sees the capacity it makes.
+		for p.sized[0].Get() != nil || p.sized[1].Get() != nil || p.sized[2].Get() != nil || p.sized[3].Get() != nil || p.sized[4].Get() != nil {
+		}
+	}
+}
+
+// TestGetSizeReusesItsClass: storage given back comes back for a request
+// of its class or a smaller one, and never for a larger one (where it
+// would not fit).
+func TestGetSizeReusesItsClass(t *testing.T) {
+	p := New(64 << 10)
+	b := p.GetSize(9 << 10)
+	storage := &b.B[:1][0]
+	_ = b.Close()
+	for i := 0; i < 100; i++ {
+		g := p.GetSize(17 << 10)
+		if &g.B[:1][0] == storage {
+			t.Fatal("16 KiB storage came back for 17 KiB")
+		}
+		if cap(g.B) < 17<<10 {
+			t.Fatalf("cap %d for 17 KiB", cap(g.B))
+		}
+		_ = g.Close()
+	}
+	found := false
+	for i := 0; i < 100 && !found; i++ {
+		g := p.GetSize(12 << 10)
+		found = &g.B[:1][0] == storage
+		_ = g.Close()
+	}
+	if !found {
+		t.Log("the kept storage did not come back (a collection emptied the pool)")
+	}
+	// A sized Buf whose storage was replaced by a smaller slice goes back
+	// as a plain Buf, not to a class it does not fit.
+	s := p.GetSize(30 << 10)
+	s.B = make([]byte, 0, 100)
+	_ = s.Close()
+	for i := 0; i < 100; i++ {
+		g := p.GetSize(1)
+		if cap(g.B) < 4<<10 {
+			t.Fatalf("a class-0 Buf of cap %d", cap(g.B))
+		}
+		_ = g.Close()
+	}
+}
+
+// TestGetSizeAllocatesNothingOnceWarm: bodies of varied sizes, each served
+// from storage of its class, allocate nothing once every class was used
+// (with Get and Grow, each larger body grew a buffer: an allocation).
+func TestGetSizeAllocatesNothingOnceWarm(t *testing.T) {
+	p := New(64 << 10)
+	sizes := []int{600, 17 << 10, 3 << 10, 9 << 10, 40 << 10, 5 << 10}
+	for _, n := range sizes {
+		b := p.GetSize(n)
+		_ = b.Close()
+	}
+	i := 0
+	allocs := testing.AllocsPerRun(100, func() {
+		n := sizes[i%len(sizes)]
+		i++
+		b := p.GetSize(n)
+		b.B = append(b.B, make([]byte, n)...)
+		_ = b.Close()
+	})
+	if allocs > 0 {
+		t.Errorf("%v allocations per GetSize/Close of a warm pool", allocs)
+	}
+}
