@@ -58,6 +58,9 @@ func BenchmarkLargeL1(b *testing.B) {
 			if err != nil {
 				b.Fatalf("child: %v\n%s", err, out)
 			}
+			if os.Getenv("LARGE_L1_DEBUG") != "" {
+				b.Logf("child:\n%s", out)
+			}
 			for _, line := range strings.Split(string(out), "\n") {
 				if i := strings.Index(line, "RESULT "); i >= 0 {
 					f := strings.Fields(line[i+len("RESULT "):])
@@ -75,7 +78,13 @@ func largeL1Child(b *testing.B, l1 int64) {
 	// LARGE_L1_HOT sets Options.L1HotBytes (default 0: the automatic
 	// split; -1: one tier, as before the bulk tier).
 	hotBytes, _ := strconv.ParseInt(os.Getenv("LARGE_L1_HOT"), 10, 64)
-	debug.SetMemoryLimit(MemoryLimitFor(l1, hotBytes))
+	limit := MemoryLimitFor(l1, hotBytes)
+	// LARGE_L1_LIMIT_EXTRA_MIB raises the memory limit by that much (the
+	// harness's own slices, about 24 MiB at 1 GiB, count against it).
+	if x, _ := strconv.ParseInt(os.Getenv("LARGE_L1_LIMIT_EXTRA_MIB"), 10, 64); x > 0 {
+		limit += x << 20
+	}
+	debug.SetMemoryLimit(limit)
 	// LARGE_L1_REDIS (BenchmarkLargeL1Redis): the address of a
 	// redis-server that holds every key of the mix, and LARGE_L1_KEYS the
 	// size of that mix, the same for every L1 size.
@@ -379,6 +388,9 @@ func BenchmarkLargeL1Redis(b *testing.B) {
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				b.Fatalf("child: %v\n%s", err, out)
+			}
+			if os.Getenv("LARGE_L1_DEBUG") != "" {
+				b.Logf("child:\n%s", out)
 			}
 			for _, line := range strings.Split(string(out), "\n") {
 				if i := strings.Index(line, "RESULT "); i >= 0 {
