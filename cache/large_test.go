@@ -48,29 +48,36 @@ func BenchmarkLargeL1(b *testing.B) {
 	}
 	for _, l1 := range []int64{64 << 20, 1 << 30} {
 		b.Run(fmt.Sprintf("l1=%dMiB", l1>>20), func(b *testing.B) {
-			exe, err := os.Executable()
-			if err != nil {
-				b.Fatal(err)
-			}
-			cmd := exec.Command(exe, "-test.run", "^$", "-test.bench", "^BenchmarkLargeL1$", "-test.benchtime", "1x")
-			cmd.Env = append(os.Environ(), "LARGE_L1_CHILD="+strconv.FormatInt(l1, 10))
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				b.Fatalf("child: %v\n%s", err, out)
-			}
-			if os.Getenv("LARGE_L1_DEBUG") != "" {
-				b.Logf("child:\n%s", out)
-			}
-			for _, line := range strings.Split(string(out), "\n") {
-				if i := strings.Index(line, "RESULT "); i >= 0 {
-					f := strings.Fields(line[i+len("RESULT "):])
-					for j := 0; j+1 < len(f); j += 2 {
-						v, _ := strconv.ParseFloat(f[j], 64)
-						b.ReportMetric(v, f[j+1])
-					}
-				}
-			}
+			runLargeL1Child(b, l1)
 		})
+	}
+}
+
+// runLargeL1Child runs BenchmarkLargeL1's child for an L1 of l1 bytes in a
+// process of its own, with env added to this one's, and reports the
+// figures of its RESULT line as the benchmark's metrics.
+func runLargeL1Child(b *testing.B, l1 int64, env ...string) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run", "^$", "-test.bench", "^BenchmarkLargeL1$", "-test.benchtime", "1x")
+	cmd.Env = append(append(os.Environ(), "LARGE_L1_CHILD="+strconv.FormatInt(l1, 10)), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("child: %v\n%s", err, out)
+	}
+	if os.Getenv("LARGE_L1_DEBUG") != "" {
+		b.Logf("child:\n%s", out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if i := strings.Index(line, "RESULT "); i >= 0 {
+			f := strings.Fields(line[i+len("RESULT "):])
+			for j := 0; j+1 < len(f); j += 2 {
+				v, _ := strconv.ParseFloat(f[j], 64)
+				b.ReportMetric(v, f[j+1])
+			}
+		}
 	}
 }
 
@@ -377,30 +384,8 @@ func BenchmarkLargeL1Redis(b *testing.B) {
 	b.Logf("redis-server filled with %d entries in %v", nkeys, time.Since(t0).Round(time.Second))
 	for _, l1 := range []int64{64 << 20, 1 << 30} {
 		b.Run(fmt.Sprintf("l1=%dMiB", l1>>20), func(b *testing.B) {
-			exe, err := os.Executable()
-			if err != nil {
-				b.Fatal(err)
-			}
-			cmd := exec.Command(exe, "-test.run", "^$", "-test.bench", "^BenchmarkLargeL1$", "-test.benchtime", "1x")
-			cmd.Env = append(os.Environ(), "LARGE_L1_CHILD="+strconv.FormatInt(l1, 10),
-				"LARGE_L1_REDIS="+srv.Addr, "LARGE_L1_REDIS_PID="+strconv.Itoa(srv.PID()),
+			runLargeL1Child(b, l1, "LARGE_L1_REDIS="+srv.Addr, "LARGE_L1_REDIS_PID="+strconv.Itoa(srv.PID()),
 				"LARGE_L1_KEYS="+strconv.Itoa(nkeys))
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				b.Fatalf("child: %v\n%s", err, out)
-			}
-			if os.Getenv("LARGE_L1_DEBUG") != "" {
-				b.Logf("child:\n%s", out)
-			}
-			for _, line := range strings.Split(string(out), "\n") {
-				if i := strings.Index(line, "RESULT "); i >= 0 {
-					f := strings.Fields(line[i+len("RESULT "):])
-					for j := 0; j+1 < len(f); j += 2 {
-						v, _ := strconv.ParseFloat(f[j], 64)
-						b.ReportMetric(v, f[j+1])
-					}
-				}
-			}
 		})
 	}
 }
