@@ -125,7 +125,7 @@ func largeL1Child(b *testing.B, l1 int64) {
 		}
 	}
 	keyOf := largeL1Key
-	get := func(r *rand.Rand, buf []byte) ([]byte, time.Duration) {
+	get := func(r *rand.Rand, buf []byte) ([]byte, time.Duration, int) {
 		k, _ := slices.BinarySearch(cdf, r.Float64()*sum)
 		k = min(k, nkeys-1)
 		buf = keyOf(buf, k)
@@ -140,7 +140,7 @@ func largeL1Child(b *testing.B, l1 int64) {
 		if l := e.Lent(); l != nil {
 			_ = l.Close()
 		}
-		return buf, d
+		return buf, d, k
 	}
 	// LARGE_L1_YIELD=1: each worker yields after each Get, as a request
 	// of the edge parks on the network poller at least once (reading the
@@ -148,7 +148,7 @@ func largeL1Child(b *testing.B, l1 int64) {
 	// a Get that waits (for Redis, a lock) is scheduled again only after
 	// the goroutines ahead of it block or are preempted (10 ms).
 	yield := os.Getenv("LARGE_L1_YIELD") == "1"
-	run := func(perWorker int, lat []time.Duration) {
+	run := func(perWorker int, lat []time.Duration, ranks []int32) {
 		var wg sync.WaitGroup
 		var seed atomic.Uint64
 		for w := 0; w < 64; w++ {
@@ -159,12 +159,14 @@ func largeL1Child(b *testing.B, l1 int64) {
 				var buf []byte
 				for i := 0; i < perWorker; i++ {
 					var d time.Duration
-					buf, d = get(r, buf)
+					var k int
+					buf, d, k = get(r, buf)
 					if yield {
 						runtime.Gosched()
 					}
 					if lat != nil {
 						lat[w*perWorker+i] = d
+						ranks[w*perWorker+i] = int32(k)
 					}
 				}
 			}(w)
@@ -226,9 +228,10 @@ func largeL1Child(b *testing.B, l1 int64) {
 		fmt.Fprintf(os.Stderr, "warm: hot %d MiB %d entries, bulk %d MiB %d entries, heap %d MiB, gc %d, rss %d MiB\n",
 			st.L1Bytes>>20, st.L1Entries, st.BulkBytes>>20, st.BulkEntries, ms.HeapAlloc>>20, ms.NumGC, peakRSS()>>20)
 	}
-	run(200_000/64, nil)
+	run(200_000/64, nil, nil)
 	const perWorker = 1_000_000 / 64
 	lat := make([]time.Duration, 64*perWorker)
+	ranks := make([]int32, 64*perWorker)
 	// CPU time by class (runtime/metrics), read before and after the
 	// measured part; [0] is the collector's, [1] the total.
 	samples := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/total:cpu-seconds"},
@@ -277,7 +280,7 @@ func largeL1Child(b *testing.B, l1 int64) {
 	}
 	before := read()
 	st0 := c.Stats()
-	run(perWorker, lat)
+	run(perWorker, lat, ranks)
 	if prof != "" {
 		pprof.StopCPUProfile()
 		f, err := os.Create(fmt.Sprintf("%s-%d.allocs.pb.gz", prof, l1>>20))
@@ -304,6 +307,9 @@ func largeL1Child(b *testing.B, l1 int64) {
 			fmt.Fprintf(os.Stderr, "%s %.3f\n", samples[i].Name, after[i]-before[i])
 		}
 	}
+	if os.Getenv("LARGE_L1_DEBUG") != "" {
+		largeL1ByRank(lat, ranks, st0)
+	}
 	slices.Sort(lat)
 	st := c.Stats()
 	n := float64(len(lat))
@@ -313,6 +319,35 @@ func largeL1Child(b *testing.B, l1 int64) {
 		float64(lat[len(lat)*999/1000])/1e3,
 		float64(st.Hits-st0.Hits)/n, float64(st.L1Hits-st0.L1Hits)/n, float64(st.BulkHits-st0.BulkHits)/n,
 		float64(st.L2Hits-st0.L2Hits)/n, all/n*1e6, rcpu/n/1e3)
+}
+
+// largeL1ByRank prints to stderr the count, p50 and p99 of the Gets of
+// each part of the key space as the warm-up left it (keys by rank, most
+// requested first): those the hot tier held (rank below its entries at
+// the start of the measured part), those the bulk tier held (the next
+// ones) and the rest (Redis, or fills without it). Entries move during
+// the run, so the parts are approximately the kinds of hit.
+func largeL1ByRank(lat []time.Duration, ranks []int32, st Stats) {
+	hot, bulk := int32(st.L1Entries), int32(st.L1Entries+st.BulkEntries)
+	parts := [3][]time.Duration{}
+	for i, d := range lat {
+		switch k := ranks[i]; {
+		case k < hot:
+			parts[0] = append(parts[0], d)
+		case k < bulk:
+			parts[1] = append(parts[1], d)
+		default:
+			parts[2] = append(parts[2], d)
+		}
+	}
+	for i, name := range []string{"hot", "bulk", "beyond L1"} {
+		p := parts[i]
+		if len(p) == 0 {
+			continue
+		}
+		slices.Sort(p)
+		fmt.Fprintf(os.Stderr, "by rank: %s: %d Gets, p50 %v, p99 %v\n", name, len(p), p[len(p)/2], p[len(p)*99/100])
+	}
 }
 
 // largeL1Keys is the size of BenchmarkLargeL1's mix for an L1 of l1
