@@ -261,14 +261,7 @@ func largeL1Child(b *testing.B, l1 int64) {
 	// (allocs), in prefix-<l1MiB>.{cpu,allocs0,allocs}.pb.gz.
 	prof := os.Getenv("LARGE_L1_PROF")
 	if prof != "" {
-		f0, err := os.Create(fmt.Sprintf("%s-%d.allocs0.pb.gz", prof, l1>>20))
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer f0.Close()
-		if err := pprof.Lookup("allocs").WriteTo(f0, 0); err != nil {
-			b.Fatal(err)
-		}
+		writeAllocs(b, fmt.Sprintf("%s-%d.allocs0.pb.gz", prof, l1>>20))
 		f, err := os.Create(fmt.Sprintf("%s-%d.cpu.pb.gz", prof, l1>>20))
 		if err != nil {
 			b.Fatal(err)
@@ -283,14 +276,7 @@ func largeL1Child(b *testing.B, l1 int64) {
 	run(perWorker, lat, ranks)
 	if prof != "" {
 		pprof.StopCPUProfile()
-		f, err := os.Create(fmt.Sprintf("%s-%d.allocs.pb.gz", prof, l1>>20))
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer f.Close()
-		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
-			b.Fatal(err)
-		}
+		writeAllocs(b, fmt.Sprintf("%s-%d.allocs.pb.gz", prof, l1>>20))
 	}
 	rcpu := 0.0
 	if redisPID > 0 {
@@ -319,6 +305,18 @@ func largeL1Child(b *testing.B, l1 int64) {
 		float64(lat[len(lat)*999/1000])/1e3,
 		float64(st.Hits-st0.Hits)/n, float64(st.L1Hits-st0.L1Hits)/n, float64(st.BulkHits-st0.BulkHits)/n,
 		float64(st.L2Hits-st0.L2Hits)/n, all/n*1e6, rcpu/n/1e3)
+}
+
+// writeAllocs writes the allocation profile so far to path.
+func writeAllocs(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // largeL1ByRank prints to stderr the count, p50 and p99 of the Gets of
