@@ -10,6 +10,7 @@
 # BENCH_CONNS (default "64 256" / smoke "64"), BENCH_KEEP=1 keeps the temp dir (nginx prefix, configs),
 # BENCH_ONLY=scale runs the scale mix (s, u) alone, BENCH_ONLY=miss only the miss and refresh rows (c, c100, d, d-views, r0, r, r0-l2, r-l2),
 # BENCH_ONLY=spray only the key spray (k), BENCH_ONLY=hit only the hit path (a, a', t, a-gz, b, f),
+# BENCH_ONLY=fleet only the fleet mix (g; BENCH_FLEET_DEALERS, default 180),
 # BENCH_PREBUILT=DIR uses DIR/dealer-edge and DIR/fake-upstream instead of building them.
 #
 # Everything listens on 127.0.0.1 on free ports chosen here; every process started is killed on exit.
@@ -343,7 +344,7 @@ if awk '{exit !($1 > 1.0)}' /proc/loadavg; then
 fi
 PAIR_CONNS=()
 SECONDS=0
-if [ "${BENCH_ONLY:-}" != scale ] && [ "${BENCH_ONLY:-}" != spray ]; then
+if [ "${BENCH_ONLY:-}" != scale ] && [ "${BENCH_ONLY:-}" != spray ] && [ "${BENCH_ONLY:-}" != fleet ]; then
 # ================================================================ phase 1: hit path (a, b, f)
 log "phase 1: redis-server, fake-upstream (5 ms), dealer-edge (caching on), nginx in front of it"
 start_redis redis-1
@@ -566,7 +567,7 @@ fi # BENCH_ONLY=miss
 
 fi # BENCH_ONLY
 
-if [ "${BENCH_ONLY:-}" != miss ] && [ "${BENCH_ONLY:-}" != spray ] && [ "${BENCH_ONLY:-}" != hit ]; then
+if [ "${BENCH_ONLY:-}" != miss ] && [ "${BENCH_ONLY:-}" != spray ] && [ "${BENCH_ONLY:-}" != hit ] && [ "${BENCH_ONLY:-}" != fleet ]; then
 # ================================================================ phase 4: scale mix (s, u)
 # Zipf(1.0) over every listing page of every page size of REWIND/NOS/NLT of the fake's three dealers, the edge's
 # L1 cut to 1/12 of the working set (what a fleet sees), listing TTL 1 h on both sides so nothing expires,
@@ -692,6 +693,80 @@ scale_rows -gz -H "Accept-Encoding: gzip"
 unset BENCH_SCALE_GZIP
 
 fi # BENCH_ONLY=miss
+
+# ================================================================ phase 4b: fleet mix (g)
+# Issue 11's large-L1 target under the scale mix, at a fleet's size: fake-upstream with FLEET_DEALERS extra
+# dealers (each with Alpha Motori's inventory: 330 REWIND and 215 NOS vehicles, 64 NLT offers), every listing
+# page of every page size of each (about 3,300 pages a dealer, 9-10 KB on average), all of it in one
+# redis-server (listing TTL 1 h), one Zipf(1.0) sequence over it replayed against two edges on that Redis: L1 1 GiB
+# (a 16 MiB hot tier and the off-heap bulk tier, filled by the warm-up) and L1 64 MiB. Targets: the 1 GiB
+# edge's peak RSS (VmHWM) at most 1.25 GiB, its collector at most 5% of its CPU, its p99 no worse than the 64 MiB
+# edge's. BENCH_FLEET_DEALERS overrides the dealer count (default 180: about 590,000 pages, 5.5 GB plain, 1.2 GB
+# in Redis; the warm-up takes about 2 minutes).
+if [ -z "${BENCH_ONLY:-}" ] || [ "${BENCH_ONLY:-}" = fleet ]; then
+FLEET_DEALERS=${BENCH_FLEET_DEALERS:-180}
+FLEET_MAXPS=100
+FLEET_BIG=$((1 << 30))
+FLEET_SMALL=$((64 << 20))
+FLEET_SEQ_N=2000000
+if [ "$MODE" = smoke ]; then
+  FLEET_DEALERS=${BENCH_FLEET_DEALERS:-2}; FLEET_MAXPS=10; FLEET_BIG=$((300 << 20)); FLEET_SMALL=$((256 << 10)); FLEET_SEQ_N=100000
+fi
+log "phase 4b: fleet mix: fake-upstream with $FLEET_DEALERS fleet dealers, fresh redis-server, edges with L1 $((FLEET_BIG >> 20)) MiB and $((FLEET_SMALL >> 10)) KiB"
+free_port; UPF=$PORT
+start upstream-fleet "$CPU_GEN" "$BIN/fake-upstream" --listen "127.0.0.1:$UPF" --latency 5ms --fail-rate 0 --fleet-dealers "$FLEET_DEALERS"
+UPF_PID=$LAST_PID
+wait_port "$UPF_PID" "$UPF" 120
+start_redis redis-fleet
+REDISF=$REDIS_PORT
+REDISF_PID=$LAST_PID
+fleet_cfg() { printf '{"log":{"access_log":false},"cache":{"l1_max_bytes":%d,"routes":{"inventory_listing":{"ttl":"1h","stale_while_revalidate":"1m","stale_if_error":"1h"}}}}\n' "$1"; }
+fleet_cfg "$FLEET_BIG" >"$WORK/edge-fleet-big.json"
+fleet_cfg "$FLEET_SMALL" >"$WORK/edge-fleet-small.json"
+start_edge edge-fleet-big "$UPF" "$REDISF" "$WORK/edge-fleet-big.json"
+EDGE_GB="http://127.0.0.1:$EDGE_PORT"
+EDGE_GB_PID=$EDGE_PID
+EDGE_GB_METRICS="http://127.0.0.1:$ADMIN_PORT/metrics"
+start_edge edge-fleet-small "$UPF" "$REDISF" "$WORK/edge-fleet-small.json"
+EDGE_GS="http://127.0.0.1:$EDGE_PORT"
+EDGE_GS_PID=$EDGE_PID
+EDGE_GS_METRICS="http://127.0.0.1:$ADMIN_PORT/metrics"
+FLEET_KEYS=$(for i in $(seq 0 $((FLEET_DEALERS - 1))); do printf 'fleet-key-%04d,' "$i"; done)
+FLEET_REQS="$WORK/fleet-reqs.txt"
+timeout 300 "$TOOL" scaleprep -base "$EDGE_GB" -keys "${FLEET_KEYS%,}" -maxps "$FLEET_MAXPS" -reqs "$FLEET_REQS" || die "fleet mix: listing discovery failed"
+log "fleet mix: $(wc -l <"$FLEET_REQS") listing pages; filling Redis and the large L1 through the 1 GiB edge (64 workers)"
+timeout 1200 "$TOOL" scalewarm -workers 64 -base "$EDGE_GB" -reqs "$FLEET_REQS" -sizes "$WORK/fleet-sizes.txt" || die "fleet mix: warm-up through the edge failed"
+fleet=$("$TOOL" scaleseq -reqs "$FLEET_REQS" -sizes "$WORK/fleet-sizes.txt" -s 1.0 -n "$FLEET_SEQ_N" -l1 "$FLEET_BIG" -seq "$WORK/fleet-seq.txt") ||
+  die "fleet mix: sequence failed"
+log "fleet mix trace: $fleet"
+note "fleet mix trace (Zipf 1.0, $FLEET_DEALERS dealers): $(echo "$fleet" | tr -d '{}\"')"
+export BENCH_SCALE_REQS="$FLEET_REQS" BENCH_SCALE_SEQ="$WORK/fleet-seq.txt"
+FLEET_WSL1=$(echo "$fleet" | sed -n 's/.*"ws_over_l1":\([0-9.e+-]*\).*/\1/p')
+# fleet_run TARGET PID METRICS URL RUN: one measured run between two snapshots, as scale_run.
+fleet_run() {
+  local target="$1" pid="$2" metrics="$3" url="$4" r="$5"
+  local snap=(-pid "edge=$pid" -pid "redis=$REDISF_PID" -redis "127.0.0.1:$REDISF" -metrics "$metrics")
+  "$TOOL" scalesnap "${snap[@]}" >"$WORK/snap-before.json" || die "snapshot failed"
+  wrk_run g "$target" 64 "$r" "$url" "$BENCH_DIR/wrk/scale.lua"
+  "$TOOL" scalesnap "${snap[@]}" >"$WORK/snap-after.json" || die "snapshot failed"
+  local line
+  line=$("$TOOL" scalerec -scenario g -target "$target" -conns 64 -run "$r" -before "$WORK/snap-before.json" \
+    -after "$WORK/snap-after.json" -runs "$RUNS_JSONL" -ws-over-l1 "$FLEET_WSL1" -summary) || die "scale record failed"
+  log "  g $target run $r: $line"
+}
+# Unmeasured: each edge's L1 from the warm-up's last pages to the trace's hot set.
+for url in "$EDGE_GB/" "$EDGE_GS/"; do
+  timeout $((DUR_S + 60)) taskset -c "$CPU_GEN" wrk -t1 -c64 -d"$DURATION" --timeout 10s -s "$BENCH_DIR/wrk/scale.lua" "$url" \
+    >"$LOGS/wrk-fleet-prime.txt" 2>&1 || die "fleet mix: priming run failed"
+done
+log "scenario g: fleet mix, Zipf(1.0), working set ${FLEET_WSL1}x the large L1; the two edges alternately"
+for r in $(seq 1 "$((RUNS < 2 ? RUNS : 2))"); do
+  fleet_run l1-big "$EDGE_GB_PID" "$EDGE_GB_METRICS" "$EDGE_GB/" "$r"
+  fleet_run l1-small "$EDGE_GS_PID" "$EDGE_GS_METRICS" "$EDGE_GS/" "$r"
+done
+unset BENCH_SCALE_REQS BENCH_SCALE_SEQ
+for pid in "$EDGE_GB_PID" "$EDGE_GS_PID" "$REDISF_PID" "$UPF_PID"; do stop "$pid"; done
+fi # fleet
 
 # ================================================================ phase 5: key spray (k)
 # Random keys from 32 connections beside a legitimate client (the hot URL, one bench key) from 8, both from

@@ -376,6 +376,7 @@ func report(args []string) error {
 
 	rows = append(rows, refreshRows(refreshes, get)...)
 	rows = append(rows, scaleRows(scales, get, verdict)...)
+	rows = append(rows, fleetRows(scales, get, verdict)...)
 
 	header := row{"scenario", "conns", "edge rps", "edge p50", "edge p99", "vs", "vs rps", "vs p50", "vs p99", "edge/vs", "target", "result"}
 	cells := func(r row) []string {
@@ -392,6 +393,7 @@ func report(args []string) error {
 		"c, c100, d, d-views: edge CPU/request = the edge process's user+system CPU time (/proc/PID/stat) over the run divided by its requests (median over runs).",
 		"e: 100 requests released at once over pre-opened connections, upstream latency 200 ms; upstream calls counted from the edge's /metrics.",
 		"r0, r: 3,000 listing URLs in a cycle, TTL 1 h (r0) and 1 s (r); CPU per refresh = (edge CPU/request of r - of r0) / refreshes per request of r (medians over runs).",
+		"g: the fleet mix (Zipf(1.0) over every listing page of fake-upstream's fleet dealers, all of it in one redis-server) replayed against an edge with L1 = l1_big and one with L1 = l1_small on that Redis; peak RSS = VmHWM of the edge process, GC = go_gc_cpu_seconds_total over its CPU during the run.",
 		"s, u: CPU per request = utime+stime from /proc/<pid>/stat over the run divided by wrk's requests (edge + its redis-server; nginx master + worker); median over runs.",
 	}
 	if *smoke {

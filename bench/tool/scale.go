@@ -273,6 +273,13 @@ type snapshot struct {
 	RedisEntries  int64            `json:"redis_entries"`
 	Hits          float64          `json:"hits"`
 	L1Hits        float64          `json:"l1_hits"`
+	// For the fleet rows (g): the edge's collector CPU, bulk-tier hits and
+	// tier sizes from its /metrics, and each process's peak RSS (VmHWM).
+	GCSeconds  float64          `json:"gc_seconds,omitempty"`
+	BulkHits   float64          `json:"bulk_hits,omitempty"`
+	L1Bytes    float64          `json:"l1_bytes,omitempty"`
+	BulkBytes  float64          `json:"bulk_bytes,omitempty"`
+	PeakRSSKiB map[string]int64 `json:"peak_rss_kib,omitempty"`
 }
 
 func scaleSnap(args []string) error {
@@ -297,6 +304,12 @@ func scaleSnap(args []string) error {
 			return err
 		}
 		s.CPUTicks[name] = t
+		if kib, err := peakRSS(pid); err == nil {
+			if s.PeakRSSKiB == nil {
+				s.PeakRSSKiB = map[string]int64{}
+			}
+			s.PeakRSSKiB[name] = kib
+		}
 	}
 	if *raddr != "" {
 		rc, err := dialRESP(*raddr)
@@ -340,6 +353,14 @@ func scaleSnap(args []string) error {
 				s.Hits = f
 			case "edge_cache_l1_hits_total":
 				s.L1Hits = f
+			case "go_gc_cpu_seconds_total":
+				s.GCSeconds = f
+			case "edge_cache_bulk_hits_total":
+				s.BulkHits = f
+			case "edge_cache_l1_bytes":
+				s.L1Bytes = f
+			case "edge_cache_bulk_bytes":
+				s.BulkBytes = f
 			}
 		}
 	}
@@ -402,6 +423,21 @@ func cpuTicks(pid string) (int64, error) {
 	u, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return u + st, nil
+}
+
+// peakRSS is a process's peak resident set in KiB (VmHWM of
+// /proc/<pid>/status): the most it ever held, not only during a run.
+func peakRSS(pid string) (int64, error) {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			return strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("/proc/%s/status: no VmHWM", pid)
 }
 
 // respConn is a minimal RESP2 client (INFO, SCAN, MEMORY USAGE).
@@ -505,6 +541,14 @@ type scaleRecord struct {
 	BestStatic      float64            `json:"best_static_share"`
 	RedisEntryMem   float64            `json:"redis_entry_mem"`
 	WSOverL1        float64            `json:"ws_over_l1"`
+	// The fleet rows' (g) figures, of the process named "edge": its
+	// collector's share of its CPU during the run, the share of hits from
+	// the bulk tier, the tiers' sizes and its peak RSS after the run.
+	GCShare    float64 `json:"gc_share,omitempty"`
+	BulkShare  float64 `json:"bulk_share,omitempty"`
+	L1MiB      float64 `json:"l1_mib,omitempty"`
+	BulkMiB    float64 `json:"bulk_mib,omitempty"`
+	PeakRSSMiB float64 `json:"peak_rss_mib,omitempty"`
 }
 
 func scaleRec(args []string) error {
@@ -518,6 +562,7 @@ func scaleRec(args []string) error {
 	runsF := fs.String("runs", "", "runs.jsonl (read for the wrk record, appended to)")
 	static := fs.Float64("static", 0, "best static share of the trace")
 	wsl1 := fs.Float64("ws-over-l1", 0, "working set over L1")
+	summary := fs.Bool("summary", false, "print the record's figures on one line")
 	_ = fs.Parse(args)
 	var before, after snapshot
 	for _, x := range []struct {
@@ -563,6 +608,16 @@ func scaleRec(args []string) error {
 	}
 	if dh := after.Hits - before.Hits; dh > 0 {
 		rec.L1Share = (after.L1Hits - before.L1Hits) / dh
+		rec.BulkShare = (after.BulkHits - before.BulkHits) / dh
+	}
+	if t0, ok := before.CPUTicks["edge"]; ok && after.CPUTicks["edge"] > t0 {
+		rec.GCShare = (after.GCSeconds - before.GCSeconds) / (float64(after.CPUTicks["edge"]-t0) / 100) // USER_HZ
+	}
+	rec.L1MiB, rec.BulkMiB = after.L1Bytes/(1<<20), after.BulkBytes/(1<<20)
+	rec.PeakRSSMiB = float64(after.PeakRSSKiB["edge"]) / 1024
+	if *summary {
+		fmt.Printf("edge+redis %.1f µs/req (edge %.1f), Redis %.2f cmds/req, hits: hot %.3f, bulk %.3f; L1 %.1f MiB + bulk %.1f MiB; GC %.2f%% of the edge's CPU; peak RSS %.0f MiB\n",
+			rec.CPUus, rec.CPUByProc["edge"], rec.RedisCmdsPerReq, rec.L1Share, rec.BulkShare, rec.L1MiB, rec.BulkMiB, 100*rec.GCShare, rec.PeakRSSMiB)
 	}
 	f, err := os.OpenFile(*runsF, os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -652,4 +707,49 @@ func scaleRows(recs []scaleRecord, get func(scn, target string, c int) (agg, boo
 		}
 	}
 	return rows
+}
+
+// fleetRows is the table row of scenario g (medians over runs): the edge
+// with the large L1 (target "l1-big") against the one with the small L1
+// ("l1-small") on the same Redis and the same sequence. Issue 11's target
+// for an L1 of 1 GiB, full: peak RSS at most 1.25 GiB, GC at most 5% of the
+// CPU, p99 no worse than with 64 MiB.
+func fleetRows(recs []scaleRecord, get func(scn, target string, c int) (agg, bool), verdict func(bool) string) []row {
+	med := func(target string, f func(scaleRecord) float64) float64 {
+		var xs []float64
+		for _, r := range recs {
+			if r.Scenario == "g" && r.Target == target {
+				xs = append(xs, f(r))
+			}
+		}
+		return median(xs)
+	}
+	big, bok := get("g", "l1-big", 64)
+	small, sok := get("g", "l1-small", 64)
+	if !bok || !sok {
+		return nil
+	}
+	ms := func(v float64) string { return fmt.Sprintf("%.2f ms", v) }
+	l1Big := med("l1-big", func(r scaleRecord) float64 { return r.L1MiB + r.BulkMiB })
+	l1Small := med("l1-small", func(r scaleRecord) float64 { return r.L1MiB + r.BulkMiB })
+	rss := med("l1-big", func(r scaleRecord) float64 { return r.PeakRSSMiB })
+	gc := med("l1-big", func(r scaleRecord) float64 { return r.GCShare })
+	r := row{
+		scenario: fmt.Sprintf("g fleet mix, Zipf(1.0), working set %.1fx the large L1: L1 %.1f MiB in use (hot + bulk)", med("l1-big", func(r scaleRecord) float64 { return r.WSOverL1 }), l1Big),
+		conns:    "64", eRPS: fmt.Sprintf("%.0f", big.rps), eP50: ms(big.p50), eP99: ms(big.p99),
+		vs: fmt.Sprintf("L1 %.1f MiB in use", l1Small), vRPS: fmt.Sprintf("%.0f", small.rps), vP50: ms(small.p50), vP99: ms(small.p99),
+		ratio: fmt.Sprintf("%.2fx", big.rps/max(small.rps, 1e-9)),
+	}
+	share := func(target string) string {
+		l1 := med(target, func(r scaleRecord) float64 { return r.L1Share })
+		bulk := med(target, func(r scaleRecord) float64 { return r.BulkShare })
+		return fmt.Sprintf("hot %.3f, bulk %.3f, Redis %.3f", l1, bulk, 1-l1-bulk)
+	}
+	r.target = fmt.Sprintf("large L1: peak RSS <= 1.25 GiB (%.0f MiB), GC <= 5%% of its CPU (%.1f%%), p99 <= the small L1's (%.2f vs %.2f ms); edge+redis CPU/req %.1f vs %.1f µs; hits %s vs %s; GC of the small L1 %.1f%%, peak RSS %.0f MiB",
+		rss, 100*gc, big.p99, small.p99,
+		med("l1-big", func(r scaleRecord) float64 { return r.CPUus }), med("l1-small", func(r scaleRecord) float64 { return r.CPUus }),
+		share("l1-big"), share("l1-small"),
+		100*med("l1-small", func(r scaleRecord) float64 { return r.GCShare }), med("l1-small", func(r scaleRecord) float64 { return r.PeakRSSMiB }))
+	r.result = verdict(rss > 0 && rss <= 1280 && gc <= 0.05 && big.p99 <= small.p99)
+	return []row{r}
 }

@@ -36,6 +36,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	failRate := fs.Float64("fail-rate", 0, "probability (0..1) that a request is answered with 500")
 	seed := fs.Int64("seed", 0, fmt.Sprintf("data seed (0 = %d)", fake.DefaultSeed))
 	extraKeys := fs.Int("extra-keys", 0, "extra active API keys load-key-0000000 ... for key index load tests")
+	fleet := fs.Int("fleet-dealers", 0, fmt.Sprintf("extra dealers 1001 ... with Alpha Motori's inventory sizes and keys fleet-key-0000 ..., for benchmarks of a fleet's working set (at most %d)", fake.MaxFleetDealers))
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -55,7 +56,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if *extraKeys < 0 || *extraKeys > 10_000_000 {
 		return fmt.Errorf("--extra-keys must be between 0 and 10000000, got %d", *extraKeys)
 	}
-	srv := fake.NewServer(fake.Options{Seed: *seed, Latency: *latency, FailRate: *failRate, ExtraKeys: *extraKeys})
+	if *fleet < 0 || *fleet > fake.MaxFleetDealers {
+		return fmt.Errorf("--fleet-dealers must be between 0 and %d, got %d", fake.MaxFleetDealers, *fleet)
+	}
+	srv := fake.NewServer(fake.Options{Seed: *seed, Latency: *latency, FailRate: *failRate, ExtraKeys: *extraKeys, FleetDealers: *fleet})
 	addr, err := srv.Start(*listen)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", *listen, err)
@@ -66,6 +70,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  %-18s %s\n", k.Key, k.Description)
 	}
 	fmt.Fprintf(stdout, "  %s .. %s load-test keys\n", fake.BenchKey(0), fake.BenchKey(fake.BenchKeys-1))
+	if *fleet > 0 {
+		fmt.Fprintf(stdout, "  %s .. %s fleet keys, dealers %d .. %d\n", fake.FleetKey(0), fake.FleetKey(*fleet-1), fake.FleetDealerID(0), fake.FleetDealerID(*fleet-1))
+	}
 
 	<-ctx.Done()
 	stop()

@@ -66,7 +66,7 @@ func stream(seed uint64, part uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, part))
 }
 
-func generate(seed uint64) (*dataset, error) {
+func generate(seed uint64, fleet int) (*dataset, error) {
 	ds := &dataset{dealers: map[int64]*dealerData{}, versions: map[string]*version{}}
 
 	// Catalog versions, in table order.
@@ -87,7 +87,7 @@ func generate(seed uint64) (*dataset, error) {
 	}
 
 	seen := map[string]bool{}
-	for _, d := range dealerSpecs {
+	for _, d := range append(dealerSpecs[:len(dealerSpecs):len(dealerSpecs)], fleetSpecs(fleet)...) {
 		dd, err := genDealer(seed, d, byModel, seen)
 		if err != nil {
 			return nil, err

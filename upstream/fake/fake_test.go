@@ -1010,3 +1010,48 @@ func TestListVehiclesInto(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetDealers: Options.FleetDealers adds dealers 1001 .. with Alpha's
+// inventory sizes, records of their own, and one active key each; without
+// it neither exists.
+func TestFleetDealers(t *testing.T) {
+	s := NewServer(Options{FleetDealers: 3})
+	plain := NewServer(Options{})
+	firstIDs := map[string]int64{}
+	for i := 0; i < 3; i++ {
+		id := FleetDealerID(i)
+		var k upstream.KeyRecord
+		getJSON(t, s, "/dealers/v1/keys/"+HashKey(FleetKey(i)), &k)
+		if k.DealerID != id || k.Status != upstream.KeyActive || k.Plan != PlanBench {
+			t.Errorf("%s: %+v", FleetKey(i), k)
+		}
+		var d upstream.Dealer
+		getJSON(t, s, fmt.Sprintf("/dealers/v1/dealers/%d", id), &d)
+		if d.ID != id || d.Name == "" {
+			t.Errorf("dealer %d: %+v", id, d)
+		}
+		for svc, want := range map[string]int{"REWIND": 330, "NOS": 215} {
+			var page struct {
+				Total int                `json:"total"`
+				Items []upstream.Vehicle `json:"items"`
+			}
+			getJSON(t, s, fmt.Sprintf("/inventory/v1/dealers/%d/vehicles?service=%s&page=1&page_size=1&view=summary", id, svc), &page)
+			if page.Total != want || len(page.Items) != 1 {
+				t.Fatalf("dealer %d %s: total %d, %d items", id, svc, page.Total, len(page.Items))
+			}
+			if other, dup := firstIDs[page.Items[0].IDAuto]; dup {
+				t.Errorf("dealer %d shares vehicle %s with dealer %d", id, page.Items[0].IDAuto, other)
+			}
+			firstIDs[page.Items[0].IDAuto] = id
+		}
+		if st, _ := get(t, plain, fmt.Sprintf("/dealers/v1/dealers/%d", id)); st != 404 {
+			t.Errorf("dealer %d without FleetDealers: %d", id, st)
+		}
+		if st, _ := get(t, plain, "/dealers/v1/keys/"+HashKey(FleetKey(i))); st != 404 {
+			t.Errorf("%s without FleetDealers: %d", FleetKey(i), st)
+		}
+	}
+	if st, _ := get(t, s, "/dealers/v1/keys/"+HashKey(FleetKey(3))); st != 404 {
+		t.Errorf("%s of 3 fleet dealers: %d", FleetKey(3), st)
+	}
+}

@@ -105,9 +105,32 @@ func (k keySpec) record() upstream.KeyRecord {
 // round robin.
 func LoadKey(i int) string { return fmt.Sprintf("load-key-%07d", i) }
 
-// loadDefaults fills the store with the demo and bench keys and n extra
-// keys, without change-log entries.
-func (ks *keyStore) loadDefaults(n int) error {
+// MaxFleetDealers bounds Options.FleetDealers.
+const MaxFleetDealers = 2000
+
+// FleetDealerID returns the dealer id of the i-th fleet dealer of
+// Options.FleetDealers: 1001 for 0.
+func FleetDealerID(i int) int64 { return 1001 + int64(i) }
+
+// FleetKey returns the key of the i-th fleet dealer of
+// Options.FleetDealers, "fleet-key-0000" for 0: active, plan bench.
+func FleetKey(i int) string { return fmt.Sprintf("fleet-key-%04d", i) }
+
+// fleetSpecs returns the specs of n fleet dealers: Alpha Motori's sizes,
+// their own ids, names and domains.
+func fleetSpecs(n int) []dealerSpec {
+	out := make([]dealerSpec, n)
+	for i := range out {
+		id := FleetDealerID(i)
+		out[i] = dealerSpec{id, fmt.Sprintf("Fleet Dealer %d S.r.l.", id), fmt.Sprintf("Fleet %d", id), "Bologna", "BO",
+			fmt.Sprintf("www.fleet%d.example.it", id), 330, 215, 64}
+	}
+	return out
+}
+
+// loadDefaults fills the store with the demo and bench keys, n extra keys
+// and the keys of fleet fleet dealers, without change-log entries.
+func (ks *keyStore) loadDefaults(n, fleet int) error {
 	for _, k := range keySpecs() {
 		if err := ks.load(HashKey(k.Key), k.record()); err != nil {
 			return err
@@ -117,6 +140,12 @@ func (ks *keyStore) loadDefaults(n int) error {
 	for i := 0; i < n; i++ {
 		rec := upstream.KeyRecord{KeyID: fmt.Sprintf("key_load_%07d", i), DealerID: ids[i%len(ids)], Status: upstream.KeyActive, Plan: PlanBench}
 		if err := ks.load(HashKey(LoadKey(i)), rec); err != nil {
+			return err
+		}
+	}
+	for i := 0; i < fleet; i++ {
+		rec := upstream.KeyRecord{KeyID: fmt.Sprintf("key_fleet_%04d", i), DealerID: FleetDealerID(i), Status: upstream.KeyActive, Plan: PlanBench}
+		if err := ks.load(HashKey(FleetKey(i)), rec); err != nil {
 			return err
 		}
 	}

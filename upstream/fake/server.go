@@ -35,6 +35,14 @@ type Options struct {
 	// ExtraKeys adds that many active keys, LoadKey(0) .. LoadKey(n-1), to
 	// the dealers service (for key index scale tests); zero adds none.
 	ExtraKeys int
+	// FleetDealers adds that many dealers, FleetDealerID(0) ..
+	// FleetDealerID(n-1), each with Alpha Motori's inventory sizes (330
+	// REWIND and 215 NOS vehicles, 64 NLT offers; their own generated
+	// records) and one active key, FleetKey(i): the listing space of a
+	// fleet, for benchmarks whose working set must exceed a large L1
+	// (bench/run.sh, BENCH_ONLY=fleet). Zero adds none; at most
+	// MaxFleetDealers.
+	FleetDealers int
 	// KeyLogRetention is how many changes the key change feed keeps;
 	// an older cursor is answered 410. Zero selects DefaultKeyLogRetention.
 	KeyLogRetention int
@@ -114,9 +122,10 @@ func NewServer(opts Options) *Server {
 		s.faults[ContentTypeService(ct)] = f
 		s.typeFaults[ct] = f
 	}
-	s.data, s.dataErr = generate(uint64(seed))
+	fleet := min(max(opts.FleetDealers, 0), MaxFleetDealers)
+	s.data, s.dataErr = generate(uint64(seed), fleet)
 	s.keys = newKeyStore(opts.KeyLogRetention)
-	if err := s.keys.loadDefaults(opts.ExtraKeys); err != nil && s.dataErr == nil {
+	if err := s.keys.loadDefaults(opts.ExtraKeys, fleet); err != nil && s.dataErr == nil {
 		s.dataErr = err
 	}
 	s.SetLatency("", opts.Latency)
