@@ -34,7 +34,7 @@ if [ "$MODE" = smoke ]; then
   LIMIT_S=420
 else
   DURATION="${BENCH_DURATION:-6s}"; RUNS="${BENCH_RUNS:-3}"; read -r -a CONNS <<<"${BENCH_CONNS:-64 256}"
-  LIMIT_S=1500
+  LIMIT_S=1920
 fi
 DUR_S="${DURATION%s}"
 MAXCONNS="${CONNS[-1]}"
