@@ -10,7 +10,7 @@
 # BENCH_CONNS (default "64 256" / smoke "64"), BENCH_KEEP=1 keeps the temp dir (nginx prefix, configs),
 # BENCH_ONLY=scale runs the scale mix (s, u) alone, BENCH_ONLY=miss only the miss and refresh rows (c, c100, d, d-views, r0, r, r0-l2, r-l2),
 # BENCH_ONLY=spray only the key spray (k), BENCH_ONLY=hit only the hit path (a, a', t, a-gz, b, f),
-# BENCH_ONLY=fleet only the fleet mix (g; BENCH_FLEET_DEALERS, default 180),
+# BENCH_ONLY=fleet only the fleet mix (g; BENCH_FLEET_DEALERS, default 400),
 # BENCH_PREBUILT=DIR uses DIR/dealer-edge and DIR/fake-upstream instead of building them.
 #
 # Everything listens on 127.0.0.1 on free ports chosen here; every process started is killed on exit.
@@ -34,7 +34,7 @@ if [ "$MODE" = smoke ]; then
   LIMIT_S=420
 else
   DURATION="${BENCH_DURATION:-6s}"; RUNS="${BENCH_RUNS:-3}"; read -r -a CONNS <<<"${BENCH_CONNS:-64 256}"
-  LIMIT_S=1920
+  LIMIT_S=2400
 fi
 DUR_S="${DURATION%s}"
 MAXCONNS="${CONNS[-1]}"
@@ -701,10 +701,11 @@ fi # BENCH_ONLY=miss
 # redis-server (listing TTL 1 h), one Zipf(1.0) sequence over it replayed against two edges on that Redis: L1 1 GiB
 # (a 16 MiB hot tier and the off-heap bulk tier, filled by the warm-up) and L1 64 MiB. Targets: the 1 GiB
 # edge's peak RSS (VmHWM) at most 1.25 GiB, its collector at most 5% of its CPU, its p99 no worse than the 64 MiB
-# edge's. BENCH_FLEET_DEALERS overrides the dealer count (default 180: about 590,000 pages, 5.5 GB plain, 1.2 GB
-# in Redis; the warm-up takes about 2 minutes).
+# edge's. BENCH_FLEET_DEALERS overrides the dealer count (default 400: 1,316,000 pages, 13 GB plain, 12x the 1 GiB
+# L1 as the scale mix has it (at least 10x); about 2.7 GB in Redis, 2.5 GB in the fake; the warm-up takes about 6
+# minutes, the scenario about 7.5).
 if [ -z "${BENCH_ONLY:-}" ] || [ "${BENCH_ONLY:-}" = fleet ]; then
-FLEET_DEALERS=${BENCH_FLEET_DEALERS:-180}
+FLEET_DEALERS=${BENCH_FLEET_DEALERS:-400}
 FLEET_MAXPS=100
 FLEET_BIG=$((1 << 30))
 FLEET_SMALL=$((64 << 20))
