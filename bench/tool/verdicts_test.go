@@ -160,3 +160,41 @@ func TestHubBaselineIsNotAHubSection(t *testing.T) {
 			baseline, section, fmt.Sprintf("%.1fx", float64(baseline)/float64(section)))
 	}
 }
+
+// Row g's verdict is issue 11's large-L1 target, all three parts: the large
+// L1's peak RSS <= 1.25 GiB (1,280 MiB), its GC <= 5% of its CPU, its p99 <=
+// the small L1's; an unmeasured RSS is not met.
+func TestFleetVerdict(t *testing.T) {
+	wrk := func(target string, p99us int) map[string]any {
+		l := wrkLine("g", target, 64, 1, 200000, 0)
+		l["wrk"].(map[string]any)["p99_us"] = p99us
+		return l
+	}
+	rec := func(target string, rss, gc float64) map[string]any {
+		return map[string]any{"kind": "scale", "scenario": "g", "target": target, "conns": 64, "run": 1, "requests": 200000,
+			"cpu_us_per_req": 25.0, "cpu_us_by_proc": map[string]float64{"edge": 23, "redis": 2}, "l1_share": 0.55,
+			"bulk_share": 0.44, "gc_share": gc, "l1_mib": 16, "bulk_mib": 1008, "peak_rss_mib": rss, "ws_over_l1": 12.2}
+	}
+	for _, c := range []struct {
+		name           string
+		rss, gc        float64
+		bigP99, smallP int
+		want           string
+	}{
+		{"all met", 1239, 0.019, 6450, 7530, "PASS"},
+		{"p99 equal", 1239, 0.019, 7530, 7530, "PASS"},
+		{"RSS over 1.25 GiB", 1281, 0.019, 6450, 7530, "MISS"},
+		{"GC over 5%", 1239, 0.051, 6450, 7530, "MISS"},
+		{"p99 worse than the small L1's", 1239, 0.019, 7600, 7530, "MISS"},
+		{"RSS not measured", 0, 0.019, 6450, 7530, "MISS"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			row := reportRows(t, "g fleet mix",
+				wrk("l1-big", c.bigP99), wrk("l1-small", c.smallP),
+				rec("l1-big", c.rss, c.gc), rec("l1-small", 230, 0.04))[0]
+			if got := resultCell(row); got != c.want {
+				t.Errorf("reads %s, want %s:\n%s", got, c.want, row)
+			}
+		})
+	}
+}
