@@ -342,25 +342,15 @@ func scaleSnap(args []string) error {
 		if err != nil || st != 200 {
 			return fmt.Errorf("metrics: %d %v", st, err)
 		}
+		fields := map[string]*float64{
+			"edge_cache_hits_total": &s.Hits, "edge_cache_l1_hits_total": &s.L1Hits,
+			"go_gc_cpu_seconds_total": &s.GCSeconds, "edge_cache_bulk_hits_total": &s.BulkHits,
+			"edge_cache_l1_bytes": &s.L1Bytes, "edge_cache_bulk_bytes": &s.BulkBytes,
+		}
 		for _, l := range strings.Split(string(body), "\n") {
 			name, v, ok := strings.Cut(l, " ")
-			if !ok {
-				continue
-			}
-			f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			switch name {
-			case "edge_cache_hits_total":
-				s.Hits = f
-			case "edge_cache_l1_hits_total":
-				s.L1Hits = f
-			case "go_gc_cpu_seconds_total":
-				s.GCSeconds = f
-			case "edge_cache_bulk_hits_total":
-				s.BulkHits = f
-			case "edge_cache_l1_bytes":
-				s.L1Bytes = f
-			case "edge_cache_bulk_bytes":
-				s.BulkBytes = f
+			if dst := fields[name]; ok && dst != nil {
+				*dst, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
 			}
 		}
 	}
