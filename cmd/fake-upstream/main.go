@@ -2,7 +2,7 @@
 // upstream/fake as a separate process, for running dealer-edge against
 // "remote" upstreams in demos and load tests:
 //
-//	go run ./cmd/fake-upstream --listen 127.0.0.1:9090 --latency 5ms --fail-rate 0.0 [--seed N]
+//	go run ./cmd/fake-upstream --listen 127.0.0.1:9090 --latency 5ms --fail-rate 0.0 [--seed N] [--fleet-dealers N]
 //
 // It prints the bound address (useful with port 0) and the demo keys, and
 // exits cleanly on SIGINT or SIGTERM.

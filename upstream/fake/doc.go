@@ -12,10 +12,13 @@
 //
 //   - dealers: 101 Autosalone Alpha S.r.l. (Alpha Motori, Milano, MI),
 //     102 Beta Car S.p.A. (BetaCar, Roma, RM), 103 Gamma Veicoli S.r.l.
-//     (Gamma Auto, Torino, TO). Dealer 199 does not exist.
-//   - keys: see DemoKeys and BenchKey. The service stores only the
-//     lowercase hex SHA-256 of each key (HashKey) and compares hashes in
-//     constant time.
+//     (Gamma Auto, Torino, TO). Dealer 199 does not exist. With
+//     Options.FleetDealers, dealers 1001.. too (FleetDealerID), each with
+//     Alpha's inventory sizes and its own records, for benchmarks of a
+//     fleet's working set.
+//   - keys: see DemoKeys, BenchKey, LoadKey and FleetKey. The service
+//     stores only the lowercase hex SHA-256 of each key (HashKey) and
+//     compares hashes in constant time.
 //   - inventory: REWIND / NOS / NLT = 330/215/64 for 101, 80/40/20 for 102,
 //     60/30/20 for 103. Vehicles are cars (catalog type auto), light
 //     commercial vehicles (vcom) and industrial vehicles (vind); every vind
