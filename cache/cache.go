@@ -604,30 +604,24 @@ func (c *Cache) probeL2(ctx context.Context, dealer int64, key string, pol Polic
 	// made its body on the heap, 9 KB of garbage a hit that L1's hot tier
 	// mostly did not keep (BenchmarkLargeL1Redis: the collector's share of
 	// the CPU at 1 GiB was 21%, see the README).
-	lend := plain
 	e := c.l2Get(ctx, c.entryKeyAt(dealer, gen, ep, key), pol, false)
 	p.done, p.gen, p.ep = true, gen, ep
 	if e == nil {
 		return outcome{}, false
 	}
 	st := pol.state(e, c.now())
-	if lend {
+	if plain {
 		switch {
 		case st == stateFresh || st == stateStale:
 			if !e.inflateLent() {
 				c.st.l2Errors.Add(1)
 				return outcome{}, false
 			}
-			if c.bulk != nil && cur.gen.Load() == gen && c.epoch.gen.Load() == ep {
-				c.bulk.put(dealer, gen, ep, key, e, c.bulkGzip)
+			e.lending.Store(true)
+			if c.l1put(dealer, key, gen, ep, cur, e) {
+				e.lent.Store(nil) // L1 keeps it, with the storage
 			}
-			if c.l1 != nil {
-				e.lending.Store(true)
-				if c.l1.put(dealer, key, gen, ep, &cur.gen, e) {
-					e.lent.Store(nil) // L1 keeps it, with the storage
-				}
-				e.lending.Store(false)
-			}
+			e.lending.Store(false)
 		case st != stateExpired:
 			if !usable(e, true) {
 				c.st.l2Errors.Add(1)
@@ -895,14 +889,13 @@ func newer(a, b *Entry) *Entry {
 
 // l1put stores an entry that enters the process (a fill, a Redis hit) in
 // both in-process tiers. With Redis the bulk tier keeps the gzip variant,
-// which the write to Redis makes anyway.
-func (c *Cache) l1put(dealer int64, key string, gen, ep uint64, cur *genState, e *Entry) {
+// which the write to Redis makes anyway. It reports whether L1 (its hot
+// tier) took e.
+func (c *Cache) l1put(dealer int64, key string, gen, ep uint64, cur *genState, e *Entry) bool {
 	if c.bulk != nil && cur.gen.Load() == gen && c.epoch.gen.Load() == ep {
 		c.bulk.put(dealer, gen, ep, key, e, c.bulkGzip)
 	}
-	if c.l1 != nil {
-		c.l1.put(dealer, key, gen, ep, &cur.gen, e)
-	}
+	return c.l1 != nil && c.l1.put(dealer, key, gen, ep, &cur.gen, e)
 }
 
 // l2Usable reports whether L2 may be used under the dealer's generation

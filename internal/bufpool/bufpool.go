@@ -133,11 +133,11 @@ func (b *Buf) Close() error {
 	b.B = b.B[:0]
 	if b.sized {
 		if c >= minGrow {
-			// The class whose least capacity c holds: the largest i with
-			// minGrow<<i <= c.
-			i := 0
-			for minGrow<<(i+1) <= c {
-				i++
+			// The class whose least capacity c holds (the one below c's
+			// own when c is not a class size).
+			i, size := sizeClass(c)
+			if size > c {
+				i--
 			}
 			b.pool.sized[i].Put(b)
 			return nil
