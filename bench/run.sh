@@ -11,7 +11,8 @@
 # BENCH_ONLY=scale runs the scale mix (s, u) alone, BENCH_ONLY=miss only the miss and refresh rows (c, c100, d, d-views, r0, r, r0-l2, r-l2),
 # BENCH_ONLY=spray only the key spray (k), BENCH_ONLY=hit only the hit path (a, a', t, a-gz, b, f),
 # BENCH_ONLY=fleet only the fleet mix (g; BENCH_FLEET_DEALERS, default 400),
-# BENCH_PREBUILT=DIR uses DIR/dealer-edge and DIR/fake-upstream instead of building them.
+# BENCH_PREBUILT=DIR uses DIR/dealer-edge and DIR/fake-upstream instead of building them,
+# BENCH_EDGE_GODEBUG sets the edges' GODEBUG (default: the shipped one; "" for none).
 #
 # Everything listens on 127.0.0.1 on free ports chosen here; every process started is killed on exit.
 # Servers (dealer-edge + its redis-server, nginx with one worker) are pinned to CPU 0; the load
@@ -249,10 +250,13 @@ printf '{"log":{"access_log":false},"server":{"request_timeout":"25s"},"upstream
   "$off" "$off" "$off" "$off" "$off" >"$EDGE_VIEWS_CFG"
 
 
+# The edges run with the Go runtime settings they ship with (the Dockerfile's ENV, the systemd unit, the chart's
+# godebug: README, "Runtime settings"); BENCH_EDGE_GODEBUG="" runs them without.
+EDGE_GODEBUG="${BENCH_EDGE_GODEBUG-schedtrace=2147483647}"
 start_edge() { # NAME UP_PORT REDIS_PORT CONFIG -> EDGE_PORT ADMIN_PORT EDGE_PID ADMIN_OK
   free_port; EDGE_PORT=$PORT
   free_port; ADMIN_PORT=$PORT
-  start "$1" "$CPU_SRV" "$BIN/dealer-edge" --upstream "http://127.0.0.1:$2" --redis "127.0.0.1:$3" \
+  start "$1" "$CPU_SRV" env GODEBUG="$EDGE_GODEBUG" "$BIN/dealer-edge" --upstream "http://127.0.0.1:$2" --redis "127.0.0.1:$3" \
     --listen "127.0.0.1:$EDGE_PORT" --admin-listen "127.0.0.1:$ADMIN_PORT" --config "$4"
   EDGE_PID=$LAST_PID
   wait_port "$EDGE_PID" "$EDGE_PORT"

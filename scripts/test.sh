@@ -113,5 +113,7 @@ deploy/systemd/check.sh
 if [ -x bench/run.sh ]; then
   echo "== benchmark smoke"
   bench/run.sh --smoke
+  echo "== A/B harness smoke"
+  bench/ab.sh --smoke
 fi
 echo "all tests passed"

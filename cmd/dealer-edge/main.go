@@ -206,7 +206,10 @@ func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 	// go-redis logs pool trouble through a process-wide logger; route it
 	// into the structured, rate-limited event log.
 	redis.SetLogger(redisLogger{logger})
-	logger.Info("starting", "version", id.Version, "commit", id.Commit, "build_time", id.BuildTime, "go_version", id.GoVersion)
+	// GODEBUG as the runtime read it at start (the shipped artefacts set
+	// one: README, "Runtime settings"), so an operator sees whether it took.
+	logger.Info("starting", "version", id.Version, "commit", id.Commit, "build_time", id.BuildTime, "go_version", id.GoVersion,
+		"godebug", os.Getenv("GODEBUG"))
 	// A soft memory limit sized from L1's hot tier (the bulk tier is
 	// off-heap), so a large cache does not let the heap grow to twice its
 	// size between collections (cache.MemoryLimitFor); GOMEMLIMIT, when

@@ -3,7 +3,7 @@
 # builds the binary and lays out the root filesystem with the same two
 # scripts the Dockerfile runs (build.sh, assemble.sh), then runs it the way
 # a hardened runtime would: chroot into a read-only bind mount of that tree
-# as uid/gid 65532 (the Dockerfile's USER), an empty environment, no /tmp,
+# as uid/gid 65532 (the Dockerfile's USER), only the Dockerfile's ENV, no /tmp,
 # /proc, /dev or shell, with the Dockerfile's ENTRYPOINT. Two runs:
 #
 #   1. --demo (embedded fakes and Redis): /readyz answers 200, a demo key
@@ -129,6 +129,8 @@ assemble "$root"
 # The image's run settings, read from the Dockerfile's final stage.
 final="$(awk '/^FROM /{s=""} {s=s $0 "\n"} END{printf "%s", s}' "$repo/Dockerfile")"
 user="$(sed -n 's/^USER //p' <<<"$final")"
+# The final stage's ENV lines (KEY=VALUE, one each): the chroot's only environment, as the image's.
+mapfile -t image_env < <(sed -n 's/^ENV \([A-Za-z_][A-Za-z0-9_]*=[^ ]*\)$/\1/p' <<<"$final")
 entry="$(sed -n 's/^ENTRYPOINT \["\(.*\)"\]$/\1/p' <<<"$final")"
 cmd_cfg="$(sed -n 's/^CMD \["--config", "\(.*\)"\]$/\1/p' <<<"$final")"
 [ "$user" = 65532:65532 ] || { echo "Dockerfile USER is '$user', want 65532:65532" >&2; exit 1; }
@@ -147,8 +149,8 @@ run_image() {
   local out="$1" mnt="$2"; shift 2
   local bind=""
   if [ "$mnt" != - ]; then bind="mount --bind -o ro '$mnt' '$root/etc/dealer-edge' && "; fi
-  env -i /usr/bin/unshare -m --propagation private /bin/sh -c \
-    "mount --bind '$root' '$root' && mount -o remount,bind,ro '$root' && ${bind}exec /usr/sbin/chroot --userspec='$user' '$root' \"\$@\"" \
+  env -i "${image_env[@]}" /usr/bin/unshare -m --propagation private /bin/sh -c \
+    "unset PWD OLDPWD; mount --bind '$root' '$root' && mount -o remount,bind,ro '$root' && ${bind}exec /usr/sbin/chroot --userspec='$user' '$root' \"\$@\"" \
     sh "$entry" "$@" >"$out" 2>"$out.err" &
   edge_pid=$!
   pids+=("$edge_pid")
@@ -214,6 +216,11 @@ expect "/readyz" "http://$adm/readyz" | grep '"status":"ready"' >/dev/null
 echo "  /readyz: ready"
 expect "a demo listing" -H 'X-Api-Key: demo-key-alpha' "http://$pub/dealer/REWIND/listing?page_size=1" | grep '"items"' >/dev/null
 echo "  GET /dealer/REWIND/listing: 200"
+# The edge's environment is the image's ENV and nothing else.
+got_env="$(tr '\0' '\n' <"/proc/$edge_pid/environ" | sort)"
+want_env="$(printf '%s\n' "${image_env[@]}" | sed '/^$/d' | sort)"
+[ "$got_env" = "$want_env" ] || { printf 'environment in the image:\n%s\nwant the ENV lines:\n%s\n' "$got_env" "$want_env" >&2; exit 1; }
+echo "  environment: ${image_env[*]}"
 stop "$work/demo.out"
 
 echo "== run 2: the image's config, secrets from files, real redis-server, fake upstream"

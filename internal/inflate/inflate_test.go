@@ -365,6 +365,8 @@ func BenchmarkGunzip(b *testing.B) {
 		file, name string
 		level      int
 	}{
+		{"listing1.json", "listing1.json", gzip.DefaultCompression},
+		{"listing5.json", "listing5.json", gzip.DefaultCompression},
 		{"listing20.json", "listing20.json", gzip.DefaultCompression},
 		{"listing100.json", "listing100.json", gzip.DefaultCompression},
 		{"listing100.json", "listing100.json@1", 1},

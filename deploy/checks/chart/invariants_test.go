@@ -376,3 +376,32 @@ func TestShortSecretsRefused(t *testing.T) {
 		}
 	}
 }
+
+// The container runs with the chart's godebug as GODEBUG (the runtime
+// monitor without its deep sleep; README, "Runtime settings"), another value
+// replaces it, and an empty one sets no GODEBUG at all (the runtime's
+// defaults), never an empty variable.
+func TestGODEBUGFromValues(t *testing.T) {
+	godebug := func(r rendered) (string, bool) {
+		for _, e := range r.deploy.Spec.Template.Spec.Containers[0].Env {
+			if e.Name == "GODEBUG" {
+				return e.Value, true
+			}
+		}
+		return "", false
+	}
+	for _, c := range []struct {
+		args   []string
+		want   string
+		wantOK bool
+	}{
+		{nil, "schedtrace=2147483647", true},
+		{[]string{"--set", "godebug=madvdontneed=0"}, "madvdontneed=0", true},
+		{[]string{"--set", "godebug="}, "", false},
+	} {
+		got, ok := godebug(render(t, c.args...))
+		if got != c.want || ok != c.wantOK {
+			t.Errorf("helm template %v: GODEBUG %q (set: %v), want %q (set: %v)", c.args, got, ok, c.want, c.wantOK)
+		}
+	}
+}
