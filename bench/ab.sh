@@ -22,6 +22,8 @@ set -euo pipefail
 
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$BENCH_DIR/.." && pwd)"
+# shellcheck source=../scripts/lib.sh
+. "$ROOT/scripts/lib.sh" # apt_install, start_watchdog, free_port
 
 MODE=full
 case "${1:-}" in
@@ -75,14 +77,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-(
-  trap 'kill $s 2>/dev/null; exit 0' TERM
-  sleep "$LIMIT_S" & s=$!
-  wait $s
-  echo "[ab] FAILED: time limit of ${LIMIT_S}s reached" >&2
-  kill -TERM $$
-) &
-WATCHDOG=$!
+start_watchdog "$LIMIT_S" ab
 
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
@@ -90,10 +85,7 @@ command -v wrk >/dev/null 2>&1 || need+=(wrk)
 command -v taskset >/dev/null 2>&1 || need+=(util-linux)
 if ((${#need[@]})); then
   log "installing ${need[*]} with apt-get"
-  SUDO=""
-  [ "$(id -u)" = 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  apt_install "${need[@]}"
 fi
 CPU_SRV=0
 CPU_GEN=1
@@ -108,16 +100,6 @@ A_BIN="${AB_A_BIN:-$BIN/dealer-edge}"
 B_BIN="${AB_B_BIN:-$BIN/dealer-edge}"
 [ -x "$A_BIN" ] && [ -x "$B_BIN" ] || die "AB_A_BIN / AB_B_BIN not executable"
 
-USED_PORTS=" "
-free_port() { # sets PORT to a port nobody listens on (20000-31999)
-  local p
-  for _ in $(seq 500); do
-    p=$(((RANDOM * 32768 + RANDOM) % 12000 + 20000))
-    [[ "$USED_PORTS" == *" $p "* ]] && continue
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then USED_PORTS+="$p "; PORT=$p; return 0; fi
-  done
-  die "no free port found"
-}
 wait_port() { # PID PORT NAME
   local deadline=$((SECONDS + 20))
   while ! (exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null; do

@@ -21,6 +21,8 @@ set -euo pipefail
 
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$BENCH_DIR/.." && pwd)"
+# shellcheck source=../scripts/lib.sh
+. "$ROOT/scripts/lib.sh" # apt_install, start_watchdog, free_port
 
 MODE=full
 case "${1:-}" in
@@ -85,14 +87,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # Watchdog: the whole run is bounded in time.
-(
-  trap 'kill $s 2>/dev/null; exit 0' TERM
-  sleep "$LIMIT_S" & s=$!
-  wait $s
-  echo "[bench] FAILED: time limit of ${LIMIT_S}s reached" >&2
-  kill -TERM $$
-) &
-WATCHDOG=$!
+start_watchdog "$LIMIT_S" bench
 
 # start NAME CPU CMD... : start a process pinned to CPU, log to $LOGS/NAME.log; sets LAST_PID.
 start() {
@@ -113,21 +108,6 @@ stop() {
   wait "$pid" 2>/dev/null || true
 }
 
-USED_PORTS=" "
-# free_port: sets PORT to a port nobody listens on (20000-31999: below the ephemeral range).
-free_port() {
-  local p
-  for _ in $(seq 500); do
-    p=$(((RANDOM * 32768 + RANDOM) % 12000 + 20000))
-    [[ "$USED_PORTS" == *" $p "* ]] && continue
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-      USED_PORTS+="$p "
-      PORT=$p
-      return 0
-    fi
-  done
-  die "no free port found"
-}
 
 # wait_port PID PORT [TIMEOUT_S]: wait until PID listens on PORT; fail if it exits or times out.
 wait_port() {
@@ -165,10 +145,7 @@ command -v wrk >/dev/null 2>&1 || need+=(wrk)
 command -v taskset >/dev/null 2>&1 || need+=(util-linux)
 if ((${#need[@]})); then
   log "installing ${need[*]} with apt-get"
-  SUDO=""
-  [ "$(id -u)" = 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  apt_install "${need[@]}"
 fi
 [ "$(nproc)" -ge 2 ] || log "warning: fewer than 2 CPUs; servers and load generator will share CPU 0"
 CPU_SRV=0

@@ -10,6 +10,8 @@
 #   ISOLATION_ITERS=60 scripts/test.sh   # more random dealer pairs in the isolation property test (default 6)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=lib.sh
+. scripts/lib.sh # apt_install
 
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
@@ -24,10 +26,7 @@ command -v buildah >/dev/null 2>&1 || need+=(buildah)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if ((${#need[@]})); then
   echo "installing: ${need[*]}"
-  SUDO=""
-  [ "$(id -u)" = 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  apt_install "${need[@]}"
 fi
 
 echo "== go vet"
