@@ -131,7 +131,7 @@ else
 fi
 
 # The edges start from the Go runtime settings they ship with (as bench/run.sh's; README, "Runtime settings").
-EDGE_GODEBUG="${AB_EDGE_GODEBUG-schedtrace=2147483647}"
+EDGE_GODEBUG="${AB_EDGE_GODEBUG-$SHIPPED_GODEBUG}"
 declare -A EDGE_PID EDGE_PORT
 for v in A B; do
   bin="$A_BIN"; envs="${AB_A_ENV:-}"

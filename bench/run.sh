@@ -229,7 +229,7 @@ printf '{"log":{"access_log":false},"server":{"request_timeout":"25s"},"upstream
 
 # The edges run with the Go runtime settings they ship with (the Dockerfile's ENV, the systemd unit, the chart's
 # godebug: README, "Runtime settings"); BENCH_EDGE_GODEBUG="" runs them without.
-EDGE_GODEBUG="${BENCH_EDGE_GODEBUG-schedtrace=2147483647}"
+EDGE_GODEBUG="${BENCH_EDGE_GODEBUG-$SHIPPED_GODEBUG}"
 start_edge() { # NAME UP_PORT REDIS_PORT CONFIG -> EDGE_PORT ADMIN_PORT EDGE_PID ADMIN_OK
   free_port; EDGE_PORT=$PORT
   free_port; ADMIN_PORT=$PORT

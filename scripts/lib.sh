@@ -1,6 +1,10 @@
 # Shell helpers shared by scripts/test.sh, bench/run.sh and bench/ab.sh (sourced, not run). Each caller defines
 # die (print an error and exit non-zero) before calling free_port.
 
+# SHIPPED_GODEBUG is the GODEBUG the edge ships with (the Dockerfile's ENV, the systemd unit, the chart's godebug;
+# README, "Runtime settings"): the benchmarks run their edges with it. deploy/checks/runtimeenv checks they agree.
+SHIPPED_GODEBUG="schedtrace=2147483647"
+
 # apt_install PKG...: installs the Debian packages named, apt-get update first, as root or through sudo; nothing
 # when none is named.
 apt_install() {
