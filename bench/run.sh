@@ -273,8 +273,10 @@ CLK_TCK=$(getconf CLK_TCK)
 wrk_run() {
   local scn="$1" target="$2" conns="$3" run="$4" url="$5" script="$6"
   shift 6
-  local raw="$LOGS/wrk-$scn-$target-c$conns-r$run.txt" t0=""
-  if [ -n "${CPU_PID:-}" ] && [ "$target" = edge ]; then t0=$(cpu_ticks "$CPU_PID"); fi
+  local raw="$LOGS/wrk-$scn-$target-c$conns-r$run.txt" t0="" cpid="${CPU_PID:-}"
+  # CPU per request: the edge's (CPU_PID), or the bare proxy's for row c' (target floor, FLOOR_PID).
+  if [ "$target" = floor ]; then cpid="${FLOOR_PID:-}"; elif [ "$target" != edge ]; then cpid=""; fi
+  if [ -n "$cpid" ]; then t0=$(cpu_ticks "$cpid"); fi
   if ! timeout $((DUR_S + 60)) taskset -c "$CPU_GEN" wrk -t1 -c"$conns" -d"$DURATION" --timeout 10s --latency \
     -s "$script" "$@" "$url" >"$raw" 2>&1; then
     cat "$raw" >&2
@@ -284,7 +286,7 @@ wrk_run() {
   json=$(sed -n 's/^WRKJSON //p' "$raw" | head -n 1)
   [ -n "$json" ] || { cat "$raw" >&2; die "no WRKJSON line from wrk ($raw)"; }
   if [ -n "$t0" ]; then
-    cpu=$(awk -v a="$t0" -v b="$(cpu_ticks "$CPU_PID")" -v hz="$CLK_TCK" \
+    cpu=$(awk -v a="$t0" -v b="$(cpu_ticks "$cpid")" -v hz="$CLK_TCK" \
       -v n="$(printf '%s' "$json" | sed -n 's/.*"requests":\([0-9]*\).*/\1/p')" \
       'BEGIN { printf "%.1f", (n > 0 ? (b - a) * 1e6 / hz / n : 0) }')
   fi
@@ -292,7 +294,7 @@ wrk_run() {
     "$scn" "$target" "$conns" "$run" "$cpu" "$json" >>"$RUNS_JSONL"
   local summary
   summary=$(awk -v d="$DUR_S" '/requests in/ {r=$1} /Non-2xx/ {n=$NF} END {printf "%s requests%s", r, (n ? ", non-2xx " n : "")}' "$raw")
-  log "  $scn $target c=$conns run $run: $summary; $(grep -E '^ +(50|99)%' "$raw" | tr -s ' ' | tr '\n' ' ')${t0:+; edge CPU $cpu us/request}"
+  log "  $scn $target c=$conns run $run: $summary; $(grep -E '^ +(50|99)%' "$raw" | tr -s ' ' | tr '\n' ' ')${t0:+; $target CPU $cpu us/request}"
 }
 
 # pair SCENARIO EDGE_URL VS_TARGET VS_URL SCRIPT [wrk args...]: edge and baseline back to back, for
@@ -429,6 +431,13 @@ UP_SECTION="http://127.0.0.1:$UP5/content/v1/dealers/$DEALER/faq?view=summary" #
 "$TOOL" get -url "$EDGE_N$HOT_PATH" -key "$HOT_KEY" >/dev/null || die "edge (caching off) does not answer $HOT_PATH"
 "$TOOL" get -url "$EDGE_N$HUB_PATH" -key "$HOT_KEY" >/dev/null || die "edge (caching off) does not answer $HUB_PATH"
 "$TOOL" get -url "$UP_DIRECT" >/dev/null || die "fake-upstream does not answer $UP_DIRECT"
+# Row c's floor: a bare fasthttp proxy on the edge's core (with the edge's GODEBUG) in front of the same fake.
+free_port; FLOOR_PORT=$PORT
+start bare-proxy "$CPU_SRV" env GODEBUG="$EDGE_GODEBUG" "$BIN/bare" -listen "127.0.0.1:$FLOOR_PORT" -proxy "http://127.0.0.1:$UP5"
+FLOOR_PID=$LAST_PID
+wait_port "$FLOOR_PID" "$FLOOR_PORT"
+FLOOR_URL="http://127.0.0.1:$FLOOR_PORT${UP_DIRECT#http://127.0.0.1:$UP5}"
+"$TOOL" get -url "$FLOOR_URL" >/dev/null || die "the bare proxy does not answer $FLOOR_URL"
 "$TOOL" get -url "$UP_SECTION" >/dev/null || die "fake-upstream does not answer $UP_SECTION"
 
 # fanout_run RUN: row d's floor at one connection (target "fanout"): the six section calls of a cold hub sent at
@@ -443,9 +452,22 @@ fanout_run() {
   log "  d fanout c=1 run $1: $(printf '%s' "$json" | sed -n 's/.*"p50_us":\([0-9]*\).*"p99_us":\([0-9]*\).*/p50 \1 us, p99 \2 us/p')"
 }
 
+# floor_runs: row c' at the connection counts of the miss rows: the bare proxy (bench/bare -proxy, on the edge's
+# core) asked the fake's 20-item answer that row c's edge asks, its CPU per request from /proc (target "floor").
+floor_runs() {
+  local c r list=("${CONNS[@]}")
+  ((${#PAIR_CONNS[@]})) && list=("${PAIR_CONNS[@]}")
+  for c in "${list[@]}"; do
+    for r in $(seq 1 "$RUNS"); do
+      wrk_run c floor "$c" "$r" "$FLOOR_URL" "$BENCH_DIR/wrk/report.lua"
+    done
+  done
+}
+
 miss_rows() { # the miss rows c, c100, d, d-views at the connection counts in PAIR_CONNS (or CONNS)
   CPU_PID=$EDGE_N_PID
   pair c "$EDGE_N$HOT_PATH" upstream "$UP_DIRECT" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
+  floor_runs
   pair c100 "$EDGE_N$LIST100_PATH" upstream "$UP_DIRECT100" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
   pair d "$EDGE_N$HUB_PATH" upstream "$UP_SECTION" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
   if [ "${PAIR_CONNS[*]}" = 1 ] || [ "$MODE" = smoke ]; then

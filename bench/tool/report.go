@@ -275,6 +275,26 @@ func report(args []string) error {
 			}
 			rows = append(rows, r)
 		}
+		if s.id == "c" {
+			// The floor of c at every connection count: a bare fasthttp
+			// proxy on the edge's core passing the fake's answer through,
+			// nothing decoded or encoded (bench/bare -proxy), its CPU per
+			// request beside the edge's.
+			for _, c := range conns {
+				f, ok := get("c", "floor", c)
+				if !ok {
+					continue
+				}
+				r := row{scenario: "c' bare fasthttp proxy, the upstream's answer passed through", conns: fmt.Sprint(c), eRPS: rpsS(f.rps), eP50: ms(f.p50), eP99: ms(f.p99),
+					vs: "-", vRPS: "-", vP50: "-", vP99: "-", ratio: "-", result: "-",
+					target: fmt.Sprintf("reference: c's floor (the exchange with the client and the upstream alone); its CPU/request %.0f us", f.cpu)}
+				if e, eok := get("c", "edge", c); eok {
+					r.vs, r.vRPS, r.vP50, r.vP99 = "c", rpsS(e.rps), ms(e.p50), ms(e.p99)
+					r.target += fmt.Sprintf(", c's %.0f us (the edge's own work %.0f us)", e.cpu, e.cpu-f.cpu)
+				}
+				rows = append(rows, r)
+			}
+		}
 		if s.id == "d" {
 			// The floor of d at one connection: the six section calls at
 			// once from a bare fasthttp client on the edge's core, nothing
@@ -389,7 +409,7 @@ func report(args []string) error {
 	footer := []string{
 		"rps = requests/s, p50/p99 = latency percentiles from wrk; each cell is the median over runs of edge and baseline measured back to back in the same invocation.",
 		"vs = the baseline: nginx (caching reverse proxy with limit_req in front of the same edge) for a, b, e;",
-		"  upstream = the fake upstream's own listing called directly (c, c100); upstream/1 = one hub section called directly (d); d' = the six sections of a cold hub called at once by a bare fasthttp client, one hub at a time (benchtool fanout).",
+		"  upstream = the fake upstream's own listing called directly (c, c100); upstream/1 = one hub section called directly (d); d' = the six sections of a cold hub called at once by a bare fasthttp client, one hub at a time (benchtool fanout); c' = a bare fasthttp proxy on the edge's core passing the fake's 20-item answer through (bench/bare -proxy), the CPU any fasthttp proxy spends on one such exchange.",
 		"c, c100, d, d-views: edge CPU/request = the edge process's user+system CPU time (/proc/PID/stat) over the run divided by its requests (median over runs).",
 		"e: 100 requests released at once over pre-opened connections, upstream latency 200 ms; upstream calls counted from the edge's /metrics.",
 		"r0, r: 3,000 listing URLs in a cycle, TTL 1 h (r0) and 1 s (r); CPU per refresh = (edge CPU/request of r - of r0) / refreshes per request of r (medians over runs).",

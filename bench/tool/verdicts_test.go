@@ -198,3 +198,31 @@ func TestFleetVerdict(t *testing.T) {
 		})
 	}
 }
+
+// Row c' (the bare proxy's exchange, target "floor") is a reference row per
+// connection count: its CPU per request and the edge's own work over it
+// (row c's CPU minus the floor's), no verdict of its own; c's verdict does
+// not move with it.
+func TestMissFloorRow(t *testing.T) {
+	rows := reportRows(t, "c' bare fasthttp proxy",
+		wrkLine("c", "edge", 1, 1, 1100, 240), wrkLine("c", "floor", 1, 1, 1150, 120),
+		wrkLine("c", "edge", 64, 1, 60000, 75), wrkLine("c", "floor", 64, 1, 62000, 36),
+		wrkLine("c", "upstream", 64, 1, 62000, 0),
+	)
+	if len(rows) != 2 {
+		t.Fatalf("want a c' row at 1 and at 64 connections, got %d:\n%s", len(rows), strings.Join(rows, "\n"))
+	}
+	for i, want := range []string{"its CPU/request 120 us, c's 240 us (the edge's own work 120 us)", "its CPU/request 36 us, c's 75 us (the edge's own work 39 us)"} {
+		if !strings.Contains(rows[i], want) {
+			t.Errorf("c' row %d lacks %q:\n%s", i, want, rows[i])
+		}
+		if got := resultCell(rows[i]); got != "-" {
+			t.Errorf("c' is a reference row, its result reads %q:\n%s", got, rows[i])
+		}
+	}
+	c := reportRows(t, "c miss", wrkLine("c", "edge", 64, 1, 60000, 75), wrkLine("c", "floor", 64, 1, 62000, 36),
+		wrkLine("c", "upstream", 64, 1, 62000, 0))[0]
+	if got := resultCell(c); got != "PASS" {
+		t.Errorf("row c at 75 us (target 80) reads %s beside its floor:\n%s", got, c)
+	}
+}
