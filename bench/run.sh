@@ -299,6 +299,7 @@ wrk_run() {
 
 # pair SCENARIO EDGE_URL VS_TARGET VS_URL SCRIPT [wrk args...]: edge and baseline back to back, for
 # every connection count and run. VS_URL empty: edge only. Samples edge RSS at the top connection count.
+# PAIR_FLOOR=URL adds a third run to each round, target "floor" (row c': the bare proxy, its CPU from FLOOR_PID).
 pair() {
   local scn="$1" eurl="$2" vs="$3" vurl="$4" script="$5"
   shift 5
@@ -316,6 +317,7 @@ pair() {
         wrk_run "$scn" edge "$c" "$r" "$eurl" "$script" "$@"
       fi
       if [ -n "$vurl" ]; then wrk_run "$scn" "$vs" "$c" "$r" "$vurl" "$script" "$@"; fi
+      if [ -n "${PAIR_FLOOR:-}" ]; then wrk_run "$scn" floor "$c" "$r" "$PAIR_FLOOR" "$script"; fi
     done
   done
 }
@@ -452,22 +454,10 @@ fanout_run() {
   log "  d fanout c=1 run $1: $(printf '%s' "$json" | sed -n 's/.*"p50_us":\([0-9]*\).*"p99_us":\([0-9]*\).*/p50 \1 us, p99 \2 us/p')"
 }
 
-# floor_runs: row c' at the connection counts of the miss rows: the bare proxy (bench/bare -proxy, on the edge's
-# core) asked the fake's 20-item answer that row c's edge asks, its CPU per request from /proc (target "floor").
-floor_runs() {
-  local c r list=("${CONNS[@]}")
-  ((${#PAIR_CONNS[@]})) && list=("${PAIR_CONNS[@]}")
-  for c in "${list[@]}"; do
-    for r in $(seq 1 "$RUNS"); do
-      wrk_run c floor "$c" "$r" "$FLOOR_URL" "$BENCH_DIR/wrk/report.lua"
-    done
-  done
-}
-
 miss_rows() { # the miss rows c, c100, d, d-views at the connection counts in PAIR_CONNS (or CONNS)
   CPU_PID=$EDGE_N_PID
-  pair c "$EDGE_N$HOT_PATH" upstream "$UP_DIRECT" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
-  floor_runs
+  # Row c' (target "floor") in the same rounds as c: the bare proxy asked the fake's answer that c's edge asks.
+  PAIR_FLOOR="$FLOOR_URL" pair c "$EDGE_N$HOT_PATH" upstream "$UP_DIRECT" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
   pair c100 "$EDGE_N$LIST100_PATH" upstream "$UP_DIRECT100" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
   pair d "$EDGE_N$HUB_PATH" upstream "$UP_SECTION" "$BENCH_DIR/wrk/report.lua" -H "X-Api-Key: $HOT_KEY"
   if [ "${PAIR_CONNS[*]}" = 1 ] || [ "$MODE" = smoke ]; then
