@@ -761,9 +761,12 @@ func (l *Limiter) markUp(now int64) {
 	if o == nil {
 		return
 	}
-	l.outage.Store(nil)
+	// The line is written before the outage ends, so whoever sees it ended
+	// (Stats, a request) finds the line too: in the other order a test
+	// polling Stats read the recovery before its line (CI, 2026-11-28).
 	l.log.Info("ratelimit: redis available again, shared limits restored",
 		"down_for_s", time.Duration(max(0, now-o.since)).Round(time.Millisecond).Seconds())
+	l.outage.Store(nil)
 }
 
 // fallback decides without Redis, per FailMode.
