@@ -1,5 +1,6 @@
-// Command bare is the benchmark's floor of what a fasthttp server costs,
-// without auth, rate limiting, routing, a cache or any decoding.
+// Command bare is a fasthttp server with nothing of the edge in it: no
+// auth, rate limiting, routing, cache or decoding. The benchmark measures
+// the edge against what it costs.
 //
 // With -body it answers every request with a fixed body read from a file
 // (the same bytes the edge sends): the ceiling of a hit (row a'), since what

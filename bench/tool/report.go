@@ -218,6 +218,12 @@ func report(args []string) error {
 		{"d", "d hub fan-out 6 x 5 ms, cache off", "upstream/1"},
 		{"dv", "d-views hub from fresh content views, hub cache off", "-"},
 	}
+	// floorRow is a reference row (no baseline, no verdict) of a floor
+	// measured beside an edge row: c' and d'.
+	floorRow := func(name string, c int, f agg, target string) row {
+		return row{scenario: name, conns: fmt.Sprint(c), eRPS: rpsS(f.rps), eP50: ms(f.p50), eP99: ms(f.p99),
+			vs: "-", vRPS: "-", vP50: "-", vP99: "-", ratio: "-", result: "-", target: target}
+	}
 	var rows []row
 	for _, s := range scen {
 		for _, c := range conns {
@@ -285,9 +291,8 @@ func report(args []string) error {
 				if !ok {
 					continue
 				}
-				r := row{scenario: "c' bare fasthttp proxy, the upstream's answer passed through", conns: fmt.Sprint(c), eRPS: rpsS(f.rps), eP50: ms(f.p50), eP99: ms(f.p99),
-					vs: "-", vRPS: "-", vP50: "-", vP99: "-", ratio: "-", result: "-",
-					target: fmt.Sprintf("reference: c's floor (the exchange with the client and the upstream alone); its CPU/request %.0f us", f.cpu)}
+				r := floorRow("c' bare fasthttp proxy, the upstream's answer passed through", c, f,
+					fmt.Sprintf("reference: c's floor (the exchange with the client and the upstream alone); its CPU/request %.0f us", f.cpu))
 				if e, eok := get("c", "edge", c); eok {
 					r.vs, r.vRPS, r.vP50, r.vP99 = "c", rpsS(e.rps), ms(e.p50), ms(e.p99)
 					r.target += fmt.Sprintf(", c's %.0f us (the edge's own work %.0f us)", e.cpu, e.cpu-f.cpu)
@@ -300,8 +305,8 @@ func report(args []string) error {
 			// once from a bare fasthttp client on the edge's core, nothing
 			// decoded (benchtool fanout).
 			if f, ok := get("d", "fanout", 1); ok {
-				r := row{scenario: "d' the six section calls only, bare fasthttp client", conns: "1", eRPS: rpsS(f.rps), eP50: ms(f.p50), eP99: ms(f.p99),
-					vs: "-", vRPS: "-", vP50: "-", vP99: "-", ratio: "-", result: "-", target: "reference: d's floor (the fake and loopback moving the six answers, no edge)"}
+				r := floorRow("d' the six section calls only, bare fasthttp client", 1, f,
+					"reference: d's floor (the fake and loopback moving the six answers, no edge)")
 				if e, eok := get("d", "edge", 1); eok {
 					r.vs, r.vRPS, r.vP50, r.vP99 = "d, 1 connection", rpsS(e.rps), ms(e.p50), ms(e.p99)
 					r.target = fmt.Sprintf("reference: d's floor (the fake and loopback moving the six answers, no edge); d's p50 is %+.2f ms above it", e.p50-f.p50)
