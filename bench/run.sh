@@ -632,6 +632,16 @@ EDGE_UL="http://127.0.0.1:$EDGE_PORT"
 EDGE_UL_PID=$EDGE_PID
 EDGE_UL_METRICS="http://127.0.0.1:$ADMIN_PORT/metrics"
 timeout 300 "$TOOL" scalewarm -base "$EDGE_UL" -reqs "$BENCH_SCALE_REQS" || die "scale mix: warm-up of the all-in-L1 edge failed"
+# Row s': the scale mix's floor. A bare fasthttp server on the edge's core (with the edge's GODEBUG) that keeps
+# every page of the mix in memory, plain and gzip, as the all-in-L1 edge answered them (bench/bare -mirror), and
+# answers the same sequence with nothing else: no auth, limiter, routing, cache or Redis. What it spends per
+# request is what any fasthttp server holding the whole working set in its memory would spend on the mix.
+free_port
+SBARE_PORT=$PORT
+start bare-mirror "$CPU_SRV" env GODEBUG="$EDGE_GODEBUG" "$BIN/bare" -listen "127.0.0.1:$SBARE_PORT" -mirror "$EDGE_UL" \
+  -reqs "$BENCH_SCALE_REQS"
+SBARE_PID=$LAST_PID
+wait_port "$SBARE_PID" "$SBARE_PORT" 120
 EDGE_SNAP=(-pid "edge=$EDGE_X_PID" -pid "redis=$REDIS4_PID" -redis "127.0.0.1:$REDIS4" -metrics "$EDGE_X_METRICS")
 export BENCH_SCALE_SEQ="$WORK/scale-seq-zipf.txt"
 # Unmeasured: bring the edge's L1 from the warm-up's last pages to the trace's hot set.
@@ -651,6 +661,8 @@ scale_rows() {
     scale_run "s$sfx" edge "$EDGE_X/" "$r" "$BENCH_DIR/wrk/scale.lua"
     SNAP=("${NGINX_PIDS[@]}")
     scale_run "s$sfx" nginx "$NGINX_X/" "$r" "$BENCH_DIR/wrk/scale.lua"
+    SNAP=(-pid "bare=$SBARE_PID")
+    scale_run "s$sfx" bare "http://127.0.0.1:$SBARE_PORT/" "$r" "$BENCH_DIR/wrk/scale.lua"
   done
   log "scenario u$sfx: every hit from Redis (edge with a 64 KiB L1, uniform sequence) against L1 hits (hot URL on the scale edge)"
   for r in $(seq 1 "$SCALE_RUNS"); do
@@ -684,6 +696,7 @@ timeout $((DUR_S + 60)) taskset -c "$CPU_GEN" wrk -t1 -c64 -d"$DURATION" --timeo
   >"$LOGS/wrk-scale-gz-prime.txt" 2>&1 || die "scale mix: gzip priming run failed"
 scale_rows -gz -H "Accept-Encoding: gzip"
 unset BENCH_SCALE_GZIP
+stop "$SBARE_PID"
 
 fi # BENCH_ONLY=miss
 

@@ -661,6 +661,11 @@ func scaleRows(recs []scaleRecord, get func(scn, target string, c int) (agg, boo
 			t += fmt.Sprintf("; Redis %.2f cmds/req; MEMORY USAGE %.0f B/entry", cmds, mem)
 			r.target = t
 			rows = append(rows, r)
+			uCPU, _ := med("u"+sv.sfx, "edge", cpu)
+			ulCPU, _ := med("ul"+sv.sfx, "edge", cpu)
+			if fr, ok := scaleFloorRow(sv.sfx, sv.label, med, get, nCPU, share, uCPU-ulCPU); ok {
+				rows = append(rows, fr)
+			}
 		}
 		if uCPU, ok := med("u"+sv.sfx, "edge", cpu); ok {
 			u, _ := get("u"+sv.sfx, "edge", 64)
@@ -697,6 +702,36 @@ func scaleRows(recs []scaleRecord, get func(scn, target string, c int) (agg, boo
 		}
 	}
 	return rows
+}
+
+// scaleFloorRow is row s' (a reference, no verdict): the scale mix
+// answered by a bare fasthttp server holding every page in memory (target
+// "bare" of scenario s), its CPU per request against nginx's (nCPU), and
+// the most the edge could reach on the mix if its L1 hits cost what the
+// bare server's answers cost: an L1 share h of the hits at the floor's
+// cost b, the rest at b plus what an L2 hit adds (l2Extra: row u's CPU per
+// request, edge and Redis, less row ul's), so nginx's CPU over
+// b + (1-h)*l2Extra. ok is false without the bare runs.
+func scaleFloorRow(sfx, label string, med func(scn, target string, f func(scaleRecord) float64) (float64, bool),
+	get func(scn, target string, c int) (agg, bool), nCPU, h, l2Extra float64) (row, bool) {
+	b, ok := med("s"+sfx, "bare", func(r scaleRecord) float64 { return r.CPUus })
+	f, fok := get("s"+sfx, "bare", 64)
+	if !ok || !fok || b <= 0 {
+		return row{}, false
+	}
+	ms := func(v float64) string { return fmt.Sprintf("%.2f ms", v) }
+	t := fmt.Sprintf("reference: the mix's floor (a bare fasthttp server with every page in memory, nothing else); its CPU/req %.1f µs", b)
+	if nCPU > 0 {
+		t += fmt.Sprintf(", nginx's %.1f µs (%.2fx)", nCPU, nCPU/b)
+		if l2Extra > 0 {
+			best := b + (1-h)*l2Extra
+			t += fmt.Sprintf("; with L1 hits at this cost, this run's L1 share %.3f and an L2 hit's extra %.1f µs (row u%s less row ul%s, edge+redis), the edge's best on this mix: %.1f µs = %.2fx nginx",
+				h, l2Extra, sfx, sfx, best, nCPU/best)
+		}
+	}
+	return row{scenario: "s'" + sfx + " bare fasthttp server, the mix from memory" + label, conns: "64",
+		eRPS: fmt.Sprintf("%.0f", f.rps), eP50: ms(f.p50), eP99: ms(f.p99),
+		vs: "-", vRPS: "-", vP50: "-", vP99: "-", ratio: "-", result: "-", target: t}, true
 }
 
 // fleetRows is the table row of scenario g (medians over runs): the edge

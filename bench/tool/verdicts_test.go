@@ -226,3 +226,32 @@ func TestMissFloorRow(t *testing.T) {
 		t.Errorf("row c at 75 us (target 80) reads %s beside its floor:\n%s", got, c)
 	}
 }
+
+// Row s' reports the bare server's CPU per request against nginx's and the
+// edge's best on the mix: nginx's CPU over the floor's cost plus the L2
+// hits' share of row u's extra over row ul (here 10 + (1-0.75)*20 = 15 µs
+// against nginx's 18: 1.20x). It is a reference: no verdict.
+func TestScaleFloorRow(t *testing.T) {
+	scale := func(scn, target string, cpu, share float64) map[string]any {
+		return map[string]any{"kind": "scale", "scenario": scn, "target": target, "conns": 64, "run": 1, "requests": 100000,
+			"cpu_us_per_req": cpu, "cpu_us_by_proc": map[string]float64{"edge": cpu}, "l1_share": share,
+			"best_static_share": 0.8, "ws_over_l1": 12}
+	}
+	rows := reportRows(t, "s' bare",
+		wrkLine("s", "edge", 64, 1, 300000, 0), wrkLine("s", "nginx", 64, 1, 300000, 0), wrkLine("s", "bare", 64, 1, 400000, 0),
+		wrkLine("u", "edge", 64, 1, 100000, 0), wrkLine("ul", "edge", 64, 1, 200000, 0),
+		scale("s", "edge", 25, 0.75), scale("s", "nginx", 18, 0), scale("s", "bare", 10, 0),
+		scale("u", "edge", 40, 0.02), scale("ul", "edge", 20, 1),
+	)
+	if len(rows) != 1 {
+		t.Fatalf("want one s' row, got %d", len(rows))
+	}
+	for _, want := range []string{"CPU/req 10.0 µs", "nginx's 18.0 µs (1.80x)", "extra 20.0 µs", "15.0 µs = 1.20x nginx"} {
+		if !strings.Contains(rows[0], want) {
+			t.Errorf("row s' lacks %q:\n%s", want, rows[0])
+		}
+	}
+	if got := resultCell(rows[0]); got != "-" {
+		t.Errorf("row s' is a reference, its result reads %q", got)
+	}
+}
