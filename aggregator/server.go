@@ -68,7 +68,8 @@ type RateLimiter interface {
 }
 
 // RequestInfo describes one finished request, for access logs and
-// metrics. RequestID is only valid during the OnRequest call.
+// metrics. It, and its RequestID, are only valid during the OnRequest
+// call: the edge reuses both for its next request.
 type RequestInfo struct {
 	Method    []byte
 	Route     string
@@ -297,6 +298,7 @@ type reqState struct {
 	// into (poolFillBody); respond hands it to fasthttp, which closes it
 	// once the response is written.
 	fillBody *bufpool.Buf
+	info     RequestInfo // what report hands to OnRequest
 }
 
 func (rs *reqState) reset() {
@@ -472,7 +474,11 @@ func (s *Server) finish(ctx *fasthttp.RequestCtx, rs *reqState) {
 // report hands the finished request to the access log and metrics.
 func (s *Server) report(ctx *fasthttp.RequestCtx, rs *reqState) {
 	if s.onRequest != nil {
-		info := RequestInfo{
+		// Made in the pooled request state: a RequestInfo handed to a
+		// function value would escape to the heap, an allocation per
+		// request.
+		info := &rs.info
+		*info = RequestInfo{
 			Method:    ctx.Method(),
 			Route:     rs.route,
 			Status:    ctx.Response.StatusCode(),
@@ -486,7 +492,7 @@ func (s *Server) report(ctx *fasthttp.RequestCtx, rs *reqState) {
 		if rs.p != nil {
 			info.DealerID = rs.p.dealerID
 		}
-		s.onRequest(&info)
+		s.onRequest(info)
 	}
 }
 

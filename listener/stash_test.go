@@ -144,3 +144,85 @@ func TestOneByteReadOtherConns(t *testing.T) {
 		t.Fatalf("read %q, want %q", got, req)
 	}
 }
+
+// TestOneByteReadAllocations: the one-byte wait for the next request
+// allocates nothing once the connection is warm (its read function is made
+// once per connection, not per read).
+func TestOneByteReadAllocations(t *testing.T) {
+	c, client := tcpPair(t)
+	req := []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	b := make([]byte, 1)
+	rest := make([]byte, 4096)
+	one := func() {
+		if _, err := client.Write(req); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := c.Read(b); n != 1 || err != nil {
+			t.Fatalf("one-byte read: %d, %v", n, err)
+		}
+		for got := 1; got < len(req); {
+			n, err := c.Read(rest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got += n
+		}
+	}
+	one()
+	if allocs := testing.AllocsPerRun(100, one); allocs > 0 {
+		t.Errorf("a one-byte read and its stash allocate %.1f times per request", allocs)
+	}
+}
+
+// TestWriteDeadlineCoalesced: a write deadline later than the one in force
+// by less than a sixteenth of the time left is not set again (the server
+// re-arms it before every response); an earlier one, a zero one, a much
+// later one and SetDeadline's are.
+func TestWriteDeadlineCoalesced(t *testing.T) {
+	rec := &deadlineRecorder{}
+	c := &limitConn{Conn: rec, l: &LimitListener{}}
+	now := time.Now()
+	steps := []struct {
+		name string
+		t    time.Time
+		set  bool
+	}{
+		{"first", now.Add(10 * time.Second), true},
+		{"1 ms later", now.Add(10*time.Second + time.Millisecond), false},
+		{"500 ms later", now.Add(10*time.Second + 500*time.Millisecond), false},
+		{"earlier", now.Add(9 * time.Second), true},
+		{"1 s later than in force", now.Add(10 * time.Second), true},
+		{"zero", time.Time{}, true},
+		{"after zero", now.Add(10 * time.Second), true},
+	}
+	for _, st := range steps {
+		before := rec.writes
+		if err := c.SetWriteDeadline(st.t); err != nil {
+			t.Fatal(err)
+		}
+		if set := rec.writes > before; set != st.set {
+			t.Errorf("%s: set %v, want %v", st.name, set, st.set)
+		}
+		if st.set && !rec.write.Equal(st.t) {
+			t.Errorf("%s: deadline in force %v, want %v", st.name, rec.write, st.t)
+		}
+	}
+	// SetDeadline records its write deadline: a slightly later one after
+	// it is coalesced.
+	_ = c.SetDeadline(now.Add(20 * time.Second))
+	before := rec.writes
+	_ = c.SetWriteDeadline(now.Add(20*time.Second + time.Millisecond))
+	if rec.writes != before {
+		t.Errorf("a write deadline 1 ms after SetDeadline's was set again")
+	}
+}
+
+// deadlineRecorder is a net.Conn that records its deadlines.
+type deadlineRecorder struct {
+	net.Conn
+	write  time.Time
+	writes int
+}
+
+func (d *deadlineRecorder) SetWriteDeadline(t time.Time) error { d.write = t; d.writes++; return nil }
+func (d *deadlineRecorder) SetReadDeadline(time.Time) error    { return nil }
