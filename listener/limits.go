@@ -373,10 +373,9 @@ func (c *limitConn) readStashed(b []byte) (int, error) {
 	if c.readFn == nil {
 		c.readFn = c.readOnce
 	}
-	c.rsBuf, c.rsN, c.rsErr = nil, 0, nil
 	err := c.raw.Read(c.readFn)
 	buf, n, rerr := c.rsBuf, c.rsN, c.rsErr
-	c.rsBuf, c.rsErr = nil, nil
+	c.rsBuf, c.rsN, c.rsErr = nil, 0, nil // empty for the next read
 	switch {
 	case err != nil: // a deadline, or the connection closed
 	case rerr != nil:
@@ -491,12 +490,8 @@ func (c *limitConn) SetReadDeadline(t time.Time) error {
 // (with server.write_timeout 10 s: after 9.4 s at the least), never late.
 // A zero t, an earlier t and the first deadline are always set.
 func (c *limitConn) SetWriteDeadline(t time.Time) error {
-	if t.IsZero() {
-		c.writeUntil.Store(0)
-		return c.Conn.SetWriteDeadline(t)
-	}
-	tn := t.UnixNano()
-	if cur := c.writeUntil.Load(); cur != 0 && tn >= cur && tn-cur < (tn-time.Now().UnixNano())/16 {
+	tn := unixNanos(t)
+	if cur := c.writeUntil.Load(); tn != 0 && cur != 0 && tn >= cur && tn-cur < (tn-time.Now().UnixNano())/16 {
 		return nil
 	}
 	if err := c.Conn.SetWriteDeadline(t); err != nil {
@@ -506,17 +501,21 @@ func (c *limitConn) SetWriteDeadline(t time.Time) error {
 	return nil
 }
 
+// unixNanos is a deadline as the conn keeps it: Unix ns, 0 for none.
+func unixNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
 // SetDeadline caps the read side under pressure.
 func (c *limitConn) SetDeadline(t time.Time) error {
 	c.parkArmed = false
 	if err := c.Conn.SetWriteDeadline(t); err != nil {
 		return err
 	}
-	if t.IsZero() {
-		c.writeUntil.Store(0)
-	} else {
-		c.writeUntil.Store(t.UnixNano())
-	}
+	c.writeUntil.Store(unixNanos(t))
 	t = c.cap(t)
 	return c.Conn.SetReadDeadline(t)
 }
@@ -542,11 +541,7 @@ func (c *limitConn) cap(t time.Time) time.Time {
 			t = limit
 		}
 	}
-	if t.IsZero() {
-		c.idleUntil.Store(0)
-	} else {
-		c.idleUntil.Store(t.UnixNano())
-	}
+	c.idleUntil.Store(unixNanos(t))
 	return t
 }
 
