@@ -217,12 +217,88 @@ func TestWriteDeadlineCoalesced(t *testing.T) {
 	}
 }
 
-// deadlineRecorder is a net.Conn that records its deadlines.
+// TestReadDeadlineLazy: a read deadline reaches the socket only when a
+// read may wait under it, no later than asked, and is left as it is while
+// the one in force is earlier by less than a sixteenth of its span.
+func TestReadDeadlineLazy(t *testing.T) {
+	rec := &deadlineRecorder{}
+	l := &LimitListener{}
+	c := &limitConn{Conn: rec, l: l}
+	now := time.Now()
+	one := make([]byte, 1)
+	steps := []struct {
+		name  string
+		ask   time.Time // asked before the read (zero: nothing asked)
+		stash bool      // the read is served from the stash
+		set   bool      // the socket's deadline is set before the read
+		want  time.Time // the deadline in force after the read
+	}{
+		{"idle, read waits", now.Add(60 * time.Second), false, true, now.Add(60 * time.Second)},
+		{"read timeout, request in the stash", now.Add(5 * time.Second), true, false, now.Add(60 * time.Second)},
+		{"idle 1 ms later", now.Add(60*time.Second + time.Millisecond), false, false, now.Add(60 * time.Second)},
+		{"idle 3 s later", now.Add(63 * time.Second), false, false, now.Add(60 * time.Second)},
+		{"idle 4 s later (past a sixteenth)", now.Add(64 * time.Second), false, true, now.Add(64 * time.Second)},
+		{"read timeout, read waits", now.Add(5 * time.Second), false, true, now.Add(5 * time.Second)},
+		{"nothing asked, read waits", time.Time{}, false, false, now.Add(5 * time.Second)},
+	}
+	for _, st := range steps {
+		if !st.ask.IsZero() {
+			if err := c.SetReadDeadline(st.ask); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if rec.reads != 0 {
+			t.Fatalf("%s: SetReadDeadline set the socket's deadline", st.name)
+		}
+		if st.stash {
+			c.stash = []byte("x")
+		}
+		if _, err := c.Read(one); err != nil {
+			t.Fatal(err)
+		}
+		if set := rec.reads > 0; set != st.set {
+			t.Errorf("%s: set %v, want %v", st.name, set, st.set)
+		}
+		if !rec.read.Equal(st.want) {
+			t.Errorf("%s: deadline in force %v, want %v", st.name, rec.read.Sub(now), st.want.Sub(now))
+		}
+		rec.reads = 0
+	}
+	// The sweep under pressure lowers idleUntil: the next read that waits
+	// takes the lower deadline.
+	_ = c.SetReadDeadline(now.Add(60 * time.Second))
+	c.lowerIdleUntil(now.Add(2 * time.Second).UnixNano())
+	if _, err := c.Read(one); err != nil {
+		t.Fatal(err)
+	}
+	if !rec.read.Equal(time.Unix(0, now.Add(2*time.Second).UnixNano())) {
+		t.Errorf("after the sweep: deadline in force %v, want 2s", rec.read.Sub(now))
+	}
+	// A deadline in force that has (nearly) run out is not kept for a
+	// later one asked, however close.
+	rec.reads = 0
+	first := time.Now().Add(160 * time.Millisecond)
+	_ = c.SetReadDeadline(first)
+	_, _ = c.Read(one)
+	time.Sleep(170 * time.Millisecond)
+	later := first.Add(5 * time.Millisecond) // within a sixteenth of its span
+	_ = c.SetReadDeadline(later)
+	_, _ = c.Read(one)
+	if rec.reads != 2 || !rec.read.Equal(later) {
+		t.Errorf("after an expired deadline: %d sets, in force %v, want 2 and the later one", rec.reads, rec.read)
+	}
+}
+
+// deadlineRecorder is a net.Conn that records its deadlines; its reads
+// return one byte.
 type deadlineRecorder struct {
 	net.Conn
 	write  time.Time
 	writes int
+	read   time.Time
+	reads  int
 }
 
 func (d *deadlineRecorder) SetWriteDeadline(t time.Time) error { d.write = t; d.writes++; return nil }
-func (d *deadlineRecorder) SetReadDeadline(time.Time) error    { return nil }
+func (d *deadlineRecorder) SetReadDeadline(t time.Time) error  { d.read = t; d.reads++; return nil }
+func (d *deadlineRecorder) Read(b []byte) (int, error)         { b[0] = 'x'; return 1, nil }
