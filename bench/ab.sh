@@ -14,7 +14,10 @@
 # 64), AB_PAIRS (default 6, smoke 2), AB_DURATION (wrk -d, default 10s, smoke 1s), AB_A_BIN / AB_B_BIN (the edge
 # binaries; default one build of this tree for both), AB_A_ENV / AB_B_ENV (VAR=VALUE ... added to each edge's
 # environment, e.g. AB_B_ENV=GOGC=200; both start from the shipped GODEBUG, AB_EDGE_GODEBUG, which a GODEBUG=
-# word there replaces), AB_LATENCY (the fake upstream's latency, default 5ms).
+# word there replaces), AB_LATENCY (the fake upstream's latency, default 5ms), AB_AT_ONCE (1: each pair loads A
+# and B at the same time, two wrk on CPU 1, instead of one after the other: both variants meet the same phase of the
+# host, and the pairs' ratios spread by about 1% instead of 20-30%; the two edges share CPU 0, so each one's
+# requests per second and latency are about half of a run alone: compare CPU per request only).
 #
 # Everything listens on 127.0.0.1 on free ports; every process started is stopped on exit. The edges and their
 # redis-server run on CPU 0, wrk and the fake upstream on CPU 1, as in bench/run.sh.
@@ -47,6 +50,7 @@ DUR_S="${DURATION%s}"
 [[ "$DUR_S" =~ ^[0-9]+$ && "$PAIRS" =~ ^[0-9]+$ && "$CONNS" =~ ^[0-9]+$ ]] ||
   { echo "bench/ab.sh: AB_DURATION must be whole seconds (e.g. 10s), AB_PAIRS and AB_CONNS numbers" >&2; exit 2; }
 LIMIT_S=$((PAIRS * 2 * (DUR_S + 5) + 180))
+[ "${AB_AT_ONCE:-0}" = 1 ] || [ "${AB_AT_ONCE:-0}" = 0 ] || { echo "bench/ab.sh: AB_AT_ONCE must be 0 or 1" >&2; exit 2; }
 
 OUT="$BENCH_DIR/out/ab"
 LOGS="$OUT/logs"
@@ -166,22 +170,43 @@ switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^(voluntary|nonvol
 CLK_TCK=$(getconf CLK_TCK)
 RES="$WORK/results.txt"
 : >"$RES"
+wrk_edge() { # VARIANT: one measured wrk run against edge VARIANT, its output on stdout
+  timeout $((DUR_S + 60)) taskset -c "$CPU_GEN" wrk -t1 -c"$CONNS" -d"$DURATION" --timeout 10s -s "$REPORT" \
+    -H "X-Api-Key: $KEY" "http://127.0.0.1:${EDGE_PORT[$1]}$URLPATH" 2>&1
+}
 run() { # VARIANT PAIR
   local v="$1" pid="${EDGE_PID[$1]}" t0 t1 s0 s1 out
   t0=$(ticks "$pid"); s0=$(switches "$pid")
-  out=$(timeout $((DUR_S + 60)) taskset -c "$CPU_GEN" wrk -t1 -c"$CONNS" -d"$DURATION" --timeout 10s -s "$REPORT" \
-    -H "X-Api-Key: $KEY" "http://127.0.0.1:${EDGE_PORT[$v]}$URLPATH" 2>&1) || { echo "$out" >&2; die "wrk failed against edge $v"; }
+  out=$(wrk_edge "$v") || { echo "$out" >&2; die "wrk failed against edge $v"; }
   t1=$(ticks "$pid"); s1=$(switches "$pid")
+  record "$v" "$2" "$out" $((t1 - t0)) $((s1 - s0))
+}
+# run_at_once PAIR (AB_AT_ONCE=1): A and B loaded at the same time, each by its own wrk, so that both meet the same
+# phase of the host; each edge's CPU is still its own process's.
+run_at_once() {
+  local ta0 tb0 sa0 sb0 ta1 tb1 sa1 sb1 pa pb
+  ta0=$(ticks "${EDGE_PID[A]}"); tb0=$(ticks "${EDGE_PID[B]}"); sa0=$(switches "${EDGE_PID[A]}"); sb0=$(switches "${EDGE_PID[B]}")
+  wrk_edge A >"$WORK/wrk-A.txt" & pa=$!
+  wrk_edge B >"$WORK/wrk-B.txt" & pb=$!
+  wait "$pa" || { cat "$WORK/wrk-A.txt" >&2; die "wrk failed against edge A"; }
+  wait "$pb" || { cat "$WORK/wrk-B.txt" >&2; die "wrk failed against edge B"; }
+  ta1=$(ticks "${EDGE_PID[A]}"); tb1=$(ticks "${EDGE_PID[B]}"); sa1=$(switches "${EDGE_PID[A]}"); sb1=$(switches "${EDGE_PID[B]}")
+  record A "$1" "$(cat "$WORK/wrk-A.txt")" $((ta1 - ta0)) $((sa1 - sa0))
+  record B "$1" "$(cat "$WORK/wrk-B.txt")" $((tb1 - tb0)) $((sb1 - sb0))
+}
+record() { # VARIANT PAIR WRK_OUTPUT CPU_TICKS SWITCHES
+  local v="$1" out="$3" reqs p50 p99 non2xx
   read -r _ reqs p50 p99 non2xx <<<"$(grep '^ABRUN ' <<<"$out")"
   [ -n "${reqs:-}" ] && [ "$reqs" -gt 0 ] || { echo "$out" >&2; die "no requests answered by edge $v"; }
   [ "$non2xx" -eq 0 ] || die "edge $v answered $non2xx non-2xx responses"
-  awk -v v="$v" -v pair="$2" -v r="$reqs" -v dt=$((t1 - t0)) -v hz="$CLK_TCK" -v ds=$((s1 - s0)) -v p50="$p50" -v p99="$p99" 'BEGIN {
+  awk -v v="$v" -v pair="$2" -v r="$reqs" -v dt="$4" -v hz="$CLK_TCK" -v ds="$5" -v p50="$p50" -v p99="$p99" 'BEGIN {
     cpu = dt * 1e6 / hz / r
     printf "%s %d %.2f %.3f %d %d %d\n", v, pair, cpu, ds / r, r, p50, p99 }' >>"$RES"
   tail -n 1 "$RES" | awk '{printf "  pair %d %s: %.1f µs CPU/req, %.3f context switches/req, %d req, p50 %.2f ms, p99 %.2f ms\n", $2, $1, $3, $4, $5, $6 / 1000, $7 / 1000}'
 }
 for pair in $(seq 1 "$PAIRS"); do
-  if ((pair % 2)); then run A "$pair"; run B "$pair"; else run B "$pair"; run A "$pair"; fi
+  if [ "${AB_AT_ONCE:-0}" = 1 ]; then run_at_once "$pair"
+  elif ((pair % 2)); then run A "$pair"; run B "$pair"; else run B "$pair"; run A "$pair"; fi
 done
 
 # Summary: medians of each variant and of the per-pair ratio B/A (CPU per request).
