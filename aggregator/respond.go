@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"time"
 	"unsafe"
 
 	"github.com/valyala/fasthttp"
@@ -62,13 +63,11 @@ func fillCtx(parent context.Context, st *liveSettings, reqID, traceparent string
 func (s *Server) serveFresh(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSettings, contentType string, key []byte) bool {
 	pol := st.policy(rs.route, contentType)
 	gz := wantsGzip(st, rs)
-	var e *cache.Entry
-	var ok bool
-	if gz {
-		e, ok = s.cache.FreshGzip(rs.p.dealerID, key, pol)
-	} else {
-		e, ok = s.cache.Fresh(rs.p.dealerID, key, pol)
+	var at time.Time // the cache's own clock
+	if s.realClock {
+		at = rs.start // the request's one clock read
 	}
+	e, ok := s.cache.FreshAt(rs.p.dealerID, key, pol, gz, at)
 	if !ok {
 		return false
 	}

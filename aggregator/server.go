@@ -47,6 +47,9 @@ type ResponseCache interface {
 	// the gzip variant: an entry read from Redis compressed is not
 	// decompressed for it.
 	FreshGzip(dealerID int64, key []byte, pol cache.Policy) (*cache.Entry, bool)
+	// FreshAt is Fresh (FreshGzip when gzip is set) judged at now, the
+	// request's start read from the real clock (zero: the cache's own).
+	FreshAt(dealerID int64, key []byte, pol cache.Policy, gzip bool, now time.Time) (*cache.Entry, bool)
 	GetGzip(ctx context.Context, dealerID int64, key []byte, pol cache.Policy, fill cache.FillFunc) (*cache.Entry, cache.Result, error)
 	// Peek and Put keep facts rather than responses (a remembered "not
 	// found", see notFoundKeyPrefix): Peek looks for a fresh entry in L1
@@ -485,7 +488,7 @@ func (s *Server) report(ctx *fasthttp.RequestCtx, rs *reqState) {
 			Code:      rs.code,
 			Cache:     rs.cache,
 			RequestID: rs.reqID,
-			Duration:  s.now().Sub(rs.start),
+			Duration:  s.since(rs.start),
 			BodyBytes: bodyBytesSent(ctx),
 			Gzip:      rs.gzip,
 		}
@@ -494,6 +497,15 @@ func (s *Server) report(ctx *fasthttp.RequestCtx, rs *reqState) {
 		}
 		s.onRequest(info)
 	}
+}
+
+// since is the time from t, a reading of s.now: with the real clock, one
+// monotonic clock read (time.Since), where s.now().Sub(t) takes two.
+func (s *Server) since(t time.Time) time.Duration {
+	if s.realClock {
+		return time.Since(t)
+	}
+	return s.now().Sub(t)
 }
 
 // bodyBytesSent is the length of the response body as it goes out: none

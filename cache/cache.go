@@ -171,6 +171,7 @@ type Cache struct {
 	purgePrefix    string   // generation keys and the purge channel (Options.PurgePrefix)
 	channel        string
 	now            func() time.Time
+	realClock      bool // now is time.Now: a caller's reading of it may stand in (FreshAt)
 	log            *slog.Logger
 	serveStaleOn   func(error) bool
 	dropOn         func(error) bool
@@ -265,7 +266,8 @@ func New(opts Options) (*Cache, error) {
 	if opts.GzipLevel < 0 || opts.GzipLevel > 9 {
 		return nil, fmt.Errorf("cache: GzipLevel must be 0 (the default, %d) or 1-9, got %d", DefaultGzipLevel, opts.GzipLevel)
 	}
-	if opts.Now == nil {
+	realClock := opts.Now == nil
+	if realClock {
 		opts.Now = time.Now
 	}
 	if opts.Logger == nil {
@@ -282,6 +284,7 @@ func New(opts Options) (*Cache, error) {
 		purgePrefix:    opts.PurgePrefix,
 		channel:        opts.PurgePrefix + ":purge",
 		now:            opts.Now,
+		realClock:      realClock,
 		log:            opts.Logger,
 		serveStaleOn:   opts.ServeStaleOn,
 		dropOn:         opts.DropOn,
@@ -421,22 +424,37 @@ func (c *Cache) get(ctx context.Context, dealerID int64, key []byte, pol Policy,
 // here counts as a hit, as in Get. It never touches Redis. Its plain body
 // is ready, as after Get; FreshGzip is the GetGzip form.
 func (c *Cache) Fresh(dealerID int64, key []byte, pol Policy) (*Entry, bool) {
-	return c.fresh(dealerID, key, pol, true)
+	return c.fresh(dealerID, key, pol, true, time.Time{})
 }
 
 // FreshGzip is Fresh for a caller that will send the gzip variant when the
 // entry has one.
 func (c *Cache) FreshGzip(dealerID int64, key []byte, pol Policy) (*Entry, bool) {
-	return c.fresh(dealerID, key, pol, false)
+	return c.fresh(dealerID, key, pol, false, time.Time{})
 }
 
-func (c *Cache) fresh(dealerID int64, key []byte, pol Policy, plain bool) (*Entry, bool) {
+// FreshAt is Fresh, or FreshGzip when gzip is set, judged at now: a
+// reading of time.Now the caller took at the start of the request (a hit
+// then costs no clock read of its own, about 60 ns on this VM). A zero
+// now, or a cache given a clock of its own (Options.Now), reads the
+// cache's clock.
+func (c *Cache) FreshAt(dealerID int64, key []byte, pol Policy, gzip bool, now time.Time) (*Entry, bool) {
+	return c.fresh(dealerID, key, pol, !gzip, now)
+}
+
+func (c *Cache) fresh(dealerID int64, key []byte, pol Policy, plain bool, now time.Time) (*Entry, bool) {
 	pol = pol.normalised()
 	if pol.TTL == 0 || c.l1 == nil {
 		return nil, false
 	}
 	n, s := c.l1.lookup(dealerID, key)
-	if n == nil || pol.state(n.entry, c.now()) != stateFresh || !usable(n.entry, plain) {
+	if n == nil {
+		return nil, false
+	}
+	if now.IsZero() || !c.realClock {
+		now = c.now()
+	}
+	if pol.state(n.entry, now) != stateFresh || !usable(n.entry, plain) {
 		return nil, false
 	}
 	s.hits.Add(1)

@@ -813,3 +813,41 @@ func (l *cmdLog) names() []string {
 	}
 	return s
 }
+
+// TestFreshAt: a hit judged at the caller's reading of the real clock, and
+// at the cache's own clock when it was given one (a caller's time.Now must
+// not stand in for a test's or a simulation's clock).
+func TestFreshAt(t *testing.T) {
+	pol := Policy{TTL: time.Minute}
+	key := []byte("/k")
+	fill := func(context.Context) ([]byte, error) { return []byte(`{"a":1}`), nil }
+	real := newCache(t, Options{})
+	if _, _, err := real.Get(context.Background(), 1, key, pol, fill); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		at   time.Time
+		want bool
+	}{
+		{"now", time.Now(), true},
+		{"zero: the cache's clock", time.Time{}, true},
+		{"past the TTL", time.Now().Add(2 * time.Minute), false},
+	} {
+		if _, ok := real.FreshAt(1, key, pol, false, tc.at); ok != tc.want {
+			t.Errorf("real clock, %s: fresh %v, want %v", tc.name, ok, tc.want)
+		}
+	}
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	own := newCache(t, Options{Now: func() time.Time { return clock }})
+	if _, _, err := own.Get(context.Background(), 1, key, pol, fill); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := own.FreshAt(1, key, pol, true, time.Now()); !ok {
+		t.Error("own clock: a real-clock reading (years later) was used instead of the cache's clock")
+	}
+	clock = clock.Add(2 * time.Minute)
+	if _, ok := own.FreshAt(1, key, pol, true, clock.Add(-2*time.Minute)); ok {
+		t.Error("own clock: an earlier reading was used instead of the cache's clock")
+	}
+}

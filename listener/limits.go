@@ -274,8 +274,9 @@ type limitConn struct {
 	parkArmed   bool         // the read deadline in force is the parking one
 	idleUntil   atomic.Int64 // the idle deadline in force (after the busy cap), Unix ns; 0: none
 	// writeUntil is the write deadline in force, Unix ns; 0: none (see
-	// SetWriteDeadline).
+	// SetWriteDeadline); writeEnds the same as monotonic ns (monoNow).
 	writeUntil atomic.Int64
+	writeEnds  atomic.Int64
 	// The read deadline, set on the socket only before a read that may
 	// wait (see armRead). readWant is the one the server asked for last
 	// (capped, or the parking one; zero: none); readSet the one in force
@@ -557,7 +558,7 @@ var monoBase = time.Now()
 func monoNow() int64 { return int64(time.Since(monoBase)) }
 
 // SetWriteDeadline sets the write deadline unless the one in force is
-// earlier than t by less than a sixteenth of the time left until t: the
+// earlier than t by less than a sixteenth of the time it has left: the
 // server re-arms its write timeout before every response (a timer change
 // in the runtime, about 0.4 µs of a 15-20 µs cache hit), so on a
 // keep-alive connection the deadline moves on about every sixteenth of the
@@ -566,14 +567,22 @@ func monoNow() int64 { return int64(time.Since(monoBase)) }
 // A zero t, an earlier t and the first deadline are always set.
 func (c *limitConn) SetWriteDeadline(t time.Time) error {
 	tn := unixNanos(t)
-	if cur := c.writeUntil.Load(); tn != 0 && cur != 0 && tn >= cur && tn-cur < (tn-time.Now().UnixNano())/16 {
+	if cur := c.writeUntil.Load(); tn != 0 && cur != 0 && tn >= cur && tn-cur < (c.writeEnds.Load()-monoNow())/16 {
 		return nil
 	}
 	if err := c.Conn.SetWriteDeadline(t); err != nil {
 		return err
 	}
-	c.writeUntil.Store(tn)
+	c.setWrite(t)
 	return nil
+}
+
+// setWrite records t as the write deadline in force on the socket.
+func (c *limitConn) setWrite(t time.Time) {
+	c.writeUntil.Store(unixNanos(t))
+	if !t.IsZero() {
+		c.writeEnds.Store(int64(time.Until(t)) + monoNow())
+	}
 }
 
 // unixNanos is a deadline as the conn keeps it: Unix ns, 0 for none.
@@ -591,7 +600,7 @@ func (c *limitConn) SetDeadline(t time.Time) error {
 	if err := c.Conn.SetWriteDeadline(t); err != nil {
 		return err
 	}
-	c.writeUntil.Store(unixNanos(t))
+	c.setWrite(t)
 	t = c.cap(t)
 	c.readWant = t
 	if err := c.Conn.SetReadDeadline(t); err != nil {
