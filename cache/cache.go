@@ -164,7 +164,8 @@ type Options struct {
 
 // Cache is a two-level response cache. It is safe for concurrent use.
 type Cache struct {
-	gzipLevel      int8 // Options.GzipLevel, given to every entry made here
+	gzipLevel      int8         // Options.GzipLevel, given to every entry made here
+	plainBelow     atomic.Int64 // SetPlainBelow
 	rdb            redis.UniversalClient
 	batch          *batcher // nil: one round trip per call
 	prefix         string   // entries and fill locks (Options.Prefix)
@@ -804,6 +805,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 	e := newEntry(body, c.now(), pol)
 	stored = e
 	e.level, e.src = c.gzipLevel, rv.Source
+	e.plainWire = int64(len(body)) < c.plainBelow.Load()
 	// A refresh (or a refill within stale-if-error) that made the body
 	// the entry it replaces holds keeps that entry's compressed bytes.
 	if e.adoptGzip(prev) {
@@ -990,6 +992,18 @@ func (c *Cache) SetMaxRefreshes(n int) {
 	}
 	c.maxRefreshes.Store(int64(n))
 }
+
+// SetPlainBelow makes the entries filled from now on whose body is shorter
+// than n bytes go to Redis (and to the bulk tier) plain, and never be
+// compressed on their own account: the edge sends a body below its
+// server.gzip_min_bytes plain to every client, so compressing it at the
+// fill was wasted, and every L2 hit of it, a gzip client's too, had to
+// inflate it (table building dominates that for a small body: about 3 µs
+// of an L2 hit's CPU). 0 (the default) compresses every body that
+// compression shrinks by an eighth. A gzip client of such an entry, should
+// n be lowered later, gets a variant made on demand, as for any plain
+// value. Safe for concurrent use.
+func (c *Cache) SetPlainBelow(n int) { c.plainBelow.Store(int64(max(n, 0))) }
 
 // workerIdle is how long a pooled worker of the cache (a refresh's, the
 // batcher's flusher) waits for its next job before it exits. A refresh goes

@@ -83,12 +83,15 @@ type Entry struct {
 	ErrorUntil time.Time
 
 	hash     uint64
-	src      uint64                  // digest of what the body was made from (Revalidation.Source); 0: none. Kept in Redis with a compressed payload
-	plainLen int                     // length of the plain body
-	level    int8                    // gzip level of the variant made here (Options.GzipLevel); 0: the default
-	plain    atomic.Pointer[variant] // the plain body; nil until Body inflates it
-	gz       atomic.Pointer[variant] // the gzip variant, made on first use (see Gzip)
-	bad      atomic.Bool             // the compressed payload did not inflate to the body
+	src      uint64 // digest of what the body was made from (Revalidation.Source); 0: none. Kept in Redis with a compressed payload
+	plainLen int    // length of the plain body
+	level    int8   // gzip level of the variant made here (Options.GzipLevel); 0: the default
+	// plainWire: the Redis value is the plain body, not compressed for it
+	// (Cache.SetPlainBelow).
+	plainWire bool
+	plain     atomic.Pointer[variant] // the plain body; nil until Body inflates it
+	gz        atomic.Pointer[variant] // the gzip variant, made on first use (see Gzip)
+	bad       atomic.Bool             // the compressed payload did not inflate to the body
 
 	lent    atomic.Pointer[bufpool.Buf] // the pooled storage of a plain body served once (see inflateLent)
 	lending atomic.Bool                 // being offered to L1 with lent storage: L1's lookups pass it over
@@ -465,9 +468,12 @@ func encodeEntry(e *Entry) []byte { return appendEntry(nil, e) }
 func appendEntry(dst []byte, e *Entry) []byte {
 	var payload []byte
 	flags := byte(0)
-	if gz, _, ok := e.Gzip(); ok {
-		payload, flags = gz, wireGzip
-	} else {
+	if !e.plainWire {
+		if gz, _, ok := e.Gzip(); ok {
+			payload, flags = gz, wireGzip
+		}
+	}
+	if flags == 0 {
 		payload = e.Body()
 	}
 	withSrc := flags == wireGzip && e.src != 0 && len(payload) >= 18 && payload[3] == 0

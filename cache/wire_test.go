@@ -545,3 +545,57 @@ func corruptPayload(t *testing.T, mr *miniredis.Miniredis, c *Cache, dealer int6
 	b[wireHeader+len(b[wireHeader:])/2] ^= 0x55
 	mr.Set(rkey, string(b))
 }
+
+// TestPlainBelow: with SetPlainBelow, a body shorter than the bound goes
+// to Redis plain and is never compressed (at the fill or at an L2 hit, for
+// a gzip caller too); a longer one is stored compressed as before; and a
+// reader serves both from Redis.
+func TestPlainBelow(t *testing.T) {
+	mr, rc := newMiniRedis(t)
+	writer := newCache(t, Options{Redis: rc, L1MaxBytes: -1})
+	writer.SetPlainBelow(1024)
+	reader := newCache(t, Options{Redis: rc})
+	pol := Policy{TTL: time.Hour}
+	ctx := context.Background()
+	noFill := func(context.Context) ([]byte, error) { return nil, errors.New("no fill expected") }
+	small, large := listingBody(3, 1), listingBody(4, 20)
+	if len(small) >= 1024 || len(large) < 1024 {
+		t.Fatalf("bodies of %d and %d bytes", len(small), len(large))
+	}
+	for _, tc := range []struct {
+		key  string
+		body []byte
+		gzip bool // stored compressed
+	}{
+		{"/small", small, false},
+		{"/large", large, true},
+	} {
+		e, res, err := writer.Get(ctx, 1, []byte(tc.key), pol, func(context.Context) ([]byte, error) { return tc.body, nil })
+		if err != nil || res != Miss {
+			t.Fatalf("%s: fill %v %v", tc.key, res, err)
+		}
+		if made := e.gz.Load() != nil; made != tc.gzip {
+			t.Errorf("%s: gzip variant made at the fill: %v, want %v", tc.key, made, tc.gzip)
+		}
+		gen, _ := writer.generation(ctx, 1)
+		v, err := mr.Get(writer.entryKey(1, gen, tc.key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := v[1]&wireGzip != 0; got != tc.gzip {
+			t.Errorf("%s: stored compressed %v, want %v", tc.key, got, tc.gzip)
+		}
+		e, res, err = reader.GetGzip(ctx, 1, []byte(tc.key), pol, noFill)
+		if err != nil || res != Hit {
+			t.Fatalf("%s: GetGzip from Redis: %v %v", tc.key, res, err)
+		}
+		if !tc.gzip && (e.gz.Load() != nil || !bytes.Equal(e.Body(), tc.body)) {
+			t.Errorf("%s: a gzip caller's L2 hit of a plain value compressed it, or lost the body", tc.key)
+		}
+		if tc.gzip {
+			if gz, _, ok := e.Gzip(); !ok || !bytes.Equal(gunzipStd(t, gz), tc.body) {
+				t.Errorf("%s: gzip variant does not hold the body", tc.key)
+			}
+		}
+	}
+}

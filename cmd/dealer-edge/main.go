@@ -580,6 +580,9 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		return nil, err
 	}
 	a.closers = append(a.closers, func() { _ = a.cache.Close() })
+	// A body the server never compresses goes to Redis plain (reloaded
+	// with the setting).
+	a.cache.SetPlainBelow(cfg.Server.GzipMinBytes)
 
 	// Both limiters log their Redis state changes with "limiter" ("key",
 	// "address"), and probe Redis in the background while it is down: the
@@ -888,6 +891,7 @@ func (a *app) reload() error {
 	// settings, not before them in a hook a later failure would not undo.
 	a.cache.SetMaxRefreshes(cfg.Cache.MaxRefreshes)
 	a.cache.SetRedisDealerBudget(cfg.Cache.RedisDealerBudget)
+	a.cache.SetPlainBelow(cfg.Server.GzipMinBytes)
 	a.log.Info("config reloaded", "file", a.flags.config)
 	if changed := configs.RestartOnly(configs.ChangedFields(a.fileCfg.Flatten(), cfg.Flatten())); len(changed) > 0 {
 		a.log.Warn("config fields changed that take effect only at restart", "fields", strings.Join(changed, ","))
