@@ -273,20 +273,13 @@ type limitConn struct {
 	parkPending atomic.Bool  // the parking deadline passed with nothing read: Close parks
 	parkArmed   bool         // the read deadline in force is the parking one
 	idleUntil   atomic.Int64 // the idle deadline in force (after the busy cap), Unix ns; 0: none
-	// writeUntil is the write deadline in force, Unix ns; 0: none (see
-	// SetWriteDeadline); writeEnds the same as monotonic ns (monoNow).
-	writeUntil atomic.Int64
-	writeEnds  atomic.Int64
-	// The read deadline, set on the socket only before a read that may
-	// wait (see armRead). readWant is the one the server asked for last
-	// (capped, or the parking one; zero: none); readSet the one in force
-	// on the socket, Unix ns (0: none); readEnds the same as monotonic ns
-	// (monoNow) and readSpan the time it had left when it was set. Only the
-	// goroutine that reads touches them.
+	// The deadlines in force on the socket (see SetWriteDeadline and
+	// armRead), and the read deadline the server asked for last (capped,
+	// or the parking one; zero: none), which the next read that may wait
+	// sets. Only the goroutine that reads touches readWant.
+	writeSet deadline
+	readSet  deadline
 	readWant time.Time
-	readSet  int64
-	readEnds int64
-	readSpan int64
 	// stash holds what a one-byte read took from the socket beyond that
 	// byte (see Read); stashBuf is its pooled buffer, nil when empty. Only
 	// the goroutine that reads touches them.
@@ -509,8 +502,8 @@ func (c *limitConn) SetReadDeadline(t time.Time) error {
 // µs cache hit. Set lazily, the read timeout of a request that the
 // one-byte read brought in whole (the stash) is never set, since no read
 // waits under it; and the idle deadline is left as it is while the one in
-// force is earlier than asked by less than a sixteenth of its span and
-// more than that is left of it, so a keep-alive connection's idle deadline
+// force covers the one asked for (deadline.covers: earlier by less than a
+// sixteenth of the time it has left), so a keep-alive connection's idle deadline
 // moves on about every sixteenth of the idle timeout instead of every
 // request. A read waits under a deadline no later than the one asked for
 // (a wait for a connection's next request may end up to a sixteenth of
@@ -521,8 +514,7 @@ func (c *limitConn) armRead() error {
 	if u := c.idleUntil.Load(); u != 0 && (want == 0 || u < want) {
 		want = u // lowered by the sweep since it was asked for
 	}
-	cur := c.readSet
-	if want == cur || want != 0 && cur != 0 && cur < want && want-cur < c.readSpan/16 && c.readEnds-monoNow() > c.readSpan/16 {
+	if c.readSet.covers(want) {
 		return nil
 	}
 	var t time.Time
@@ -534,20 +526,33 @@ func (c *limitConn) armRead() error {
 	if err := c.Conn.SetReadDeadline(t); err != nil {
 		return err
 	}
-	c.setRead(t)
+	c.readSet.set(t)
 	return nil
 }
 
-// setRead records t as the read deadline in force on the socket.
-func (c *limitConn) setRead(t time.Time) {
-	c.readSet = unixNanos(t)
-	if t.IsZero() {
-		c.readEnds, c.readSpan = 0, 0
-		return
+// deadline is a deadline in force on a socket, kept so that one asked for
+// a little later need not be set (a runtime timer change with two clock
+// reads): at as Unix ns (0: none), ends as monotonic ns (monoNow).
+type deadline struct {
+	at, ends atomic.Int64
+}
+
+// covers reports whether the deadline in force may stand for want (Unix
+// ns, 0: none): it is the same, or earlier than want by less than a
+// sixteenth of the time it has left. So a deadline is never later than
+// asked, and at most about a sixteenth early; none, zero and an earlier
+// want are always set.
+func (d *deadline) covers(want int64) bool {
+	cur := d.at.Load()
+	return want == cur || want != 0 && cur != 0 && want > cur && want-cur < (d.ends.Load()-monoNow())/16
+}
+
+// set records t as the deadline in force.
+func (d *deadline) set(t time.Time) {
+	d.at.Store(unixNanos(t))
+	if !t.IsZero() {
+		d.ends.Store(int64(time.Until(t)) + monoNow())
 	}
-	now := time.Now()
-	c.readSpan = int64(t.Sub(now))
-	c.readEnds = int64(now.Sub(monoBase)) + c.readSpan
 }
 
 // monoBase is the origin of monoNow.
@@ -557,32 +562,22 @@ var monoBase = time.Now()
 // where time.Now takes two.
 func monoNow() int64 { return int64(time.Since(monoBase)) }
 
-// SetWriteDeadline sets the write deadline unless the one in force is
-// earlier than t by less than a sixteenth of the time it has left: the
-// server re-arms its write timeout before every response (a timer change
-// in the runtime, about 0.4 µs of a 15-20 µs cache hit), so on a
-// keep-alive connection the deadline moves on about every sixteenth of the
-// timeout instead; a response's write may time out up to that much early
-// (with server.write_timeout 10 s: after 9.4 s at the least), never late.
-// A zero t, an earlier t and the first deadline are always set.
+// SetWriteDeadline sets the write deadline unless the one in force covers
+// it (deadline.covers): the server re-arms its write timeout before every
+// response (a timer change in the runtime, about 0.4 µs of a 15-20 µs
+// cache hit), so on a keep-alive connection the deadline moves on about
+// every sixteenth of the timeout instead; a response's write may time out
+// up to that much early (with server.write_timeout 10 s: after 9.4 s at
+// the least), never late.
 func (c *limitConn) SetWriteDeadline(t time.Time) error {
-	tn := unixNanos(t)
-	if cur := c.writeUntil.Load(); tn != 0 && cur != 0 && tn >= cur && tn-cur < (c.writeEnds.Load()-monoNow())/16 {
+	if c.writeSet.covers(unixNanos(t)) {
 		return nil
 	}
 	if err := c.Conn.SetWriteDeadline(t); err != nil {
 		return err
 	}
-	c.setWrite(t)
+	c.writeSet.set(t)
 	return nil
-}
-
-// setWrite records t as the write deadline in force on the socket.
-func (c *limitConn) setWrite(t time.Time) {
-	c.writeUntil.Store(unixNanos(t))
-	if !t.IsZero() {
-		c.writeEnds.Store(int64(time.Until(t)) + monoNow())
-	}
 }
 
 // unixNanos is a deadline as the conn keeps it: Unix ns, 0 for none.
@@ -600,13 +595,13 @@ func (c *limitConn) SetDeadline(t time.Time) error {
 	if err := c.Conn.SetWriteDeadline(t); err != nil {
 		return err
 	}
-	c.setWrite(t)
+	c.writeSet.set(t)
 	t = c.cap(t)
 	c.readWant = t
 	if err := c.Conn.SetReadDeadline(t); err != nil {
 		return err
 	}
-	c.setRead(t)
+	c.readSet.set(t)
 	return nil
 }
 
@@ -620,7 +615,7 @@ func (c *limitConn) unpark() {
 	c.parkArmed = false
 	c.readWant = time.Time{}
 	_ = c.Conn.SetReadDeadline(time.Time{})
-	c.setRead(time.Time{})
+	c.readSet.set(time.Time{})
 }
 
 // cap returns the read deadline t under the busy cap (BusyIdleTimeout

@@ -219,7 +219,7 @@ func TestWriteDeadlineCoalesced(t *testing.T) {
 
 // TestReadDeadlineLazy: a read deadline reaches the socket only when a
 // read may wait under it, no later than asked, and is left as it is while
-// the one in force is earlier by less than a sixteenth of its span.
+// the one in force is earlier by less than a sixteenth of the time it has left.
 func TestReadDeadlineLazy(t *testing.T) {
 	rec := &deadlineRecorder{}
 	l := &LimitListener{}
@@ -281,7 +281,7 @@ func TestReadDeadlineLazy(t *testing.T) {
 	_ = c.SetReadDeadline(first)
 	_, _ = c.Read(one)
 	time.Sleep(170 * time.Millisecond)
-	later := first.Add(5 * time.Millisecond) // within a sixteenth of its span
+	later := first.Add(5 * time.Millisecond) // within a sixteenth of the 160 ms first was set for, but first has run out
 	_ = c.SetReadDeadline(later)
 	_, _ = c.Read(one)
 	if rec.reads != 2 || !rec.read.Equal(later) {
