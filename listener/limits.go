@@ -189,8 +189,7 @@ func (l *LimitListener) Accept() (net.Conn, error) {
 				// idleUntil first: a read that sets its deadline after
 				// it takes the lower one (armRead).
 				if u := oc.idleUntil.Load(); u != 0 && u > limit.UnixNano() {
-					oc.lowerIdleUntil(limit.UnixNano())
-					_ = oc.Conn.SetReadDeadline(limit)
+					oc.cutIdle(limit)
 				}
 			}
 		}
@@ -446,6 +445,19 @@ func (c *limitConn) noteReadError(err error) {
 	}
 }
 
+// cutIdle is the accept loop's sweep of one connection under pressure: its
+// idle deadline in force comes down to limit, on the socket at once. The
+// deadline its reader last set (readSet) is forgotten, so that the reader's
+// next read that waits sets the one it asks for: kept, it could stand for a
+// later one (deadline.covers) while the socket holds limit, and a
+// connection that was cut when pressure began would be closed at limit
+// after it ended. Safe from any goroutine.
+func (c *limitConn) cutIdle(limit time.Time) {
+	c.lowerIdleUntil(limit.UnixNano())
+	_ = c.Conn.SetReadDeadline(limit)
+	c.readSet.forget()
+}
+
 // lowerIdleUntil brings the idle deadline in force down to limit (Unix
 // ns) when it is later; no deadline (0) stays none, as the busy cap
 // leaves it. Safe from any goroutine.
@@ -527,6 +539,16 @@ func (c *limitConn) armRead() error {
 		return err
 	}
 	c.readSet.set(t)
+	// A sweep that lowered idleUntil after it was read above has set its
+	// limit on the socket before this call or will after it; before, this
+	// call undid it: set the lower one again.
+	if u := c.idleUntil.Load(); u != 0 && (want == 0 || u < want) {
+		t = time.Unix(0, u)
+		if err := c.Conn.SetReadDeadline(t); err != nil {
+			return err
+		}
+		c.readSet.set(t)
+	}
 	return nil
 }
 
@@ -544,8 +566,15 @@ type deadline struct {
 // want are always set.
 func (d *deadline) covers(want int64) bool {
 	cur := d.at.Load()
+	if cur < 0 {
+		return false // forgotten
+	}
 	return want == cur || want != 0 && cur != 0 && want > cur && want-cur < (d.ends.Load()-monoNow())/16
 }
+
+// forget makes the next covers false: the socket's deadline was set by
+// someone else.
+func (d *deadline) forget() { d.at.Store(-1) }
 
 // set records t as the deadline in force.
 func (d *deadline) set(t time.Time) {

@@ -251,7 +251,7 @@ func TestReadDeadlineLazy(t *testing.T) {
 			t.Fatalf("%s: SetReadDeadline set the socket's deadline", st.name)
 		}
 		if st.stash {
-			c.stash = []byte("x")
+			c.stash, c.stashBuf = stashed("x")
 		}
 		if _, err := c.Read(one); err != nil {
 			t.Fatal(err)
@@ -289,6 +289,72 @@ func TestReadDeadlineLazy(t *testing.T) {
 	}
 }
 
+// TestReadDeadlineAfterSweep: the accept loop's sweep under pressure cuts
+// an idle connection's deadline on the socket; once pressure is over, the
+// next wait asks for a deadline just later than the one the reader set
+// before the sweep, and that must go on the socket. Without the sweep
+// forgetting the reader's deadline, the one before the sweep stood for it
+// (covers) and the connection stayed under the sweep's 2 s limit.
+func TestReadDeadlineAfterSweep(t *testing.T) {
+	rec := &deadlineRecorder{}
+	c := &limitConn{Conn: rec, l: &LimitListener{}}
+	now := time.Now()
+	one := make([]byte, 1)
+	_ = c.SetReadDeadline(now.Add(60 * time.Second))
+	if _, err := c.Read(one); err != nil {
+		t.Fatal(err)
+	}
+	cut := now.Add(2 * time.Second)
+	c.cutIdle(cut)
+	if !rec.read.Equal(cut) {
+		t.Fatalf("after the sweep: deadline in force %v, want 2s", rec.read.Sub(now))
+	}
+	// A request arrives whole (the stash), is answered, and the server
+	// waits for the next one under its idle timeout, pressure over.
+	_ = c.SetReadDeadline(now.Add(5 * time.Second))
+	c.stash, c.stashBuf = stashed("x")
+	if _, err := c.Read(one); err != nil {
+		t.Fatal(err)
+	}
+	next := now.Add(60*time.Second + time.Millisecond)
+	_ = c.SetReadDeadline(next)
+	if _, err := c.Read(one); err != nil {
+		t.Fatal(err)
+	}
+	if !rec.read.Equal(next) {
+		t.Errorf("next wait: deadline in force %v, want %v", rec.read.Sub(now), next.Sub(now))
+	}
+}
+
+// TestReadDeadlineSweepDuringArm: a sweep that lowers idleUntil between the
+// reader's look at it and its setting of the socket is not undone by it.
+func TestReadDeadlineSweepDuringArm(t *testing.T) {
+	now := time.Now()
+	cut := now.Add(2 * time.Second)
+	var c *limitConn
+	rec := &deadlineRecorder{onRead: func(d time.Time) {
+		if d.After(cut) && c.idleUntil.Load() != cut.UnixNano() {
+			c.cutIdle(cut) // the sweep runs just before the reader's setting lands
+		}
+	}}
+	c = &limitConn{Conn: rec, l: &LimitListener{}}
+	_ = c.SetReadDeadline(now.Add(60 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if !rec.read.Equal(cut) {
+		t.Errorf("deadline in force %v, want the sweep's 2s", rec.read.Sub(now))
+	}
+}
+
+// stashed returns a stash holding s in a buffer of the stash's pool, as
+// readStashed leaves one (a stash without its buffer would put nil into
+// the pool when it is drained, and another test's read would take it).
+func stashed(s string) ([]byte, *[stashSize]byte) {
+	buf := new([stashSize]byte)
+	return buf[:copy(buf[:], s)], buf
+}
+
 // deadlineRecorder is a net.Conn that records its deadlines; its reads
 // return one byte.
 type deadlineRecorder struct {
@@ -297,8 +363,16 @@ type deadlineRecorder struct {
 	writes int
 	read   time.Time
 	reads  int
+	onRead func(time.Time) // called before a read deadline is recorded
 }
 
 func (d *deadlineRecorder) SetWriteDeadline(t time.Time) error { d.write = t; d.writes++; return nil }
-func (d *deadlineRecorder) SetReadDeadline(t time.Time) error  { d.read = t; d.reads++; return nil }
-func (d *deadlineRecorder) Read(b []byte) (int, error)         { b[0] = 'x'; return 1, nil }
+func (d *deadlineRecorder) SetReadDeadline(t time.Time) error {
+	if d.onRead != nil {
+		d.onRead(t)
+	}
+	d.read = t
+	d.reads++
+	return nil
+}
+func (d *deadlineRecorder) Read(b []byte) (int, error) { b[0] = 'x'; return 1, nil }
