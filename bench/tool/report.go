@@ -334,16 +334,17 @@ func report(args []string) error {
 			}
 			rows = append(rows, r)
 		}
-		// Tracing: the same hot URL on two edges run back to back, one
-		// without tracing and one sampling 1% of the requests (exported to
-		// a loopback OTLP/HTTP sink).
+		// Tracing: the same hot URL on two edges loaded at the same time
+		// (each by its own wrk, both edges on CPU 0), one without tracing
+		// and one sampling 1% of the requests (exported to a loopback
+		// OTLP/HTTP sink).
 		for _, c := range conns {
 			off, ok := get("t", "off", c)
 			if !ok {
 				continue
 			}
 			rows = append(rows, row{scenario: "t0 tracing off, 1 hot URL", conns: fmt.Sprint(c), eRPS: rpsS(off.rps), eP50: ms(off.p50), eP99: ms(off.p99),
-				vs: "-", vRPS: "-", vP50: "-", vP99: "-", ratio: "-", result: "-", target: "reference for t1 (same build, tracing not configured)"})
+				vs: "-", vRPS: "-", vP50: "-", vP99: "-", ratio: "-", result: "-", target: "reference for t1 (same build, tracing not configured; loaded at the same time as t1, each edge on half of CPU 0)"})
 			on, ok := get("t", "edge", c)
 			if !ok {
 				continue
@@ -353,6 +354,12 @@ func report(args []string) error {
 			if off.rps > 0 {
 				r.ratio = fmt.Sprintf("%.2fx", on.rps/off.rps)
 				r.result = verdict(on.rps >= 0.95*off.rps)
+			}
+			// The CPU each edge spent per request: the cost of tracing
+			// itself (the rate's ratio is its inverse while CPU 0 is shared
+			// evenly).
+			if on.cpu > 0 && off.cpu > 0 {
+				r.target += fmt.Sprintf("; edge CPU/request %.1f us traced vs %.1f us off (%.3fx)", on.cpu, off.cpu, on.cpu/off.cpu)
 			}
 			rows = append(rows, r)
 		}
