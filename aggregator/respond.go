@@ -63,16 +63,36 @@ func fillCtx(parent context.Context, st *liveSettings, reqID, traceparent string
 func (s *Server) serveFresh(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSettings, contentType string, key []byte) bool {
 	pol := st.policy(rs.route, contentType)
 	gz := wantsGzip(st, rs)
-	var at time.Time // the cache's own clock
-	if s.realClock {
-		at = rs.start // the request's one clock read
-	}
+	at := s.hitTime(rs)
 	e, ok := s.cache.FreshAt(rs.p.dealerID, key, pol, gz, at)
 	if !ok {
 		return false
 	}
-	s.writeEntry(ctx, rs, st, e, pol, cache.Hit, gz)
+	s.writeEntry(ctx, rs, st, e, pol, cache.Hit, gz, at)
 	return true
+}
+
+// maxHitLag is how long after its start a request may reach its L1 lookup
+// and still be judged at its start (hitTime).
+const maxHitLag = time.Millisecond
+
+// hitTime is the time an L1 hit is judged at and its max-age counted from:
+// the request's start (its one clock read) when the request reached the
+// lookup within maxHitLag of it, else now. A request that waited on its
+// way there (a key lookup at the dealers service, a rate-limit round trip
+// to Redis, a pause of the process) is not served an entry that expired
+// during the wait as fresh, nor one stored during it with more than its
+// TTL. The check is one monotonic clock read, where time.Now takes two.
+// Zero when the server's clock is not the real one: the cache reads its
+// own.
+func (s *Server) hitTime(rs *reqState) time.Time {
+	if !s.realClock {
+		return time.Time{}
+	}
+	if d := time.Since(rs.start); d > maxHitLag {
+		return rs.start.Add(d)
+	}
+	return rs.start
 }
 
 // wantsGzip reports whether the request gets gzip-coded bodies: compression
@@ -112,7 +132,7 @@ func (s *Server) respond(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSetting
 		s.fail(ctx, rs, err)
 		return
 	}
-	s.writeEntry(ctx, rs, st, e, pol, res, gz)
+	s.writeEntry(ctx, rs, st, e, pol, res, gz, time.Time{})
 	if rs.fillBody != nil {
 		if res == cache.Bypass {
 			// The response refers to the buffer until fasthttp has written
@@ -147,17 +167,16 @@ func (rs *reqState) poolFillBody(st *liveSettings) *[]byte {
 }
 
 // writeEntry writes a cached entry; max-age is its freshness left under the
-// policy in force, which a reload may have shortened since it was stored:
-// at the request's start for a hit (stored before it), at the time of
-// writing for an entry the request waited for (a fill, its own or one it
-// joined), which would otherwise get the wait on top of the TTL.
-// gz is wantsGzip's answer for the request: the gzip variant is sent when
-// the body reaches server.gzip_min_bytes and compresses.
-func (s *Server) writeEntry(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSettings, e *cache.Entry, pol cache.Policy, res cache.Result, gz bool) {
+// policy in force, which a reload may have shortened since it was stored,
+// at at: the time serveFresh judged an L1 hit at (hitTime), or, when at is
+// zero, now: for an entry the request waited for (a fill, its own or one
+// it joined; an L2 hit), which would otherwise get the wait on top of the
+// TTL. gz is wantsGzip's answer for the request: the gzip variant is sent
+// when the body reaches server.gzip_min_bytes and compresses.
+func (s *Server) writeEntry(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSettings, e *cache.Entry, pol cache.Policy, res cache.Result, gz bool, at time.Time) {
 	rs.cache = res.String()
 	rs.hdrBuf = append(rs.hdrBuf[:0], "private, max-age="...)
-	at := rs.start
-	if res != cache.Hit {
+	if at.IsZero() {
 		at = s.now()
 	}
 	rs.hdrBuf = strconv.AppendInt(rs.hdrBuf, int64(pol.MaxAge(e, at)), 10)

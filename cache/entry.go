@@ -426,7 +426,13 @@ func (r Result) String() string {
 // digest and serves the member from the copy (nothing is copied or
 // rewritten); a reader that does not (a release before it) skips the field
 // as gzip asks and serves the whole member, which decodes to the same body.
-// A plain payload carries no digest.
+// A plain payload carries no digest: an entry stored plain because it is
+// shorter than SetPlainBelow's length is not revalidated by a refresh that
+// finds it in Redis (another instance's, or this one's after L1 let it go),
+// but built again, which for such a body is cheap; a digest beside a plain
+// payload would take a flag that releases before it read as a later wire
+// format (a miss, and a refill, on every small entry during a rolling
+// deploy).
 const (
 	wireVersion1 = 1
 	wireHeader1  = 1 + 4*8 + 8
@@ -588,6 +594,10 @@ func decodeEntry(b []byte, kept bool) (*Entry, error) {
 			}
 			e.plain.Store(&variant{body: payload, kept: kept})
 			e.plainLen = len(payload)
+			// Stored plain (shorter than the writer's SetPlainBelow, or
+			// not worth compressing): a copy made of it (the bulk tier,
+			// a rewrite) stays plain instead of compressing it again.
+			e.plainWire = true
 			break
 		}
 		// A gzip member: magic, deflate, and a trailer whose ISIZE is the

@@ -58,10 +58,10 @@ func renewable(prev *Entry) bool {
 }
 
 // renewed is a new entry of prev's body stored at now under p: it shares
-// prev's codings whose storage is their own (see renewable) and its
-// source digest.
+// prev's codings whose storage is their own (see renewable), its source
+// digest, and its being stored plain in Redis (plainWire).
 func (prev *Entry) renewed(now time.Time, p Policy) *Entry {
-	e := &Entry{ETag: prev.ETag, hash: prev.hash, plainLen: prev.plainLen, src: prev.src, StoredAt: now}
+	e := &Entry{ETag: prev.ETag, hash: prev.hash, plainLen: prev.plainLen, src: prev.src, plainWire: prev.plainWire, StoredAt: now}
 	if v := prev.plain.Load(); v != nil && v.kept {
 		e.plain.Store(v)
 	}
