@@ -2,34 +2,11 @@ package cache
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 )
-
-// smallSourceFiller is sourceFiller with a body under 1 KB: it offers a
-// refresh the source digest it last built from.
-type smallSourceFiller struct {
-	mu      sync.Mutex
-	src     uint64
-	builds  int
-	offered []uint64
-}
-
-func (f *smallSourceFiller) fill(ctx context.Context) ([]byte, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	rv := RevalidationFrom(ctx)
-	f.offered = append(f.offered, rv.Prev)
-	if rv.Prev != 0 && rv.Prev == f.src {
-		return nil, ErrUnchanged
-	}
-	f.builds++
-	rv.Source = f.src
-	return listingBody(f.src, 1), nil
-}
 
 // redisFlags is the flags byte of the one entry in Redis.
 func redisFlags(t *testing.T, mr *miniredis.Miniredis) byte {
@@ -79,7 +56,7 @@ func TestPlainBelowRenewed(t *testing.T) {
 	c := newCache(t, Options{Now: clock.Now, Redis: rc})
 	c.SetPlainBelow(1024)
 	pol := Policy{TTL: 10 * time.Second, StaleWhileRevalidate: 10 * time.Second}
-	f := &smallSourceFiller{src: 1}
+	f := &sourceFiller{src: 1, items: 1} // a body under 1 KB
 	get := func(want Result) *Entry {
 		t.Helper()
 		e, res, err := c.Get(context.Background(), 7, []byte("/k"), pol, f.fill)

@@ -210,6 +210,7 @@ type sourceFiller struct {
 	builds  int
 	offered []uint64 // Revalidation.Prev of each call
 	lie     bool     // answer ErrUnchanged whatever Prev is
+	items   int      // vehicles on the page built; 0: 20
 }
 
 func (f *sourceFiller) fill(ctx context.Context) ([]byte, error) {
@@ -225,7 +226,11 @@ func (f *sourceFiller) fill(ctx context.Context) ([]byte, error) {
 	}
 	f.builds++
 	rv.Source = f.src
-	return listingBody(f.src, 20), nil
+	items := f.items
+	if items == 0 {
+		items = 20
+	}
+	return listingBody(f.src, items), nil
 }
 
 func (f *sourceFiller) set(src uint64) { f.mu.Lock(); f.src = src; f.mu.Unlock() }
