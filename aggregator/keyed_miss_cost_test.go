@@ -196,7 +196,7 @@ func TestOneKeyRedisFootprint(t *testing.T) {
 }
 
 // entryKey matches the Redis key of a response entry (cache/doc.go).
-var entryKey = regexp.MustCompile(`:\{d[0-9]+\}:g[0-9]+:`)
+var entryKey = regexp.MustCompile(`:\{d[0-9]+\}:g[0-9]+(e[0-9]+)?:`)
 
 // TestOneKeyRedisBudget: one key asking for distinct content listings of
 // 100 items (a new q each time, each its own entry) through an edge on a

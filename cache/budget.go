@@ -78,10 +78,10 @@ func (d *dealerBytes) sweep(now int64) {
 // expires, and reports whether it fits the budget (nothing is counted
 // when it does not); held is the dealer's count, and warn whether a line
 // about the dealer is due.
-func (b *redisBudget) admit(dealer int64, size int64, now, expires time.Time) (ok bool, held int64, warn bool) {
+func (b *redisBudget) admit(dealer int64, size int64, now, expires time.Time) (ok bool, held int64, warn bool, charge budgetCharge) {
 	limit := b.limit.Load()
 	if limit <= 0 {
-		return true, 0, false
+		return true, 0, false, budgetCharge{}
 	}
 	nowSlot := now.UnixNano() / budgetSlot
 	exp := (expires.UnixNano() + budgetSlot - 1) / budgetSlot
@@ -112,7 +112,7 @@ func (b *redisBudget) admit(dealer int64, size int64, now, expires time.Time) (o
 		if warn {
 			d.logged = nowSlot
 		}
-		return false, d.total, warn
+		return false, d.total, warn, budgetCharge{}
 	}
 	s := exp % budgetBuckets
 	if d.at[s] != exp {
@@ -120,7 +120,37 @@ func (b *redisBudget) admit(dealer int64, size int64, now, expires time.Time) (o
 	}
 	d.bytes[s] += size
 	d.total += size
-	return true, d.total, false
+	return true, d.total, false, budgetCharge{dealer: dealer, size: size, slot: exp}
+}
+
+// budgetCharge is what admit counted for one write: refund takes it back
+// when the write fails.
+type budgetCharge struct {
+	dealer int64
+	size   int64 // 0: nothing was counted
+	slot   int64
+}
+
+// refund takes a failed write's bytes off its dealer's count, unless its
+// bucket ended (or was reused) meanwhile. A write that timed out may still
+// have been made by Redis; the count then errs towards admitting, as it does
+// for an entry Redis evicts.
+func (b *redisBudget) refund(ch budgetCharge) {
+	if ch.size == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	d := b.dealers[ch.dealer]
+	if d == nil {
+		return
+	}
+	s := ch.slot % budgetBuckets
+	if d.at[s] != ch.slot || d.bytes[s] < ch.size {
+		return
+	}
+	d.bytes[s] -= ch.size
+	d.total -= ch.size
 }
 
 // SetRedisDealerBudget sets the per-dealer Redis byte budget
@@ -130,13 +160,14 @@ func (c *Cache) SetRedisDealerBudget(n int64) { c.budget.limit.Store(max(n, 0)) 
 
 // admitL2 reports whether a write of buf (the encoded entry e, for rkey)
 // may go to Redis: always for a rewrite of an entry Redis holds (fresh
-// false), else as dealer's budget decides.
-func (c *Cache) admitL2(dealer int64, rkey string, buf []byte, e *Entry, fresh bool) bool {
+// false), else as dealer's budget decides; the charge is what was counted,
+// for budget.refund when the write fails.
+func (c *Cache) admitL2(dealer int64, rkey string, buf []byte, e *Entry, fresh bool) (budgetCharge, bool) {
 	if !fresh {
-		return true
+		return budgetCharge{}, true
 	}
 	now := c.now()
-	ok, held, warn := c.budget.admit(dealer, int64(len(rkey)+len(buf)), now, e.l2WriteUntil())
+	ok, held, warn, charge := c.budget.admit(dealer, int64(len(rkey)+len(buf)), now, e.l2WriteUntil())
 	if !ok {
 		c.st.budgetSkips.Add(1)
 		if warn {
@@ -144,5 +175,5 @@ func (c *Cache) admitL2(dealer int64, rkey string, buf []byte, e *Entry, fresh b
 				"dealer_id", dealer, "budget_bytes", c.budget.limit.Load(), "held_bytes", held)
 		}
 	}
-	return ok
+	return charge, ok
 }

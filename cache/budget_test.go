@@ -66,7 +66,7 @@ func TestRedisBudgetCount(t *testing.T) {
 			b.limit.Store(c.limit)
 			for i, s := range c.steps {
 				now := t0.Add(s.at)
-				ok, _, _ := b.admit(s.dealer, s.size, now, now.Add(s.ttl))
+				ok, _, _, _ := b.admit(s.dealer, s.size, now, now.Add(s.ttl))
 				if ok != s.ok {
 					t.Fatalf("step %d: admit %d bytes of dealer %d at %v: %v, want %v", i, s.size, s.dealer, s.at, ok, s.ok)
 				}
@@ -76,6 +76,34 @@ func TestRedisBudgetCount(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a refund takes a failed write back", func(t *testing.T) {
+		var b redisBudget
+		b.limit.Store(100)
+		_, _, _, ch := b.admit(1, 70, t0, t0.Add(time.Minute))
+		if ok, _, _, _ := b.admit(1, 70, t0, t0.Add(time.Minute)); ok {
+			t.Fatal("140 bytes admitted under a budget of 100")
+		}
+		b.refund(ch)
+		if got := b.held(1, t0); got != 0 {
+			t.Fatalf("after the refund dealer 1 holds %d bytes, want 0", got)
+		}
+		if ok, _, _, _ := b.admit(1, 70, t0, t0.Add(time.Minute)); !ok {
+			t.Fatal("70 bytes refused after the refund of the first 70")
+		}
+		// A refund whose bucket ended meanwhile takes nothing off the
+		// bucket that reuses its slot.
+		later := t0.Add(budgetBuckets * time.Duration(budgetSlot))
+		_, _, _, ch2 := b.admit(1, 30, later, later.Add(time.Minute))
+		b.refund(ch)
+		if got := b.held(1, later); got != 30 {
+			t.Fatalf("a stale refund changed the count: %d bytes, want 30", got)
+		}
+		b.refund(ch2)
+		b.refund(budgetCharge{}) // nothing counted: nothing to take back
+		if got := b.held(1, later); got != 0 {
+			t.Fatalf("dealer 1 holds %d bytes, want 0", got)
+		}
+	})
 	t.Run("idle dealers are forgotten", func(t *testing.T) {
 		var b redisBudget
 		b.limit.Store(1 << 20)
@@ -94,7 +122,7 @@ func TestRedisBudgetCount(t *testing.T) {
 		warns := 0
 		for s := 0; s < 25*60; s += 5 {
 			now := t0.Add(time.Duration(s) * time.Second)
-			if _, _, warn := b.admit(1, 11, now, now.Add(time.Minute)); warn {
+			if _, _, warn, _ := b.admit(1, 11, now, now.Add(time.Minute)); warn {
 				warns++
 			}
 		}
@@ -234,4 +262,88 @@ func (b *redisBudget) held(dealer int64, now time.Time) int64 {
 	}
 	d.sweep(now.UnixNano() / budgetSlot)
 	return d.total
+}
+
+// TestRedisDealerBudgetCountsWritesMade: the budget counts the bytes a
+// dealer's new entries hold in Redis, so fills whose write was not made
+// count nothing: fills while Redis is marked down (no write is sent), and
+// writes Redis refuses (here: out of memory under noeviction). Either way,
+// once Redis takes writes again the dealer's first new entry is written.
+func TestRedisDealerBudgetCountsWritesMade(t *testing.T) {
+	const bodySize = 4 << 10 // 10 of them are twice the budget
+	pol := Policy{TTL: time.Minute, StaleWhileRevalidate: time.Minute, StaleIfError: time.Hour}
+	fill := func(context.Context) ([]byte, error) { // incompressible
+		b := make([]byte, bodySize)
+		_, _ = rand.Read(b)
+		return b, nil
+	}
+	ctx := context.Background()
+	for _, outage := range []string{"redis down", "writes refused"} {
+		t.Run(outage, func(t *testing.T) {
+			srv := redistest.Start(t)
+			rdb := newClient(t, srv.Addr)
+			a := newCache(t, Options{RedisTimeout: 500 * time.Millisecond, Redis: newClient(t, srv.Addr), RedisDealerBudget: 20 << 10})
+			mustGet(t, a, 1, "/before", pol, fill) // the generation read, one entry written
+			switch outage {
+			case "redis down":
+				srv.Stop()
+				waitFor(t, "redis marked down", func() bool {
+					_, _, _ = a.Get(ctx, 1, []byte("/probe-down"), pol, fill)
+					return !a.RedisHealthy()
+				})
+			case "writes refused":
+				if err := rdb.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
+					t.Fatal(err)
+				}
+				if err := rdb.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			errs := a.Stats().L2Errors
+			for i := 0; i < 10; i++ {
+				mustGet(t, a, 1, fmt.Sprintf("/outage%d", i), pol, fill)
+			}
+			switch outage {
+			case "redis down":
+				srv.Restart()
+				rdb = newClient(t, srv.Addr)
+				waitFor(t, "redis marked up", a.RedisHealthy)
+			case "writes refused":
+				if a.Stats().L2Errors == errs || !a.RedisHealthy() {
+					t.Fatalf("the refused writes: %d errors, redis healthy %v; want errors on a healthy Redis", a.Stats().L2Errors-errs, a.RedisHealthy())
+				}
+				if err := rdb.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := a.Stats().RedisBudgetSkips; n != 0 {
+				t.Fatalf("%d writes refused by the budget; none was made", n)
+			}
+			mustGet(t, a, 1, "/after", pol, fill)
+			if ks, _ := rdb.Keys(ctx, "*{d1}*/after").Result(); len(ks) != 1 || a.Stats().RedisBudgetSkips != 0 {
+				t.Fatalf("the first new entry after the outage: in Redis %q, %d budget refusals; want it written", ks, a.Stats().RedisBudgetSkips)
+			}
+		})
+	}
+}
+
+// TestNoCompressionWhileRedisDown: with Redis marked down a plain client's
+// fill writes nothing to Redis, so it compresses nothing for it either
+// ("Redis down: L1 and the upstream, no added latency").
+func TestNoCompressionWhileRedisDown(t *testing.T) {
+	srv := redistest.Start(t)
+	a := newCache(t, Options{RedisTimeout: 200 * time.Millisecond, Redis: newClient(t, srv.Addr)})
+	pol := Policy{TTL: time.Minute, StaleWhileRevalidate: time.Minute, StaleIfError: time.Hour}
+	body := []byte(strings.Repeat("compressible listing page ", 400))
+	fill := func(context.Context) ([]byte, error) { return body, nil }
+	mustGet(t, a, 1, "/before", pol, fill)
+	srv.Stop()
+	waitFor(t, "redis marked down", func() bool {
+		_, _, _ = a.Get(context.Background(), 1, []byte("/probe-down"), pol, fill)
+		return !a.RedisHealthy()
+	})
+	e, _ := mustGet(t, a, 1, "/outage", pol, fill)
+	if g := e.gz.Load(); g != nil {
+		t.Fatalf("a plain client's fill while Redis is down compressed its body (%d -> %d bytes) for a write that is never sent", len(body), len(g.body))
+	}
 }

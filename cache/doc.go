@@ -57,13 +57,16 @@
 //	<prefix>:{d<id>}:l<gen>:<key>    the cross-instance fill lock, PX = LockTTL
 //	<purge prefix>:purge             pub/sub channel, message "<id>:<gen>" or "all:<epoch>"
 //
-// Once the epoch is above 0 (a PurgeAll happened), entry and lock keys carry
-// it after the generation: g<gen>e<epoch>, l<gen>e<epoch>. Under epoch 0
-// (the key is missing) they are the keys of releases without the epoch, so
-// both share L2 while they run side by side. Only single-key commands (GET,
-// INCR, the raise script) touch the epoch key, so its slot in a Redis
-// Cluster does not matter. A release without the epoch fails to parse "all"
-// as a dealer id and ignores the message.
+// Entry and lock keys carry the epoch after the generation once it is above
+// 0: g<gen>e<epoch>, l<gen>e<epoch>. A missing epoch key is seeded as a
+// generation is (the current Unix millisecond), so an epoch Redis lost
+// (evicted under an allkeys-* policy) cannot lead back to entries a
+// PurgeAll retired; epoch 0 (no key, as releases without the epoch and
+// releases before 2026-11-29 read it) is an instance that has not read it.
+// Only single-key commands (SETNX, GET, INCR, the raise script) touch the
+// epoch key, so its slot in a Redis Cluster does not matter. A release
+// without the epoch fails to parse "all" as a dealer id and ignores the
+// message.
 //
 // The purge prefix is [Options.PurgePrefix] (default: the prefix). Two
 // releases whose entries must stay apart (another contract version in the

@@ -255,7 +255,7 @@ func TestIntegrationBulkTier(t *testing.T) {
 			t.Fatalf("get %d: %v, L2 hits %d, bulk hits %d; want %+v", i, res, st.L2Hits, st.BulkHits, want)
 		}
 	}
-	if b.bulk.get(3, mustGen(t, b, 3), 0, []byte("/v1/vehicles?page=1"), false, nil) == nil {
+	if b.bulk.get(3, mustGen(t, b, 3), b.epoch.gen.Load(), []byte("/v1/vehicles?page=1"), false, nil) == nil {
 		t.Fatal("not in the bulk tier")
 	}
 

@@ -249,3 +249,43 @@ func TestPurgeAllDuringFlight(t *testing.T) {
 		}
 	}
 }
+
+// TestPurgeAllEpochKeyLost: Redis may lose the epoch key while it keeps the
+// entries a purge of everything retired (an allkeys-* maxmemory policy
+// evicts it as any key, and nothing reads it while the instances'
+// subscriptions are up). An instance that starts then must not reach those
+// entries: the missing key is seeded above every epoch given before.
+func TestPurgeAllEpochKeyLost(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	pol := Policy{TTL: time.Hour, StaleIfError: 2 * time.Hour}
+	a := newCache(t, Options{Redis: newClient(t, srv.Addr)})
+	waitFor(t, "a's subscription", func() bool { return a.Stats().PubSubUp })
+	mustGet(t, a, 7, "/page", pol, func(context.Context) ([]byte, error) { return []byte("before the purge"), nil })
+	retired := a.entryKey(7, a.gens.get(7).gen.Load(), "/page")
+	if err := a.PurgeAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rdb := newClient(t, srv.Addr)
+	if err := rdb.Del(ctx, a.epochKey()).Err(); err != nil { // what an eviction does
+		t.Fatal(err)
+	}
+	if rdb.Exists(ctx, retired).Val() != 1 {
+		t.Fatalf("the retired entry %q is not in Redis: the test proves nothing", retired)
+	}
+	c := newCache(t, Options{Redis: newClient(t, srv.Addr)}) // a deploy, a scale-out
+	e, res := mustGet(t, c, 7, "/page", pol, func(context.Context) ([]byte, error) { return []byte("after the purge"), nil })
+	if string(e.Body()) != "after the purge" || res != Miss {
+		t.Fatalf("a new instance after the epoch key was lost: %v %q (epoch %d, a holds %d); want a miss filled after the purge",
+			res, e.Body(), c.epoch.gen.Load(), a.epoch.gen.Load())
+	}
+	if c.epoch.gen.Load() <= a.epoch.gen.Load() {
+		t.Fatalf("the epoch seeded after the loss (%d) is not above the one the purge gave (%d)", c.epoch.gen.Load(), a.epoch.gen.Load())
+	}
+	// a purge of everything by either instance reaches both.
+	if err := c.PurgeAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := c.epoch.gen.Load()
+	waitWithin(t, 10*time.Second, "a to adopt c's epoch", func() bool { return a.epoch.gen.Load() == want })
+}

@@ -101,7 +101,7 @@ func (c *Cache) genKey(dealer int64) string {
 
 // epochKey is the global purge epoch's key, under the purge prefix. It has
 // no dealer hash tag: in a Redis Cluster it lives in a slot of its own,
-// which suits the single-key commands (GET, INCR) it is used with.
+// which suits the single-key commands (SETNX, GET, INCR) it is used with.
 func (c *Cache) epochKey() string { return c.purgePrefix + ":epoch" }
 
 // entryKeyAt is the key of an entry under the dealer's generation gen and
@@ -114,9 +114,10 @@ func (c *Cache) lockKeyAt(dealer int64, gen, ep uint64, key string) string {
 	return c.keyWith('l', dealer, gen, ep, key)
 }
 
-// keyWith builds an entry or lock key. Under epoch 0 (no purge of
-// everything ever made) the key is the one releases without the epoch use,
-// so they share L2 during a rolling upgrade; from epoch 1 on it carries
+// keyWith builds an entry or lock key. Under epoch 0 (the epoch not read
+// from Redis yet, or a Redis without one: an instance without Redis, or
+// one of a release before the epoch was seeded) the key has no epoch, as
+// the keys of the releases without the epoch; from epoch 1 on it carries
 // "e<epoch>" after the generation, which no key without it can be.
 func (c *Cache) keyWith(kind byte, dealer int64, gen, ep uint64, key string) string {
 	b := c.dealerPrefix(make([]byte, 0, len(c.prefix)+80+len(key)), dealer)
@@ -623,43 +624,33 @@ func (c *Cache) currentEpoch(ctx context.Context) uint64 {
 	return c.epoch.gen.Load()
 }
 
-// readEpoch reads the purge epoch; a missing key is epoch 0 (nothing was
-// ever purged as a whole). Unlike a generation it is not seeded: epoch 0
-// keeps the key layout of the releases without it.
+// readEpoch reads the purge epoch, seeded as a generation is (readGen)
+// when Redis has none: a missing key is either a Redis that never held one
+// or one that lost it (an allkeys-* maxmemory policy evicts it like any
+// key), and read as 0 after a purge of everything it would lead an
+// instance to the entries that purge retired, written under epoch 0. A
+// seed is above every epoch given before it (purges count up from a seed
+// or from 0), so what any earlier epoch wrote stays unreachable.
 func (c *Cache) readEpoch(ctx context.Context) (uint64, error) {
-	var get *redis.StringCmd
-	ctx, span := c.redisSpan(ctx, "GET")
-	if span != nil {
-		span.SetAttributes(attrKeyKind.String("epoch"))
-	}
-	err := c.redisDo(ctx, func(ctx context.Context) error {
-		get = c.rdb.Get(ctx, c.epochKey())
-		if errors.Is(get.Err(), redis.Nil) {
-			return nil
-		}
-		return get.Err()
-	})
-	endSpan(span, err)
-	if err != nil {
-		return 0, err
-	}
-	if errors.Is(get.Err(), redis.Nil) {
-		return 0, nil
-	}
-	return get.Uint64()
+	return c.readSeeded(ctx, c.epochKey(), "epoch")
 }
 
-// genSeed starts a dealer's generation (when Redis has none, also after Redis
-// lost its data) at the current Unix millisecond, so generations keep moving
-// forward across a Redis restart.
+// genSeed starts a dealer's generation or the purge epoch (when Redis has
+// none, also after Redis lost its data) at the current Unix millisecond,
+// so they keep moving forward across a Redis restart.
 func genSeed() int64 { return time.Now().UnixMilli() }
 
 func (c *Cache) readGen(ctx context.Context, dealer int64) (uint64, error) {
-	key := c.genKey(dealer)
+	return c.readSeeded(ctx, c.genKey(dealer), "generation")
+}
+
+// readSeeded reads a generation or the epoch under key, seeding it first
+// (genSeed) when Redis has none.
+func (c *Cache) readSeeded(ctx context.Context, key, kind string) (uint64, error) {
 	var get *redis.StringCmd
 	ctx, span := c.redisSpan(ctx, "SETNX+GET")
 	if span != nil {
-		span.SetAttributes(attrKeyKind.String("generation"))
+		span.SetAttributes(attrKeyKind.String(kind))
 	}
 	err := c.redisDo(ctx, func(ctx context.Context) error {
 		_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -756,18 +747,15 @@ func (c *Cache) purgeAllRemote(ctx context.Context) error {
 	return c.bumpRemote(ctx, c.epochKey(), purgeAllID, &c.epoch, c.applyEpoch)
 }
 
-// bumpRemote increments the generation under key (a dealer's, seeded as
-// readGen does, or the epoch, which starts at 0), adopts the number with
+// bumpRemote increments the generation under key (a dealer's or the epoch,
+// seeded as readSeeded does), adopts the number with
 // apply and publishes "<id>:<number>".
 func (c *Cache) bumpRemote(ctx context.Context, key, id string, st *genState, apply func(uint64)) error {
 	guess := st.guess.Load()
-	seed := id != purgeAllID
 	var incr *redis.IntCmd
 	err := c.redisDo(ctx, func(ctx context.Context) error {
 		_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			if seed {
-				p.SetNX(ctx, key, genSeed(), 0)
-			}
+			p.SetNX(ctx, key, genSeed(), 0)
 			incr = p.Incr(ctx, key)
 			return nil
 		})
@@ -894,16 +882,22 @@ type heldLock struct{ key, token string }
 // too).
 func (c *Cache) l2Set(ctx context.Context, dealer int64, rkey string, e *Entry, held **heldLock, fresh bool) {
 	ttl := e.l2WriteUntil().Sub(c.now())
-	if ttl < time.Millisecond {
+	if ttl < time.Millisecond || !c.redisUp.Load() {
+		// While Redis is marked down the write would be refused: nothing
+		// is encoded (for a plain client that is a compression) or
+		// counted in the dealer's budget for it.
 		return
 	}
 	buf := encodeEntry(e)
-	if !c.admitL2(dealer, rkey, buf, e, fresh) {
+	charge, ok := c.admitL2(dealer, rkey, buf, e, fresh)
+	if !ok {
 		return // *held stays: the caller's deferred unlock releases the lock
 	}
 	h := *held
 	if h == nil {
-		_ = c.redisCmd(ctx, redis.NewStatusCmd(ctx, "set", rkey, buf, "px", ttl.Milliseconds()))
+		if err := c.redisCmd(ctx, redis.NewStatusCmd(ctx, "set", rkey, buf, "px", ttl.Milliseconds())); err != nil {
+			c.budget.refund(charge)
+		}
 		return
 	}
 	// Not the caller's cancellation: a lock left behind makes the other
@@ -918,7 +912,10 @@ func (c *Cache) l2Set(ctx context.Context, dealer int64, rkey string, e *Entry, 
 		// A Cluster slot being migrated refuses a script of two keys when
 		// one is missing on the node (TRYAGAIN) for the whole
 		// migration; single-key commands follow its ASK redirects.
-		_ = c.redisCmd(ctx, redis.NewStatusCmd(ctx, "set", rkey, buf, "px", ttl.Milliseconds()))
+		err = c.redisCmd(ctx, redis.NewStatusCmd(ctx, "set", rkey, buf, "px", ttl.Milliseconds()))
+	}
+	if err != nil {
+		c.budget.refund(charge)
 	}
 	// *held stays: the caller's deferred unlock releases the lock.
 }

@@ -85,6 +85,7 @@ func TestForeignWireValueIsMiss(t *testing.T) {
 	pol := Policy{TTL: time.Hour, StaleIfError: time.Hour}
 	const dealer = 9
 	ctx := context.Background()
+	c.currentEpoch(ctx) // the key below is under the epoch read from Redis
 	gen, _ := c.generation(ctx, dealer)
 	stored := listingBody(3, 20)
 	written := func(f func(b []byte) []byte) []byte {
