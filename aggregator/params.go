@@ -143,10 +143,17 @@ func (v *validator) integer(i, def, lo, hi int) int {
 	return int(n)
 }
 
-// parseDecimal parses 1 to 19 ASCII digits whose value fits an int64
-// (id_offerta is an int64: its largest value has 19 digits).
+// parseDecimal parses ASCII digits whose value fits an int64 (id_offerta is
+// an int64: its largest value has 19 digits); leading zeros do not count
+// towards the 19 (0042 is 42, however many zeros lead it).
 func parseDecimal(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 19 {
+	if len(b) == 0 {
+		return 0, false
+	}
+	for len(b) > 1 && b[0] == '0' {
+		b = b[1:]
+	}
+	if len(b) > 19 {
 		return 0, false
 	}
 	var n int64

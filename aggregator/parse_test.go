@@ -62,6 +62,7 @@ func TestParseInventoryListing(t *testing.T) {
 		{"upfit with auto", "REWIND", "catalog_type=auto&professional_upfit=gru", "validation_error:professional_upfit", 0, 0, "", "", ""},
 		{"upfit on NLT", "NLT", "professional_upfit=gru", "validation_error:professional_upfit", 0, 0, "", "", ""},
 		{"unknown ignored", "REWIND", "foo=bar&page=2", "", 2, 20, "", "", ""},
+		{"size with 20 leading zeros", "REWIND", "page_size=0000000000000000000050", "", 1, 50, "", "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -89,6 +90,10 @@ func TestParseInventoryDetails(t *testing.T) {
 		{"only offer on rewind", "REWIND", "id_offerta=4", "validation_error:id_offerta,id_auto"},
 		{"offer", "NLT", "id_offerta=42", ""},
 		{"offer zero", "NLT", "id_offerta=0", "invalid_identifier:"},
+		{"offer zeros", "NLT", "id_offerta=00000000000000000000", "invalid_identifier:"},
+		{"offer with 20 leading zeros", "NLT", "id_offerta=000000000000000000009223372036854775807", ""},
+		{"offer past int64", "NLT", "id_offerta=0009223372036854775808", "invalid_identifier:"},
+		{"offer of 20 digits", "NLT", "id_offerta=10000000000000000000", "invalid_identifier:"},
 		{"offer text", "NLT", "id_offerta=abc", "invalid_identifier:"},
 		{"offer missing", "NLT", "", "validation_error:id_offerta"},
 		{"offer dup", "NLT", "id_offerta=1&id_offerta=2", "validation_error:id_offerta"},
