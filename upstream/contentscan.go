@@ -99,13 +99,27 @@ func (s *invScanner) contentItems(dst *[]ContentRecord) error {
 // number of records of a list written as the last one was: a record that
 // begins otherwise is not counted, an object inside a record that begins
 // the same way is.
+//
+// It counts once per body (s.counted): a body that repeats its list member
+// ("items":[],"items":[],…, which JSON allows and the last of which wins)
+// would otherwise be searched to its end at every repetition, a time
+// quadratic in its size; the lists after the first are grown as they are
+// read. The count is capped at maxCountedRecords, so that a body that only
+// repeats a record's opening (and fails further on) makes no slice of
+// records larger than a valid list's: past the cap the list grows.
 func (s *invScanner) countObjects(shape objectShape) int {
 	m := &s.names[shape]
-	if len(m.lead) == 0 {
+	if len(m.lead) == 0 || s.counted {
 		return 0
 	}
-	return bytes.Count(s.b[s.i:], m.lead)
+	s.counted = true
+	return min(bytes.Count(s.b[s.i:], m.lead), maxCountedRecords)
 }
+
+// maxCountedRecords bounds the records a list is made for before it is
+// read (countObjects): a content corpus of the fake's largest dealer has a
+// few hundred, a page at most 100.
+const maxCountedRecords = 4096
 
 func (s *invScanner) content(c *ContentRecord) error {
 	return scanObject(s, c, shapeContent, contentField)
@@ -178,13 +192,16 @@ type contentSpan struct{ from, to int32 }
 
 func (p *contentPageSink) decodeBody(body []byte) error {
 	s := invScanners.Get().(*invScanner)
-	s.b, s.i, s.depth, s.arena = body, 0, 0, nil
+	s.b, s.i, s.depth, s.arena, s.counted = body, 0, 0, nil, false
 	var keys []ContentRecord
 	var spans []contentSpan
-	null := true
+	null, mapped := true, false
 	err := scanObject(s, p, shapeTop, func(s *invScanner, _ *contentPageSink, id uint8) (err error) {
 		if id == topItems {
-			s.mapStops() // dropped after wholeRecords, which reads through it too
+			if !mapped { // once a body: the map covers all of it, whatever repeats "items"
+				s.mapStops() // dropped after wholeRecords, which reads through it too
+				mapped = true
+			}
 			keys, spans, null, err = s.contentKeys()
 			return err
 		}

@@ -65,6 +65,8 @@ type invScanner struct {
 	// nil; stopWords is its pooled storage.
 	// highs is the map of the bytes beyond ASCII that goes with it.
 	stops, highs, stopWords []uint64
+	// counted reports that countObjects searched this body already.
+	counted bool
 }
 
 var invScanners = sync.Pool{New: func() any { return new(invScanner) }}
@@ -92,7 +94,7 @@ func scanInventory(body []byte, out any) (ok bool, err error) {
 			body, s.owned = page.body, true
 		}
 	}
-	s.b, s.i, s.depth = body, 0, 0
+	s.b, s.i, s.depth, s.counted = body, 0, 0, false
 	// Only the strings kept are copied, into one arena (strings.Builder
 	// does not zero what it allocates): about a third of a vehicle page
 	// (names, syntax and internal fields are not kept), a tenth of an

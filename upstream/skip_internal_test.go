@@ -230,7 +230,7 @@ func TestCountedRecords(t *testing.T) {
 	var s invScanner
 	for _, c := range cases {
 		for pass := range 2 { // the second reads with the count
-			s.b, s.i, s.depth = []byte(c.body), 0, 0
+			s.b, s.i, s.depth, s.counted = []byte(c.body), 0, 0, false
 			s.newArena(64)
 			var got, want contentList
 			err := s.contentList(&got)
@@ -285,7 +285,7 @@ func TestCountedVehicles(t *testing.T) {
 	var s invScanner
 	for _, c := range cases {
 		for pass := range 2 {
-			s.b, s.i, s.depth = []byte(c.body), 0, 0
+			s.b, s.i, s.depth, s.counted = []byte(c.body), 0, 0, false
 			s.newArena(64)
 			got := VehiclePage{Items: make([]Vehicle, 0, c.room)}
 			var want VehiclePage
