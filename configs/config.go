@@ -347,12 +347,29 @@ func Default() *Config {
 	return c
 }
 
-// Load reads a config file over the defaults. Unknown fields are
-// errors, so a typo cannot silently leave a knob at its default.
+// Load reads a config file over the defaults and validates it. Unknown
+// fields are errors, so a typo cannot silently leave a knob at its default.
 func Load(path string) (*Config, error) {
+	c, err := Read(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Validate(); err != nil {
+		if path == "" {
+			return c, err
+		}
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Read is Load without the validation: the file over the defaults, its
+// secrets read from their files, for a caller that changes fields (the
+// command line's flags) before it validates the result.
+func Read(path string) (*Config, error) {
 	c := Default()
 	if path == "" {
-		return c, c.Validate()
+		return c, nil
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -373,9 +390,6 @@ func Load(path string) (*Config, error) {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	if err := c.ReadSecrets(); err != nil {
-		return nil, fmt.Errorf("config %s: %w", path, err)
-	}
-	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	return c, nil

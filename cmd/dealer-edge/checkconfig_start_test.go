@@ -12,7 +12,9 @@ import (
 // exactly as start-up does (README, Build identity and config check): a
 // malformed upstream.base_url and TLS files that do not exist are exit 2
 // with the field named, and start-up refuses them naming the same field.
-// Before 2026-11-27 they passed the check and failed only the start.
+// Before 2026-11-27 they passed the check and failed only the start; a
+// file without upstream.base_url (and no --upstream or --demo) did until
+// 2026-11-29.
 func TestCheckConfigAgreesWithStart(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
@@ -24,6 +26,7 @@ func TestCheckConfigAgreesWithStart(t *testing.T) {
 		name, file, field string
 		extra             []string
 	}{
+		{"no base_url", write("none.json", `{}`), "upstream.base_url", nil},
 		{"base_url without scheme", write("u.json", `{"upstream": {"base_url": "internal-gw:9090"}}`), "upstream.base_url", nil},
 		{"base_url ftp", write("u2.json", `{"upstream": {"base_url": "ftp://internal-gw"}}`), "upstream.base_url", nil},
 		{"tls files missing", write("tls.json", `{"tls": {"cert_file": "`+filepath.Join(dir, "no.pem")+`", "key_file": "`+filepath.Join(dir, "no.key")+`"}}`), "tls.cert_file", []string{"--demo"}},

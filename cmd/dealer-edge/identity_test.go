@@ -77,18 +77,26 @@ func TestCheckConfig(t *testing.T) {
 		code  int
 		field string // in stderr when code is 2
 	}{
-		{"example", []string{"--check-config", "../../configs/example.json"}, 0, ""},
-		{"demo", []string{"--check-config", "../../configs/demo.json"}, 0, ""},
+		{"example", []string{"--check-config", "../../configs/example.json", "--upstream", "http://127.0.0.1:9"}, 0, ""},
+		{"demo", []string{"--check-config", "../../configs/demo.json", "--demo"}, 0, ""},
+		{"demo file without --demo", []string{"--check-config", "../../configs/demo.json"}, 2, "upstream.base_url"},
+		{"no upstream", []string{"--check-config", write("none.json", `{}`)}, 2, "upstream.base_url"},
+		{"upstream by flag", []string{"--check-config", write("none2.json", `{}`), "--upstream", "http://127.0.0.1:9"}, 0, ""},
 		{"bad value", []string{"--check-config", write("bad.json", `{"rate_limit": {"fail_mode": "sometimes"}}`)}, 2, "rate_limit.fail_mode"},
 		{"unknown field", []string{"--check-config", write("typo.json", `{"lisen": "0.0.0.0:8080"}`)}, 2, `unknown field "lisen"`},
 		{"missing file", []string{"--check-config", filepath.Join(dir, "nope.json")}, 2, "no such file"},
 		{"admin off loopback without token", []string{"--check-config", write("adm.json", `{"admin_listen": "0.0.0.0:9091"}`)}, 2, "admin_token"},
-		{"admin token from a file", []string{"--check-config", write("admf.json", `{"admin_listen": "0.0.0.0:9091", "admin_token_file": "`+token+`"}`)}, 0, ""},
+		{"admin token from a file", []string{"--check-config", write("admf.json", `{"admin_listen": "0.0.0.0:9091", "admin_token_file": "`+token+`", "upstream": {"base_url": "http://127.0.0.1:9"}}`)}, 0, ""},
 		{"token and token file", []string{"--check-config", write("both.json", `{"admin_token": "another-token-0123456", "admin_token_file": "`+token+`"}`)}, 2, "admin_token_file"},
 		{"secret file missing", []string{"--check-config", write("nosecret.json", `{"redis": {"password_file": "`+filepath.Join(dir, "nope")+`"}}`)}, 2, "redis.password_file"},
 		{"sentinel without addresses", []string{"--check-config", write("sentinel.json", `{"redis": {"master_name": "mymaster"}}`)}, 2, "redis.master_name"},
-		{"sentinel, addresses by flag", []string{"--check-config", write("sentinel2.json", `{"redis": {"master_name": "mymaster"}}`), "--redis", "10.0.0.1:26379"}, 0, ""},
+		{"sentinel, addresses by flag", []string{"--check-config", write("sentinel2.json", `{"redis": {"master_name": "mymaster"}}`), "--redis", "10.0.0.1:26379", "--upstream", "http://127.0.0.1:9"}, 0, ""},
 		{"flag makes it invalid", []string{"--check-config", "../../configs/example.json", "--admin-listen", "0.0.0.0:9091"}, 2, "admin_token"},
+		// The file is validated with the flags applied: a flag replaces a
+		// value the file alone fails on (before 2026-11-29 the file was
+		// validated first, and the flag could not rescue it).
+		{"flag makes it valid", []string{"--check-config", write("adm2.json", `{"admin_listen": "0.0.0.0:9091", "upstream": {"base_url": "http://127.0.0.1:9"}}`), "--admin-listen", "127.0.0.1:9091"}, 0, ""},
+		{"flag replaces a malformed address", []string{"--check-config", write("lis.json", `{"listen": "8080", "upstream": {"base_url": "http://127.0.0.1:9"}}`), "--listen", "127.0.0.1:8080"}, 0, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -14,7 +14,7 @@ func TestCheckConfigHidesCollectorToken(t *testing.T) {
 	const secret = "s3cr3t-collector-token-0123"
 	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization: Bearer "+secret)
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"--check-config", "../../configs/example.json"}, &stdout, &stderr, nil)
+	code := run([]string{"--check-config", "../../configs/example.json", "--upstream", "http://127.0.0.1:9"}, &stdout, &stderr, nil)
 	if code != 2 {
 		t.Fatalf("exit %d, want 2", code)
 	}

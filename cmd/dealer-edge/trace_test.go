@@ -600,7 +600,7 @@ func TestCheckConfigTracingEnv(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv(c.key, c.value)
 			var stderr strings.Builder
-			code := run([]string{"--check-config", "../../configs/example.json"}, io.Discard, &stderr, nil)
+			code := run([]string{"--check-config", "../../configs/example.json", "--upstream", "http://127.0.0.1:9"}, io.Discard, &stderr, nil)
 			if code != c.code || !strings.Contains(stderr.String(), c.want) {
 				t.Errorf("exit %d, stderr %q; want %d naming %q", code, stderr.String(), c.code, c.want)
 			}
