@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/dealer-edge/dealer-edge/aggregator"
 	"github.com/dealer-edge/dealer-edge/aggregator/ops"
@@ -451,6 +452,12 @@ func (c *Config) Validate() error {
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		bad("admin_token", "must be at least 16 characters")
+	}
+	if tok := c.AdminToken; strings.TrimSpace(tok) != tok || strings.ContainsFunc(tok, unicode.IsControl) {
+		// A header cannot carry it: HTTP drops the whitespace around a
+		// value, and control characters end or break the header, so no
+		// request could ever present the token.
+		bad("admin_token", "must not begin or end with whitespace, nor hold control characters (no Authorization header can carry it)")
 	}
 	for name, d := range map[string]Duration{"read_timeout": c.Server.ReadTimeout, "write_timeout": c.Server.WriteTimeout, "idle_timeout": c.Server.IdleTimeout, "request_timeout": c.Server.RequestTimeout} {
 		if d <= 0 {

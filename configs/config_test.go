@@ -96,6 +96,8 @@ func TestValidateNamesTheBadField(t *testing.T) {
 		{"bad admin listen", `{"admin_listen": "nowhere"}`, "admin_listen"},
 		{"admin beyond loopback without token", `{"admin_listen": "0.0.0.0:9091"}`, "admin_token"},
 		{"short admin token", `{"admin_token": "short"}`, "admin_token"},
+		{"admin token ending in a space", `{"admin_token": "a-token-of-20-chars "}`, "admin_token"},
+		{"admin token with a tab inside", `{"admin_token": "a-token-of\t20-chars"}`, "admin_token"},
 		{"fail mode", `{"rate_limit": {"fail_mode": "sometimes"}}`, "rate_limit.fail_mode"},
 		{"zero rate", `{"rate_limit": {"plans": {"gold": {"rate": 0, "burst": 5}}}}`, "rate_limit.plans.gold"},
 		{"default burst", `{"rate_limit": {"default": {"rate": 5, "burst": 0}}}`, "rate_limit.default"},
