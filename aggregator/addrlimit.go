@@ -45,6 +45,11 @@ func (s *Server) clientAddr(ctx *fasthttp.RequestCtx, st *liveSettings) netip.Ad
 		fwd = slices.Clone(h.PeekAll("Forwarded"))
 		xff = h.PeekAll("X-Forwarded-For")
 	}
+	if st.ForwardedHeader == "forwarded" {
+		xff = nil
+	} else {
+		fwd = nil
+	}
 	return ClientAddr(peer, fwd, xff, st.TrustedProxies)
 }
 

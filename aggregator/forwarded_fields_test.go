@@ -61,3 +61,50 @@ func TestForwardedAndXFFBothSent(t *testing.T) {
 		t.Errorf("client address %v, want 198.51.100.7 (Forwarded and X-Forwarded-For agree)", got)
 	}
 }
+
+// TestForwardedHeaderChoice: the edge reads the one forwarding header the
+// trusted proxies write (server.forwarded_header), never the other, which
+// the client writes. Before 2026-11-29 Forwarded was read whenever present:
+// behind a proxy that appends only X-Forwarded-For (nginx's
+// $proxy_add_x_forwarded_for, a cloud balancer) a client chose its own
+// address, a new one per request, with a Forwarded header, and so escaped
+// the failed-authentication limit.
+func TestForwardedHeaderChoice(t *testing.T) {
+	s := newBenchServer(t, true)
+	const proxy, fromClient, fromProxy = "10.1.2.3", "198.51.100.77", "203.0.113.5"
+	for _, c := range []struct {
+		header string // server.forwarded_header
+		fwd    string // Forwarded, as sent
+		xff    string // X-Forwarded-For, as sent
+		want   string
+	}{
+		{"", "for=" + fromClient, fromProxy, fromProxy},
+		{"x-forwarded-for", "for=" + fromClient, fromProxy, fromProxy},
+		{"x-forwarded-for", "for=" + fromClient, "", proxy},
+		{"x-forwarded-for", "garbage", fromProxy, fromProxy},
+		{"forwarded", "for=" + fromProxy, fromClient, fromProxy},
+		{"forwarded", "", fromClient, proxy},
+	} {
+		st := *s.settings.Load()
+		set := *st.Settings
+		set.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+		set.ForwardedHeader = c.header
+		st.Settings = &set
+		raw := "GET /dealer/REWIND/listing HTTP/1.1\r\nHost: edge\r\n"
+		if c.fwd != "" {
+			raw += "Forwarded: " + c.fwd + "\r\n"
+		}
+		if c.xff != "" {
+			raw += "X-Forwarded-For: " + c.xff + "\r\n"
+		}
+		var req fasthttp.Request
+		if err := req.Read(bufio.NewReader(strings.NewReader(raw + "\r\n"))); err != nil {
+			t.Fatal(err)
+		}
+		var ctx fasthttp.RequestCtx
+		ctx.Init(&req, &net.TCPAddr{IP: net.ParseIP(proxy), Port: 5000}, nil)
+		if got := s.clientAddr(&ctx, &st); got != netip.MustParseAddr(c.want) {
+			t.Errorf("forwarded_header %q, Forwarded %q, X-Forwarded-For %q: client %v, want %s", c.header, c.fwd, c.xff, got, c.want)
+		}
+	}
+}

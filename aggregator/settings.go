@@ -91,6 +91,12 @@ type Settings struct {
 	// TrustedProxies are the peers whose Forwarded / X-Forwarded-For
 	// headers name the client (see ClientAddr).
 	TrustedProxies []netip.Prefix
+	// ForwardedHeader is the one forwarding header the trusted proxies
+	// write and the edge reads: "x-forwarded-for" (also when empty) or
+	// "forwarded". The other is the client's to write, so it is ignored:
+	// read beside it, a client behind a proxy that only appends
+	// X-Forwarded-For chose its own address with a Forwarded header.
+	ForwardedHeader string
 	// GzipMinBytes: a cached or bypassed response body of at least this
 	// many bytes goes out gzip-compressed (Content-Encoding: gzip, made
 	// once per cache entry) to a client whose Accept-Encoding accepts

@@ -100,19 +100,23 @@ type Config struct {
 		// TrustedProxies are CIDRs (or single addresses) of the proxies
 		// whose Forwarded / X-Forwarded-For headers name the client.
 		TrustedProxies []string `json:"trusted_proxies"`
-		ReadTimeout    Duration `json:"read_timeout"`
-		WriteTimeout   Duration `json:"write_timeout"`
-		IdleTimeout    Duration `json:"idle_timeout"`
-		MaxHeaderBytes int      `json:"max_header_bytes"`
-		WriteBuffer    int      `json:"write_buffer_bytes"`
-		MaxRequestBody int      `json:"max_request_body"`
-		Concurrency    int      `json:"concurrency"`
-		RequestTimeout Duration `json:"request_timeout"`
-		ShutdownGrace  Duration `json:"shutdown_grace"`
-		ProblemBaseURL string   `json:"problem_base_url"`
-		MaxConnsPerIP  int      `json:"max_conns_per_ip"`
-		ReduceMemory   bool     `json:"reduce_memory"`
-		GzipMinBytes   int      `json:"gzip_min_bytes"`
+		// ForwardedHeader is the header the trusted proxies write:
+		// "x-forwarded-for" or "forwarded" (RFC 7239); the other one is
+		// the client's and never read.
+		ForwardedHeader string   `json:"forwarded_header"`
+		ReadTimeout     Duration `json:"read_timeout"`
+		WriteTimeout    Duration `json:"write_timeout"`
+		IdleTimeout     Duration `json:"idle_timeout"`
+		MaxHeaderBytes  int      `json:"max_header_bytes"`
+		WriteBuffer     int      `json:"write_buffer_bytes"`
+		MaxRequestBody  int      `json:"max_request_body"`
+		Concurrency     int      `json:"concurrency"`
+		RequestTimeout  Duration `json:"request_timeout"`
+		ShutdownGrace   Duration `json:"shutdown_grace"`
+		ProblemBaseURL  string   `json:"problem_base_url"`
+		MaxConnsPerIP   int      `json:"max_conns_per_ip"`
+		ReduceMemory    bool     `json:"reduce_memory"`
+		GzipMinBytes    int      `json:"gzip_min_bytes"`
 		// GCMinGrowth is the least the heap may grow by between two
 		// garbage collections (internal/gcpace), at most half-way to the
 		// memory limit; a heap whose default growth (GOGC=100) is larger
@@ -333,6 +337,7 @@ func Default() *Config {
 	c.RateLimit.FailedAuth = Limit{def.FailedAuthLimit.Rate, def.FailedAuthLimit.Burst}
 	c.RateLimit.OpenAPI = Limit{def.OpenAPILimit.Rate, def.OpenAPILimit.Burst}
 	c.Server.TrustedProxies = []string{}
+	c.Server.ForwardedHeader = "x-forwarded-for"
 	c.Deprecation.Deprecation = def.Deprecation.Deprecation
 	c.Deprecation.Sunset = def.Deprecation.Sunset
 	c.Deprecation.SuccessorURL = def.Deprecation.SuccessorURL
@@ -676,6 +681,9 @@ func (c *Config) Validate() error {
 	if _, err := ParsePrefixes(c.Server.TrustedProxies); err != nil {
 		bad("server.trusted_proxies", err.Error())
 	}
+	if h := c.Server.ForwardedHeader; h != "x-forwarded-for" && h != "forwarded" {
+		bad("server.forwarded_header", `must be "x-forwarded-for" or "forwarded" (the header the trusted proxies write)`)
+	}
 	for name, l := range c.RateLimit.Plans {
 		limit("rate_limit.plans."+name, l)
 	}
@@ -822,7 +830,7 @@ func ChangedFields(a, b map[string]string) []string {
 var reloadable = []string{
 	"server.request_timeout", "server.gzip_min_bytes", "auth.ttl", "auth.stale", "auth.negative_ttl",
 	"auth.index_interval", "auth.index_stale_after", "auth.lookup_rate", "auth.lookup_burst",
-	"server.trusted_proxies", "rate_limit.failed_auth", "rate_limit.openapi",
+	"server.trusted_proxies", "server.forwarded_header", "rate_limit.failed_auth", "rate_limit.openapi",
 	"cache.routes", "cache.content_types", "cache.max_refreshes", "cache.redis_dealer_budget_bytes", "rate_limit.default", "rate_limit.plans",
 	"rate_limit.costs",
 	"deprecation", "log",
@@ -889,6 +897,7 @@ func (c *Config) Settings() *aggregator.Settings {
 		s.Costs[route] = n
 	}
 	s.TrustedProxies, _ = ParsePrefixes(c.Server.TrustedProxies) // validated
+	s.ForwardedHeader = c.Server.ForwardedHeader
 	return s
 }
 

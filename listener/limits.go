@@ -271,6 +271,10 @@ type limitConn struct {
 	readSince   atomic.Bool  // bytes were read since the last write
 	parkPending atomic.Bool  // the parking deadline passed with nothing read: Close parks
 	parkArmed   bool         // the read deadline in force is the parking one
+	// tail is the last four bytes handed to the server (the first in the
+	// high byte; fewer after a shorter history), for atBoundary. Only the
+	// goroutine that reads touches it.
+	tail uint32
 	idleUntil   atomic.Int64 // the idle deadline in force (after the busy cap), Unix ns; 0: none
 	// The deadlines in force on the socket (see SetWriteDeadline and
 	// armRead), and the read deadline the server asked for last (capped,
@@ -335,6 +339,7 @@ func (c *limitConn) Read(b []byte) (int, error) {
 			c.stash, c.stashBuf = nil, nil
 		}
 		c.readSince.Store(true)
+		c.noteTail(b[:n])
 		return n, nil
 	}
 	if err := c.armRead(); err != nil {
@@ -347,6 +352,7 @@ func (c *limitConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
 		c.readSince.Store(true)
+		c.noteTail(b[:n])
 	} else {
 		c.noteReadError(err)
 	}
@@ -401,6 +407,7 @@ func (c *limitConn) readStashed(b []byte) (int, error) {
 	}
 	c.readSince.Store(true)
 	b[0] = buf[0]
+	c.noteTail(b[:1])
 	if n > 1 {
 		c.stash, c.stashBuf = buf[1:n], buf
 	} else {
@@ -489,6 +496,29 @@ func (c *limitConn) Write(b []byte) (int, error) {
 	return n, err
 }
 
+// noteTail records the end of the bytes handed to the server (tail).
+func (c *limitConn) noteTail(b []byte) {
+	if len(b) >= 4 {
+		c.tail = uint32(b[len(b)-4])<<24 | uint32(b[len(b)-3])<<16 | uint32(b[len(b)-2])<<8 | uint32(b[len(b)-1])
+		return
+	}
+	for _, x := range b {
+		c.tail = c.tail<<8 | uint32(x)
+	}
+}
+
+// atBoundary reports whether the bytes handed to the server end a request
+// head ("\r\n\r\n"; the edge serves GET and HEAD, whose requests end
+// there), so that nothing of a next request can wait in the server's own
+// buffer. A read that brought a request and the start of the next one
+// (pipelining) leaves that start in the server's buffer after it answered
+// the first: nothing is read since that answer, yet the connection is not
+// idle, and parked it timed out the rest of that request at the parking
+// deadline (a 408 long before server.read_timeout) and then served the
+// rest as a request of its own. A connection that is not at a boundary
+// waits under the server's own deadline, unparked.
+func (c *limitConn) atBoundary() bool { return c.tail == 0x0d0a0d0a }
+
 // SetReadDeadline caps the deadline under pressure, and asks for the
 // parking deadline instead when the connection waits for its next request.
 // It records the deadline; the next read that may wait sets it on the
@@ -496,7 +526,7 @@ func (c *limitConn) Write(b []byte) (int, error) {
 func (c *limitConn) SetReadDeadline(t time.Time) error {
 	t = c.cap(t)
 	c.parkArmed = false
-	if p := c.l.parker; p != nil && c.wrote.Load() && !c.readSince.Load() && c.l.open.Load() > int64(c.l.o.ParkAbove) {
+	if p := c.l.parker; p != nil && c.wrote.Load() && !c.readSince.Load() && c.atBoundary() && c.l.open.Load() > int64(c.l.o.ParkAbove) {
 		if pt := time.Now().Add(c.l.o.ParkAfter); t.IsZero() || pt.Before(t) {
 			c.parkArmed = true
 			t = pt
