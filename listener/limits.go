@@ -267,15 +267,15 @@ type limitConn struct {
 	// writes its close_notify alert through Write. idleUntil is set by the
 	// owner and read by the parker's sweep, and the accept loop's sweep
 	// lowers it to the busy cap when pressure begins (lowerIdleUntil).
-	wrote       atomic.Bool  // an answer was written: the connection is keep-alive
-	readSince   atomic.Bool  // bytes were read since the last write
-	parkPending atomic.Bool  // the parking deadline passed with nothing read: Close parks
-	parkArmed   bool         // the read deadline in force is the parking one
+	wrote       atomic.Bool // an answer was written: the connection is keep-alive
+	readSince   atomic.Bool // bytes were read since the last write
+	parkPending atomic.Bool // the parking deadline passed with nothing read: Close parks
+	parkArmed   bool        // the read deadline in force is the parking one
 	// tail is the last four bytes handed to the server (the first in the
 	// high byte; fewer after a shorter history), for atBoundary. Only the
 	// goroutine that reads touches it.
-	tail uint32
-	idleUntil   atomic.Int64 // the idle deadline in force (after the busy cap), Unix ns; 0: none
+	tail      uint32
+	idleUntil atomic.Int64 // the idle deadline in force (after the busy cap), Unix ns; 0: none
 	// The deadlines in force on the socket (see SetWriteDeadline and
 	// armRead), and the read deadline the server asked for last (capped,
 	// or the parking one; zero: none), which the next read that may wait
