@@ -147,6 +147,29 @@ func (l *LimitListener) Close() error {
 	return l.Listener.Close()
 }
 
+// CloseSilent closes the open connections that have not sent a byte, for a
+// graceful shutdown: the server counts a new connection idle only 5 s after
+// it was accepted (as net/http does), so one that a client opened and left
+// silent held a shutdown that long, past a shorter grace period (and the
+// edge then exited 1 with no request in flight). A connection that has
+// sent anything, or has been answered, is left to the server. Only the
+// connections the listener keeps track of (LimitOptions.BusyConns and
+// BusyIdleTimeout set) are seen; it returns how many it closed.
+func (l *LimitListener) CloseSilent() int {
+	l.connsMu.Lock()
+	var silent []*limitConn
+	for c := range l.conns {
+		if !c.wrote.Load() && !c.readSince.Load() && !c.everRead.Load() {
+			silent = append(silent, c)
+		}
+	}
+	l.connsMu.Unlock()
+	for _, c := range silent {
+		_ = c.Conn.Close() // the server's goroutine reads an error and closes c
+	}
+	return len(silent)
+}
+
 // Open returns the number of open connections.
 func (l *LimitListener) Open() int64 { return l.open.Load() }
 
@@ -269,6 +292,7 @@ type limitConn struct {
 	// lowers it to the busy cap when pressure begins (lowerIdleUntil).
 	wrote       atomic.Bool // an answer was written: the connection is keep-alive
 	readSince   atomic.Bool // bytes were read since the last write
+	everRead    atomic.Bool // a byte was read, ever (CloseSilent)
 	parkPending atomic.Bool // the parking deadline passed with nothing read: Close parks
 	parkArmed   bool        // the read deadline in force is the parking one
 	// tail is the last four bytes handed to the server (the first in the
@@ -498,6 +522,9 @@ func (c *limitConn) Write(b []byte) (int, error) {
 
 // noteTail records the end of the bytes handed to the server (tail).
 func (c *limitConn) noteTail(b []byte) {
+	if c.tail == 0 && !c.everRead.Load() {
+		c.everRead.Store(true)
+	}
 	if len(b) >= 4 {
 		c.tail = uint32(b[len(b)-4])<<24 | uint32(b[len(b)-3])<<16 | uint32(b[len(b)-2])<<8 | uint32(b[len(b)-1])
 		return

@@ -68,3 +68,42 @@ func TestPipelinedTailNotParked(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseSilent: CloseSilent closes only the connections that have not
+// sent a byte: one that sent part of a request finishes it, and a
+// keep-alive connection that was answered asks again.
+func TestCloseSilent(t *testing.T) {
+	addr, s := pathServer(t, Options{Limits: LimitOptions{BusyConns: 1000, BusyIdleTimeout: time.Minute}}, true)
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		return c
+	}
+	silent, partial, answered := dial(), dial(), dial()
+	_, _ = partial.Write([]byte("GET /partial HTTP/1.1\r\nHo"))
+	_, _ = answered.Write([]byte("GET /first HTTP/1.1\r\nHost: e\r\n\r\n"))
+	buf := make([]byte, 4096)
+	if n, err := answered.Read(buf); err != nil || !strings.Contains(string(buf[:n]), "path=/first") {
+		t.Fatalf("first answer: %q %v", buf[:n], err)
+	}
+	waitFor(t, "three connections open", func() bool { return s.Limits.Open() == 3 })
+	time.Sleep(50 * time.Millisecond) // the partial request is read
+	if n := s.Limits.CloseSilent(); n != 1 {
+		t.Fatalf("CloseSilent closed %d connections, want 1", n)
+	}
+	if _, err := silent.Read(buf); err == nil {
+		t.Error("the silent connection is still open")
+	}
+	_, _ = partial.Write([]byte("st: e\r\nConnection: close\r\n\r\n"))
+	if got, _ := io.ReadAll(partial); !strings.Contains(string(got), "path=/partial") {
+		t.Errorf("the partial request after CloseSilent: %q", got)
+	}
+	_, _ = answered.Write([]byte("GET /second HTTP/1.1\r\nHost: e\r\nConnection: close\r\n\r\n"))
+	if got, _ := io.ReadAll(answered); !strings.Contains(string(got), "path=/second") {
+		t.Errorf("the keep-alive connection after CloseSilent: %q", got)
+	}
+}

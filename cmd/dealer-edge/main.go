@@ -946,7 +946,25 @@ func (a *app) watchedFiles() []string {
 func (a *app) shutdown(ctx context.Context) error {
 	a.stopping.Store(true)
 	a.ready.Store(false)
+	// The server waits 5 s before it counts a connection that never sent a
+	// byte as idle; until the shutdown ends, such connections are closed
+	// here, at once and then every 100 ms (one accepted just before the
+	// listener closed included).
+	silentDone := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			a.public.Limits.CloseSilent()
+			select {
+			case <-silentDone:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
 	err := a.srv.ShutdownWithContext(ctx)
+	close(silentDone)
 	if a.adminSrv != nil {
 		actx, cancel := context.WithTimeout(context.Background(), time.Second)
 		_ = a.adminSrv.ShutdownWithContext(actx)
