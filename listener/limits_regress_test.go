@@ -330,31 +330,19 @@ func TestParkedPipelinedAndHalfClosed(t *testing.T) {
 	}
 	for _, proxy := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "proxy"}[proxy], func(t *testing.T) {
-			tcp, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
 			o := Options{Limits: LimitOptions{ParkAfter: 50 * time.Millisecond, MaxConnsPerIP: 100}}
 			if proxy {
 				o.Proxy = &ProxyOptions{HeaderTimeout: time.Second}
 			}
-			s, err := New(tcp, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := &fasthttp.Server{
+			addr, s := serveServer(t, o, &fasthttp.Server{
 				Handler:           func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString(string(ctx.Path())) },
 				ReadTimeout:       5 * time.Second,
 				IdleTimeout:       30 * time.Second,
 				ReduceMemoryUsage: true,
 				Logger:            quiet{},
-			}
-			s.Limits.ServeParked(func(c net.Conn) { _ = srv.ServeConn(c) })
-			done := make(chan struct{})
-			go func() { _ = srv.Serve(s); close(done) }()
-			defer func() { _ = srv.Shutdown(); <-done }()
+			})
 			dial := func() *net.TCPConn {
-				c, err := net.Dial("tcp", tcp.Addr().String())
+				c, err := net.Dial("tcp", addr)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -16,26 +16,13 @@ import (
 // request with its path (read timeout 5 s, idle timeout 30 s).
 func pathServer(t *testing.T, o Options, reduce bool) (string, *Stack) {
 	t.Helper()
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(tcp, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &fasthttp.Server{
+	return serveServer(t, o, &fasthttp.Server{
 		Handler:           func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("path=" + string(ctx.Path())) },
 		ReadTimeout:       5 * time.Second,
 		IdleTimeout:       30 * time.Second,
 		ReduceMemoryUsage: reduce,
 		Logger:            quiet{},
-	}
-	s.Limits.ServeParked(func(c net.Conn) { _ = srv.ServeConn(c) })
-	done := make(chan struct{})
-	go func() { _ = srv.Serve(s); close(done) }()
-	t.Cleanup(func() { _ = srv.Shutdown(); <-done })
-	return tcp.Addr().String(), s
+	})
 }
 
 // TestPipelinedTailNotParked: a pipelined second request whose end arrives

@@ -28,25 +28,33 @@ func serve(t *testing.T, o Options) (addr string, s *Stack) {
 // connections again, and returning the server too.
 func serveStack(t *testing.T, o Options, idle time.Duration) (addr string, s *Stack, srv *fasthttp.Server) {
 	t.Helper()
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err = New(tcp, o)
-	if err != nil {
-		t.Fatal(err)
-	}
 	srv = &fasthttp.Server{
 		Handler:     func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString(ctx.RemoteAddr().String()) },
 		ReadTimeout: 5 * time.Second,
 		IdleTimeout: idle,
 		Logger:      quiet{},
 	}
+	addr, s = serveServer(t, o, srv)
+	return addr, s, srv
+}
+
+// serveServer serves a stack made with o on a loopback port with srv,
+// parked connections served again by it, until the test ends.
+func serveServer(t *testing.T, o Options, srv *fasthttp.Server) (string, *Stack) {
+	t.Helper()
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(tcp, o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.Limits.ServeParked(func(c net.Conn) { _ = srv.ServeConn(c) })
 	done := make(chan struct{})
 	go func() { _ = srv.Serve(s); close(done) }()
 	t.Cleanup(func() { _ = srv.Shutdown(); <-done })
-	return tcp.Addr().String(), s, srv
+	return tcp.Addr().String(), s
 }
 
 type quiet struct{}
