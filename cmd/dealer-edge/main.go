@@ -952,6 +952,9 @@ func (a *app) shutdown(ctx context.Context) error {
 	// listener closed included).
 	silentDone := make(chan struct{})
 	go func() {
+		if a.public == nil {
+			return
+		}
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
 		for {
