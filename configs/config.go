@@ -360,13 +360,23 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Validate(); err != nil {
+	if err := c.ValidateFile(path); err != nil {
 		if path == "" {
 			return c, err
 		}
-		return nil, fmt.Errorf("config %s: %w", path, err)
+		return nil, err
 	}
 	return c, nil
+}
+
+// ValidateFile is Validate with the error naming the file the config was
+// read from (path; none when empty).
+func (c *Config) ValidateFile(path string) error {
+	err := c.Validate()
+	if err != nil && path != "" {
+		err = fmt.Errorf("config %s: %w", path, err)
+	}
+	return err
 }
 
 // Read is Load without the validation: the file over the defaults, its

@@ -124,10 +124,7 @@ func (f *flags) load() (*configs.Config, error) {
 		return nil, err
 	}
 	f.apply(cfg)
-	if err := cfg.Validate(); err != nil {
-		if f.config != "" {
-			err = fmt.Errorf("config %s: %w", f.config, err)
-		}
+	if err := cfg.ValidateFile(f.config); err != nil {
 		return nil, err
 	}
 	// The OTEL_* variables go over the tracing section at start: a bad
