@@ -246,38 +246,55 @@ func clientKey(a net.Addr) (netip.Addr, bool) {
 	return ip, true
 }
 
-// register counts one connection of key; it reports false (and counts
-// nothing) when that passes the cap.
-func (l *LimitListener) register(key netip.Addr) bool {
+// register counts c as one connection of key; it reports false (and
+// counts nothing) when that passes the cap. A connection already closed
+// is not counted (it reports true: nothing is refused, the read that
+// follows fails): with the PROXY protocol the key is known only once the
+// header is read, and a shutdown may close the connection from another
+// goroutine while its first Read waits for it. c's registration is
+// guarded by l.mu, which Close takes too, so a count is never left behind.
+func (l *LimitListener) register(c *limitConn, key netip.Addr) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if c.closed {
+		return true
+	}
 	n := l.perIP[key]
 	if l.o.MaxConnsPerIP > 0 && n >= l.o.MaxConnsPerIP {
 		return false
 	}
 	l.perIP[key] = n + 1
+	c.key, c.registered = key, true
 	return true
 }
 
-func (l *LimitListener) unregister(key netip.Addr) {
+// unregister marks c closed and takes back its count, if it has one.
+func (l *LimitListener) unregister(c *limitConn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if n := l.perIP[key]; n <= 1 {
-		delete(l.perIP, key)
+	c.closed = true
+	if !c.registered {
+		return
+	}
+	c.registered = false
+	if n := l.perIP[c.key]; n <= 1 {
+		delete(l.perIP, c.key)
 	} else {
-		l.perIP[key] = n - 1
+		l.perIP[c.key] = n - 1
 	}
 }
 
 // limitConn is a counted connection.
 type limitConn struct {
 	net.Conn
-	l          *LimitListener
-	checked    bool // only the serving goroutine reads
+	l       *LimitListener
+	checked bool // only the serving goroutine reads
+	// registered, key and closed are guarded by l.mu (see register).
 	registered bool
 	key        netip.Addr
-	rejected   bool
-	overCap    bool // accepted beyond MaxConns: refused (see ErrOverloaded)
+	closed     bool
+	rejected   atomic.Bool // over the per-address cap; Close answers it
+	overCap    bool        // accepted beyond MaxConns: refused (see ErrOverloaded)
 	// overloaded: the server answered before reading (OverloadResponse
 	// was sent instead); its further writes are dropped.
 	overloaded atomic.Bool
@@ -335,21 +352,19 @@ func (c *limitConn) Read(b []byte) (int, error) {
 		if c.l.o.MaxConnsPerIP > 0 {
 			// RemoteAddr reads the PROXY header when that layer is below.
 			if key, ok := clientKey(c.Conn.RemoteAddr()); ok {
-				if !c.l.register(key) {
-					c.rejected = true
+				if !c.l.register(c, key) {
+					c.rejected.Store(true)
 					// Counted before the answer leaves (Close sends it): a
 					// client that reads its 429 and then the metrics finds
 					// it counted.
 					if c.l.o.OnReject != nil {
 						c.l.o.OnReject("per_ip")
 					}
-				} else {
-					c.key, c.registered = key, true
 				}
 			}
 		}
 	}
-	if c.rejected {
+	if c.rejected.Load() {
 		return 0, ErrTooManyConns
 	}
 	if c.overCap {
@@ -731,9 +746,7 @@ func (c *limitConn) Close() error {
 			delete(c.l.conns, c)
 			c.l.connsMu.Unlock()
 		}
-		if c.registered {
-			c.l.unregister(c.key)
-		}
+		c.l.unregister(c)
 	})
 	if resp := c.refusal(); resp != nil && c.answered.CompareAndSwap(false, true) {
 		return c.l.answer(c.Conn, resp)
@@ -747,7 +760,7 @@ func (c *limitConn) refusal() []byte {
 	switch {
 	case c.overloaded.Load(), c.overCap:
 		return c.l.o.OverloadResponse
-	case c.rejected:
+	case c.rejected.Load():
 		return c.l.o.RejectResponse
 	}
 	return nil
