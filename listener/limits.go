@@ -246,6 +246,22 @@ func clientKey(a net.Addr) (netip.Addr, bool) {
 	return ip, true
 }
 
+// clientKey is the address c is counted under: its client's (the PROXY
+// header's source when that layer is below). A PROXY header whose source
+// is not an IP address (v2 AF_UNIX: the balancer's own local clients)
+// counts the connection under the balancer's address, the TCP peer, as a
+// connection without the PROXY protocol is: it used to be counted under
+// none, so those clients had no cap at all.
+func (c *limitConn) clientKey() (netip.Addr, bool) {
+	if key, ok := clientKey(c.Conn.RemoteAddr()); ok {
+		return key, true
+	}
+	if r, ok := c.Conn.(interface{ Raw() net.Conn }); ok {
+		return clientKey(r.Raw().RemoteAddr())
+	}
+	return netip.Addr{}, false
+}
+
 // register counts c as one connection of key; it reports false (and
 // counts nothing) when that passes the cap. A connection already closed
 // is not counted (it reports true: nothing is refused, the read that
@@ -351,7 +367,7 @@ func (c *limitConn) Read(b []byte) (int, error) {
 		c.checked = true
 		if c.l.o.MaxConnsPerIP > 0 {
 			// RemoteAddr reads the PROXY header when that layer is below.
-			if key, ok := clientKey(c.Conn.RemoteAddr()); ok {
+			if key, ok := c.clientKey(); ok {
 				if !c.l.register(c, key) {
 					c.rejected.Store(true)
 					// Counted before the answer leaves (Close sends it): a

@@ -58,3 +58,34 @@ func TestCloseDuringProxyHeaderRead(t *testing.T) {
 		t.Fatalf("per-address counts left after the connection closed: %v", ln.perIP)
 	}
 }
+
+// TestProxyUnixSourceCounted: a PROXY v2 header whose source is an AF_UNIX
+// address (a balancer's local client) counts the connection under the
+// balancer's address, so the per-address cap applies; it used to apply
+// to none of them.
+func TestProxyUnixSourceCounted(t *testing.T) {
+	addr, _ := serve(t, Options{Proxy: &ProxyOptions{HeaderTimeout: 2 * time.Second}, Limits: LimitOptions{MaxConnsPerIP: 1}})
+	header := func(path string) []byte {
+		b := []byte("\r\n\r\n\x00\r\nQUIT\n\x21\x31\x00\xd8") // v2 PROXY, AF_UNIX stream, 216 bytes
+		var src, dst [108]byte
+		copy(src[:], path)
+		copy(dst[:], "/run/lb.sock")
+		return append(append(b, src[:]...), dst[:]...)
+	}
+	first, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	if st, _, err := ask(first, header("/run/client-a")); err != nil || st != 200 {
+		t.Fatalf("first AF_UNIX client: %d %v", st, err)
+	}
+	second, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	if st, body, err := ask(second, header("/run/client-b")); err == nil && st == 200 {
+		t.Fatalf("second AF_UNIX client over the cap of 1 served: %d %q", st, body)
+	}
+}
