@@ -195,6 +195,14 @@ func (s *Server) authenticate(ctx *fasthttp.RequestCtx, rawKey []byte, rs *reqSt
 		if p != nil && !p.fetched.After(time.Unix(0, s.index.lastGood.Load())) {
 			p, revoked = nil, true
 		}
+	} else if state == IndexGone && p != nil && !p.fetched.After(time.Unix(0, s.index.lastGood.Load())) {
+		// The same holds once the index has expired: its last good table,
+		// newer than the principal, is still the latest word on the key
+		// (TestRevokedKeyComesBackWhenIndexExpires).
+		sum := sha256.Sum256(rawKey)
+		if _, ok := s.index.tab.Load().get(&sum); !ok {
+			p, revoked = nil, true
+		}
 	}
 	if n := s.negAuth.get(id); n != nil && now.Sub(n.fetched) < st.AuthNegativeTTL {
 		return n, nil
@@ -289,6 +297,12 @@ func (s *Server) indexState(now time.Time, st *liveSettings) string {
 func (p *principal) usable(s *Server, state string, now time.Time, st *liveSettings) bool {
 	if p.fromIndex {
 		return (state == IndexFresh || state == IndexStale) && p.ver == s.index.version.Load() && now.Sub(p.dealerFetched) < st.AuthTTL
+	}
+	if state != IndexFresh && state != "" && !p.fetched.After(time.Unix(0, s.index.lastGood.Load())) {
+		// The index synced after this lookup: it decides (authenticate's
+		// index path), so a key it dropped since is not answered from the
+		// older lookup (TestRevokedLookupPrincipalUsableWhenIndexGoesStale).
+		return false
 	}
 	return state != IndexFresh && now.Sub(p.fetched) < st.AuthTTL
 }

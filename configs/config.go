@@ -921,6 +921,12 @@ func ParsePrefixes(list []string) ([]netip.Prefix, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%q is not a CIDR", v)
 			}
+			if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+				// An IPv4-mapped CIDR is its IPv4 one: peers are unmapped
+				// before the check, and an IPv6 prefix never holds an IPv4
+				// address (TestTrustedProxyMappedCIDR).
+				p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+			}
 			out = append(out, p.Masked())
 			continue
 		}

@@ -114,6 +114,11 @@ func TestProxyProtocol(t *testing.T) {
 		{"broken header refused", nil, func(*testing.T) []byte { return []byte("PROXY TCP4 not-an-ip 192.0.2.1 1 2\r\n") }, exp{false, ""}},
 		{"listed source must send it", []string{"127.0.0.0/8"}, func(*testing.T) []byte { return nil }, exp{false, ""}},
 		{"listed source sends v2", []string{"127.0.0.1"}, func(t *testing.T) []byte { return header(t, 2, "203.0.113.9:1") }, exp{true, "203.0.113.9:1"}},
+		// An IPv4-mapped source (as a dual-stack listener logs an IPv4
+		// peer) matches as its IPv4 one (go-proxyproto matches with
+		// net.IPNet; server.trusted_proxies needed a fix for the same).
+		{"listed as a mapped CIDR", []string{"::ffff:127.0.0.0/104"}, func(t *testing.T) []byte { return header(t, 2, "203.0.113.11:1") }, exp{true, "203.0.113.11:1"}},
+		{"listed as a mapped address", []string{"::ffff:127.0.0.1"}, func(t *testing.T) []byte { return header(t, 1, "203.0.113.12:1") }, exp{true, "203.0.113.12:1"}},
 		{"unlisted source served as itself", []string{"10.0.0.0/8"}, func(*testing.T) []byte { return nil }, exp{true, "peer"}},
 		{"unlisted source may not claim an address", []string{"10.0.0.0/8"}, func(t *testing.T) []byte { return header(t, 1, "203.0.113.10:1") }, exp{false, ""}},
 	} {
