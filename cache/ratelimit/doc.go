@@ -21,7 +21,11 @@
 // them in process, lock-free. Per key and instance:
 //
 //   - Only one request refills at a time; concurrent requests of the same
-//     key wait for that refill (at most RedisTimeout) and share its lease.
+//     key wait for that refill and share its lease. One RedisTimeout
+//     bounds a request's whole time in the limiter (its waits for other
+//     requests' refills and its own call): past it the fail mode decides
+//     the request, without marking Redis down (the Redis answered within
+//     its timeout; the request waited behind others).
 //   - The lease size adapts to the instance's demand for the key: it starts
 //     at 1, doubles while leases run out within half a LeaseWindow, and
 //     shrinks to what was used when a lease expires with tokens left.

@@ -324,6 +324,17 @@ func (l *Limiter) decide(ctx context.Context, e *entry, lim Limit, cost, now int
 	if l.rdb == nil || l.closed.Load() {
 		return l.local(e, lim, cost, now)
 	}
+	// One RedisTimeout bounds the request's whole time in the limiter (its
+	// waits for other requests' refills and its own call), not each of up
+	// to maxRounds+1 waits: on a Redis slow but within the timeout, a
+	// request waited up to four of them (TestSlowRedisOneBudget).
+	deadline := now + int64(l.timeout)
+	var timer *time.Timer // only on the waiting path: the lease path stays allocation-free
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	for range maxRounds {
 		if d, ok := fromLease(e, lim, cost, now); ok {
 			return d
@@ -335,10 +346,15 @@ func (l *Limiter) decide(ctx context.Context, e *entry, lim Limit, cost, now int
 			// Another request of this key is refilling: share its lease
 			// instead of a round trip of our own. Its call is bounded by
 			// RedisTimeout.
+			if timer == nil {
+				timer = time.NewTimer(time.Duration(deadline - now))
+			}
 			select {
 			case <-f.done:
 			case <-ctx.Done():
 				return l.fallback(e, lim, cost, now)
+			case <-timer.C: // budget spent waiting; says nothing about Redis
+				return l.fallback(e, lim, cost, l.now())
 			}
 			now = l.now()
 			continue
@@ -347,10 +363,10 @@ func (l *Limiter) decide(ctx context.Context, e *entry, lim Limit, cost, now int
 		if !e.flight.CompareAndSwap(nil, f) {
 			continue
 		}
-		return l.refill(ctx, e, lim, cost, now, f)
+		return l.refill(ctx, e, lim, cost, now, f, deadline)
 	}
 	// The shared leases ran dry under us repeatedly: take our tokens alone.
-	return l.direct(ctx, e, lim, cost, now)
+	return l.direct(ctx, e, lim, cost, l.now(), deadline)
 }
 
 // fromLease answers from the key's lease or cached rejection, if they
@@ -411,13 +427,13 @@ func fromLease(e *entry, lim Limit, cost, now int64) (Decision, bool) {
 // nothing unless at least its cost is there), keeps its cost and publishes
 // the rest. Tokens left in the lease it replaces (fewer than its cost)
 // expire unspent: under-admission, never over.
-func (l *Limiter) refill(ctx context.Context, e *entry, lim Limit, cost, now int64, f *flight) Decision {
+func (l *Limiter) refill(ctx context.Context, e *entry, lim Limit, cost, now int64, f *flight, deadline int64) Decision {
 	defer func() {
 		e.flight.Store(nil)
 		close(f.done)
 	}()
 	n := int64(l.leaseSize(e, lim, cost, now)) + cost - 1
-	res, err := l.call(ctx, e, lim, n, cost, now)
+	res, err := l.call(ctx, e, lim, n, cost, now, deadline)
 	if err != nil {
 		return l.fallback(e, lim, cost, now)
 	}
@@ -458,8 +474,8 @@ func (l *Limiter) refill(ctx context.Context, e *entry, lim Limit, cost, now int
 }
 
 // direct takes cost tokens from Redis without touching the shared lease.
-func (l *Limiter) direct(ctx context.Context, e *entry, lim Limit, cost, now int64) Decision {
-	res, err := l.call(ctx, e, lim, cost, cost, now)
+func (l *Limiter) direct(ctx context.Context, e *entry, lim Limit, cost, now, deadline int64) Decision {
+	res, err := l.call(ctx, e, lim, cost, cost, now, deadline)
 	if err != nil {
 		return l.fallback(e, lim, cost, now)
 	}
@@ -518,8 +534,15 @@ func (l *Limiter) leaseSize(e *entry, lim Limit, cost, now int64) int {
 // connections but does not answer would hold the request for the client's
 // DialTimeout (5s by default). A call abandoned at the timeout finishes in
 // the background with its context cancelled.
-func (l *Limiter) call(ctx context.Context, e *entry, lim Limit, n, least, now int64) (takeResult, error) {
+func (l *Limiter) call(ctx context.Context, e *entry, lim Limit, n, least, now, deadline int64) (takeResult, error) {
 	var r takeReply
+	// What is left of the request's budget bounds the call; a call cut
+	// short by it (less than a whole RedisTimeout) does not mark Redis
+	// down.
+	budget := min(time.Duration(l.timeout), time.Duration(deadline-now))
+	if budget <= 0 {
+		return takeResult{}, errBudget
+	}
 	l.redisCalls.Add(1)
 	var nowUS int64
 	if l.callerClock {
@@ -551,7 +574,7 @@ func (l *Limiter) call(ctx context.Context, e *entry, lim Limit, n, least, now i
 			span.End()
 		}()
 	}
-	cctx, cancel := context.WithTimeout(ctx, l.timeout)
+	cctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	ch := make(chan takeReply, 1)
 	go func() {
@@ -561,7 +584,10 @@ func (l *Limiter) call(ctx context.Context, e *entry, lim Limit, n, least, now i
 	select {
 	case r = <-ch:
 	case <-cctx.Done():
-		r.err = fmt.Errorf("ratelimit: no answer from redis within %v: %w", l.timeout, cctx.Err())
+		r.err = fmt.Errorf("ratelimit: no answer from redis within %v: %w", budget, cctx.Err())
+		if budget < l.timeout {
+			return r.res, errBudget
+		}
 	}
 	if r.err != nil {
 		l.redisErrors.Add(1)
@@ -590,6 +616,10 @@ func syncTAT(e *entry, tat int64) {
 		}
 	}
 }
+
+// errBudget: the request's RedisTimeout was spent before Redis answered,
+// partly waiting for other requests' refills; Redis is not marked down.
+var errBudget = errors.New("ratelimit: request's redis budget spent")
 
 type takeReply struct {
 	res takeResult
@@ -779,7 +809,9 @@ func (l *Limiter) fallback(e *entry, lim Limit, cost, now int64) Decision {
 		if ra <= 0 {
 			ra = l.probe
 		}
-		return Decision{Limit: lim, RetryAfter: time.Duration(ra), Source: SourceFailClosed}
+		// The quota is unknown until the probe; t must not say "full now"
+		// (r=0;t=0) next to a Retry-After (TestFailClosedHeaderNotFullNow).
+		return Decision{Limit: lim, RetryAfter: time.Duration(ra), Reset: time.Duration(ra), Source: SourceFailClosed}
 	}
 	d := l.local(e, lim, cost, now)
 	if d.Allowed {
