@@ -339,7 +339,7 @@ func redisErrorKind(err error) string {
 func (a *Admin) readyz(ctx *fasthttp.RequestCtx) {
 	rd := Readiness{Ready: a.o.Ready == nil || a.o.Ready()}
 	if a.o.Redis != nil {
-		c, cancel := context.WithTimeout(context.Background(), min(a.o.Timeout, time.Second))
+		c, cancel := context.WithTimeout(context.Background(), min(a.o.Timeout, RedisCheckTimeout))
 		err := a.o.Redis(c)
 		cancel()
 		rd.Redis = "up"
@@ -373,6 +373,13 @@ func (a *Admin) readyz(ctx *fasthttp.RequestCtx) {
 
 func (a *Admin) purge(ctx *fasthttp.RequestCtx) {
 	args := ctx.QueryArgs()
+	// A repeated parameter is ambiguous (all=true&all=false purged every
+	// dealer; dealer_id=101&dealer_id=102 purged 101 alone): refused, as
+	// the public API refuses one (TestPurgeRefusesRepeatedParameters).
+	if len(args.PeekMulti("all")) > 1 || len(args.PeekMulti("dealer_id")) > 1 {
+		problem(ctx, fasthttp.StatusUnprocessableEntity, "invalid purge", "give all or dealer_id once")
+		return
+	}
 	if args.Has("all") {
 		if args.Has("dealer_id") || string(args.Peek("all")) != "true" {
 			problem(ctx, fasthttp.StatusUnprocessableEntity, "invalid purge",

@@ -676,7 +676,7 @@ func (m *Metrics) writeDynamic(w io.Writer) {
 		writeLabelled(w, "edge_trace_spans_dropped_total", "reason", src.Tracing().SpansDropped)
 	}
 	if src.Redis != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), RedisCheckTimeout)
 		up := uint64(0)
 		if src.Redis(ctx) == nil {
 			up = 1

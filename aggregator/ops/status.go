@@ -325,7 +325,7 @@ func (a *Admin) status(ctx context.Context) Status {
 	}
 
 	if src.Redis != nil {
-		c, cancel := context.WithTimeout(ctx, min(a.o.Timeout, time.Second))
+		c, cancel := context.WithTimeout(ctx, min(a.o.Timeout, RedisCheckTimeout))
 		err := src.Redis(c)
 		cancel()
 		st.Redis = &RedisStatus{Up: err == nil}

@@ -71,8 +71,9 @@ func concurrency(cfg *configs.Config, limit uint64, services int) (n int, note s
 // default settings (README, "Memory per idle connection").
 const busyConns = 4096
 
-// adminConcurrency caps the admin listener's connections.
-const adminConcurrency = 64
+// adminConcurrency caps the admin listener's connections (kept free of
+// the public listener's share of file descriptors).
+const adminConcurrency = 256
 
 // listenPublic binds the public listener and builds its layers: accept
 // retry, PROXY protocol, limits, TLS.

@@ -20,7 +20,7 @@ func TestConcurrencyBelowTheFDLimit(t *testing.T) {
 		want   int
 		source string
 	}{
-		{"limit minus reserve", def, 65536, 65536 - 1448, "derived"},
+		{"limit minus reserve", def, 65536, 65536 - 1640, "derived"},
 		{"capped at fasthttp's default", def, 1 << 30, maxConcurrency, "derived"},
 		{"small limit: half of it", def, 1024, 512, "derived"},
 		{"tiny limit: half of it", def, 256, 128, "derived"},

@@ -396,22 +396,24 @@ func splitList(s string) []string {
 
 // app is a running edge with everything it started.
 type app struct {
-	cfg       *configs.Config // as started (embedded addresses filled in)
-	fileCfg   *configs.Config // as loaded and overridden by flags: what a reload compares with
-	flags     *flags
-	log       *slog.Logger
-	logs      *ops.Logs
-	metrics   *ops.Metrics
-	addr      string
-	adminAddr string // "" when the admin listener is off
-	srv       *fasthttp.Server
-	adminSrv  *fasthttp.Server
-	ready     atomic.Bool // /readyz: listeners up, not shutting down (see isReady)
-	public    *listener.Stack
-	cert      *listener.Certificate // nil without TLS
-	stopping  atomic.Bool           // shutdown began: a listener ending is expected
-	reloadMu  sync.Mutex
-	loaded    atomic.Pointer[configs.Config] // the last config that loaded and validated
+	// redisCheck is pingRedis shared by its callers (ops.SharedCheck).
+	redisCheck func(context.Context) error
+	cfg        *configs.Config // as started (embedded addresses filled in)
+	fileCfg    *configs.Config // as loaded and overridden by flags: what a reload compares with
+	flags      *flags
+	log        *slog.Logger
+	logs       *ops.Logs
+	metrics    *ops.Metrics
+	addr       string
+	adminAddr  string // "" when the admin listener is off
+	srv        *fasthttp.Server
+	adminSrv   *fasthttp.Server
+	ready      atomic.Bool // /readyz: listeners up, not shutting down (see isReady)
+	public     *listener.Stack
+	cert       *listener.Certificate // nil without TLS
+	stopping   atomic.Bool           // shutdown began: a listener ending is expected
+	reloadMu   sync.Mutex
+	loaded     atomic.Pointer[configs.Config] // the last config that loaded and validated
 	// named are the files the config file named at the last reload,
 	// rejected or not (configs.NamedFiles): watched beside the loaded
 	// config's, so that a *_file that was missing reloads when it comes.
@@ -710,6 +712,9 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 			}}
 		}
 	}
+	// One Redis check at a time answers /readyz, the status page and the
+	// scrape, its result reused for a second (ops.RedisCheckReuse).
+	a.redisCheck = ops.SharedCheck(a.pingRedis, ops.RedisCheckTimeout, ops.RedisCheckReuse)
 	mtr.SetSources(ops.Sources{
 		Cache: func() ops.CacheStats { return cacheStats(a.cache.Stats()) },
 		Limiter: func() ops.LimiterStats {
@@ -721,7 +726,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		},
 		Auth:          func() ops.AuthStats { return authStats(a.api.AuthStats()) },
 		Breakers:      up.BreakerStates,
-		Redis:         a.pingRedis,
+		Redis:         a.redisCheck,
 		CachePolicies: a.cachePolicies,
 		Tracing:       tracingStats,
 	})
@@ -792,13 +797,27 @@ func printDemo(w io.Writer, addr string) {
 	fmt.Fprintf(w, "try: curl -s -H 'X-Api-Key: demo-key-alpha' 'http://%s/dealer/REWIND/listing?page_size=2'\n", addr)
 }
 
+// adminPerIP caps the admin listener's connections per client address
+// beyond loopback (see startAdmin).
+const adminPerIP = 32
+
+// adminConnsPerIP is the admin listener's cap of connections per client
+// address: none on loopback (every client is the same address there, and
+// only local processes reach it), adminPerIP beyond it.
+func adminConnsPerIP(listen string) int {
+	if ops.IsLoopback(listen) {
+		return 0
+	}
+	return adminPerIP
+}
+
 // startAdmin starts the admin listener (metrics, health, purge, reload).
 func (a *app) startAdmin() error {
 	adm, err := ops.NewAdmin(ops.AdminOptions{
 		Token:    a.cfg.AdminToken,
 		Metrics:  a.metrics,
 		Ready:    a.isReady,
-		Redis:    a.pingRedis,
+		Redis:    a.redisCheck,
 		Breakers: a.up.BreakerStates,
 		Purge:    a.cache.PurgeDealer,
 		PurgeAll: a.cache.PurgeAll,
@@ -809,14 +828,21 @@ func (a *app) startAdmin() error {
 		return err
 	}
 	a.adminSrv = &fasthttp.Server{
-		Handler:               adm.Handler(),
-		ErrorHandler:          ops.ErrorHandler,
-		Name:                  "dealer-edge-admin",
-		ReadTimeout:           5 * time.Second,
-		WriteTimeout:          10 * time.Second,
-		IdleTimeout:           60 * time.Second,
+		Handler:      adm.Handler(),
+		ErrorHandler: ops.ErrorHandler,
+		Name:         "dealer-edge-admin",
+		ReadTimeout:  5 * time.Second,
+		WriteTimeout: 10 * time.Second,
+		// Idle keep-alive connections count against Concurrency: with 64
+		// and a 60 s idle timeout, 64 connections left idle after one
+		// /healthz each (it needs no token) made every probe and scrape a
+		// 503 (TestAdminProbesSurviveIdleConnections). Now 256 and 15 s,
+		// and beyond loopback at most 32 connections per client address
+		// (the kubelet and Prometheus need a few).
+		IdleTimeout:           15 * time.Second,
 		MaxRequestBodySize:    1024,
-		Concurrency:           64,
+		Concurrency:           adminConcurrency,
+		MaxConnsPerIP:         adminConnsPerIP(a.cfg.AdminListen),
 		NoDefaultServerHeader: true,
 		CloseOnShutdown:       true,
 		Logger:                httpLogger{a.log},

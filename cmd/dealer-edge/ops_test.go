@@ -534,6 +534,7 @@ func TestReadinessReflectsRedisAndBreakers(t *testing.T) {
 
 	// Redis going away degrades too; the edge keeps serving.
 	mr.Close()
+	waitRedisCheck()
 	status, body = e.readyz()
 	if status != 200 || body["redis"] != "down" || !strings.Contains(fmt.Sprint(body["degraded"]), "redis") {
 		t.Fatalf("readyz with Redis down: %d %v", status, body)
@@ -913,6 +914,7 @@ func TestRareMetricsMove(t *testing.T) {
 	// Fallback: Redis gone. A key the limiter holds nothing for must ask
 	// Redis, fails, and the in-process limiter takes over (fail_mode local).
 	mr.Close()
+	waitRedisCheck()
 	if r := e.get("/dealer/REWIND/listing?page_size=1", "demo-key-beta"); r.status != 200 {
 		t.Fatalf("with Redis gone: %d %s", r.status, r.body)
 	}

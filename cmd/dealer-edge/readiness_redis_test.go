@@ -29,6 +29,7 @@ func TestReadinessSeesAClusterMasterDown(t *testing.T) {
 	}
 
 	cl.Nodes[2].Stop()
+	waitRedisCheck()
 	status, body := e.readyz()
 	if status != 200 || body["redis"] != "down" || !strings.Contains(fmt.Sprint(body["degraded"]), "redis") {
 		t.Errorf("readyz with one of three masters dead: %d %v, want 200 degraded with redis down", status, body)
@@ -78,6 +79,7 @@ func TestReadinessSeesAReadOnlyReplica(t *testing.T) {
 	if err := replica.Client().ReplicaOf(context.Background(), "NO", "ONE").Err(); err != nil {
 		t.Fatal(err)
 	}
+	waitRedisCheck()
 	if status, body := e.readyz(); status != 200 || body["redis"] != "up" {
 		t.Errorf("readyz once the replica is promoted: %d %v, want redis up", status, body)
 	}

@@ -78,6 +78,7 @@ func TestRedisACLPermissionIsAnOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitLong(t, "cache using Redis again", func() bool { return e.app.cache.Stats().RedisUp })
+	waitRedisCheck()
 	if up := e.scrape()["edge_redis_up"]; up != 1 {
 		t.Errorf("edge_redis_up once GETEX is permitted again: %v, want 1", up)
 	}

@@ -67,6 +67,7 @@ func TestRedisRefusingCredentialsIsAnOutage(t *testing.T) {
 	if err := admin.ConfigSet(ctx, "requirepass", pass2).Err(); err != nil {
 		t.Fatal(err)
 	}
+	waitRedisCheck()
 	if up := e.scrape()["edge_redis_up"]; up != 0 {
 		t.Errorf("edge_redis_up once Redis refuses the edge's password: %v, want 0", up)
 	}
@@ -100,6 +101,7 @@ func TestRedisRefusingCredentialsIsAnOutage(t *testing.T) {
 	}
 	waitLong(t, "cache using Redis again", func() bool { return e.app.cache.Stats().RedisUp })
 	waitLong(t, "rate limiter on Redis again", func() bool { return !e.app.limiter.Stats().FallbackActive })
+	waitRedisCheck()
 	if up := e.scrape()["edge_redis_up"]; up != 1 {
 		t.Errorf("edge_redis_up once the password is restored: %v, want 1", up)
 	}
@@ -169,6 +171,7 @@ func TestClusterRefusingCredentialsIsAnOutage(t *testing.T) {
 	if err := admins[1].ConfigSet(ctx, "requirepass", pass2).Err(); err != nil {
 		t.Fatal(err)
 	}
+	waitRedisCheck()
 	if status, body := e.readyz(); status != 200 || body["redis"] != "down" || body["redis_error"] != "authentication failed" {
 		t.Errorf("readyz with one master refusing the password: %d %v, want redis down, authentication failed", status, body)
 	}
@@ -179,6 +182,7 @@ func TestClusterRefusingCredentialsIsAnOutage(t *testing.T) {
 	if err := admins[1].ConfigSet(ctx, "requirepass", "").Err(); err != nil {
 		t.Fatal(err)
 	}
+	waitRedisCheck()
 	if status, body := e.readyz(); status != 200 || body["redis"] != "up" {
 		t.Errorf("readyz once the master takes the password again: %d %v, want redis up", status, body)
 	}
