@@ -164,10 +164,39 @@ func (l *LimitListener) CloseSilent() int {
 		}
 	}
 	l.connsMu.Unlock()
+	n := 0
 	for _, c := range silent {
+		// A request already in the socket, not yet read by
+		// the server's goroutine, is in flight: leave it to the server.
+		if bytesWaiting(c.Conn) {
+			continue
+		}
 		_ = c.Conn.Close() // the server's goroutine reads an error and closes c
+		n++
 	}
-	return len(silent)
+	return n
+}
+
+// bytesWaiting reports whether c's socket holds bytes not yet read (a
+// peek that does not wait); false when it cannot tell.
+func bytesWaiting(c net.Conn) bool {
+	tc := tcpConn(c)
+	if tc == nil {
+		return false
+	}
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	waiting := false
+	// Control, not Read: the server's goroutine may hold the read lock
+	// while it waits in the poller.
+	_ = raw.Control(func(fd uintptr) {
+		var b [1]byte
+		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		waiting = err == nil && n > 0
+	})
+	return waiting
 }
 
 // Open returns the number of open connections.

@@ -704,6 +704,12 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any,
 			}
 			return unavailable(s.name, fmt.Sprintf("read body: %v", err))
 		}
+		// A Content-Encoding the edge did not ask for is a
+		// failure (doc.go), whatever the bytes look like.
+		if ce := resp.Header.ContentEncoding(); len(ce) > 0 && !strings.EqualFold(string(ce), "identity") {
+			_ = buf.Close()
+			return unavailable(s.name, "unasked Content-Encoding")
+		}
 		if d := digestFrom(ctx); d != nil && d.observe(buf.B) {
 			_ = buf.Close()
 			return ErrUnchanged
@@ -847,7 +853,11 @@ func readBody(resp *fasthttp.Response) (*bufpool.Buf, error) {
 // partial or malformed answer would be the same again, and a timeout has
 // spent the call's time.
 func retryStaleConn(_ *fasthttp.Request, _ int, err error) (resetTimeout, retry bool) {
-	return false, errors.Is(err, fasthttp.ErrConnectionClosed) || errors.Is(err, syscall.EPIPE)
+	// fasthttp passes the retry rule the bare io.EOF of a
+	// connection that ended before the first byte (it turns it into
+	// ErrConnectionClosed only after its retry loop). Compared with ==: a
+	// cut head is a wrapped EOF and must not be retried.
+	return false, err == io.EOF || errors.Is(err, fasthttp.ErrConnectionClosed) || errors.Is(err, syscall.EPIPE)
 }
 
 // isTimeout reports a network timeout (the connection's read deadline).
