@@ -104,6 +104,11 @@ func TestPanicsInFillsAndFanOut(t *testing.T) {
 				if st != 200 || partial != "true" {
 					t.Fatalf("status %d, X-Edge-Partial %q: %s", st, partial, body)
 				}
+				// Served partial, and the panic logged all the same (it
+				// was not: no failure path runs for a partial answer).
+				if !strings.Contains(logs.String(), "boom in "+c.method) {
+					t.Errorf("the %s panic was served partial and not logged:\n%.2000s", c.method, logs.String())
+				}
 				return
 			}
 			if st != c.status {

@@ -306,6 +306,7 @@ func (s *Server) inventoryDetails(ctx *fasthttp.RequestCtx, rs *reqState) {
 			body, err = s.fillOffer(c, dealerID, fp.idOfferta)
 		} else {
 			body, err = s.fillVehicle(c, dealerID, service, fp.idAuto)
+			s.logPartialPanics(reqID, RouteInventoryDetails, err)
 		}
 		s.record(c, dealerID, &nc, stamp, err)
 		return body, err

@@ -131,3 +131,23 @@ func (s *Server) writeProblem(ctx *fasthttp.RequestCtx, rs *reqState, ae *apiErr
 	rs.status = status
 	rs.code = ae.code
 }
+
+// logPartialPanics logs, as fail logs a panic, each panic among the causes
+// of a partial answer (a hub section, a vehicle's media): a partial answer
+// is served and no failure path runs, so a panic there went unlogged.
+func (s *Server) logPartialPanics(reqID, route string, err error) {
+	var pa *partialError
+	if !errors.As(err, &pa) {
+		return
+	}
+	causes := []error{pa.cause}
+	if j, ok := pa.cause.(interface{ Unwrap() []error }); ok {
+		causes = j.Unwrap()
+	}
+	for _, c := range causes {
+		var pe *cache.PanicError
+		if errors.As(c, &pe) {
+			s.log.Error("panic", "request_id", reqID, "route", route, "panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
+		}
+	}
+}
