@@ -16,6 +16,7 @@ type reqHeaders struct {
 	apiKeys, authorizations int    // how many times each was sent
 	requestID               []byte // X-Request-ID
 	traceparent             []byte
+	traceparents            int    // how many traceparent lines were sent
 	tracestate              []byte // every tracestate line, joined when more than one
 	tsJoined                bool   // tracestate is a joined copy
 	ifNoneMatch             []byte // every If-None-Match line, joined when more than one
@@ -120,8 +121,14 @@ func (h *reqHeaders) field(k, v []byte) {
 			h.tracestate, h.tsJoined = joinLines(h.tracestate, h.tsJoined, v)
 		}
 	case 11: // traceparent
-		if h.traceparent == nil && bytes.EqualFold(k, []byte("traceparent")) {
-			h.traceparent = v
+		if bytes.EqualFold(k, []byte("traceparent")) {
+			// A single-valued field: more than one line is no valid
+			// traceparent (the lines combined do not parse; the W3C
+			// test suite's test_traceparent_duplicated restarts the trace).
+			if h.traceparents == 0 {
+				h.traceparent = v
+			}
+			h.traceparents++
 		}
 	case 12: // X-Request-ID
 		if h.requestID == nil && bytes.EqualFold(k, []byte("X-Request-ID")) {

@@ -377,7 +377,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	var tp [TraceparentLen]byte
-	if len(rs.hdr.traceparent) > 0 && ParseTraceparent(&tp, rs.hdr.traceparent) {
+	if len(rs.hdr.traceparent) > 0 && rs.hdr.traceparents == 1 && ParseTraceparent(&tp, rs.hdr.traceparent) {
 		// The version-00 form, whatever version the client sent: what the
 		// internal services get and the server span continues.
 		rs.traceparent = string(tp[:])

@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"crypto/tls"
@@ -82,6 +83,9 @@ type ExportConfig struct {
 	// ClientCertFile and ClientKeyFile are a PEM pair presented to the
 	// collector (mutual TLS). Both or neither.
 	ClientCertFile, ClientKeyFile string
+	// caVar and certVar name the variables CAFile and the client pair
+	// were read from (a TRACES_ one or the generic one), for errors.
+	caVar, certVar string
 }
 
 // readEnv reads the exporter variables into c; malformed values are
@@ -124,14 +128,19 @@ func (c *ExportConfig) readEnv(get func(string) (string, bool)) []error {
 			errs = append(errs, fmt.Errorf("tracing: %s: %q is not gzip or none", name, v))
 		}
 	}
-	if v, _, ok := pick(EnvCertificate, EnvTracesCertificate); ok {
-		c.CAFile = v
+	if v, name, ok := pick(EnvCertificate, EnvTracesCertificate); ok {
+		c.CAFile, c.caVar = v, name
 	}
-	if v, _, ok := pick(EnvClientCertificate, EnvTracesClientCertificate); ok {
-		c.ClientCertFile = v
+	if v, name, ok := pick(EnvClientCertificate, EnvTracesClientCertificate); ok {
+		c.ClientCertFile, c.certVar = v, name
 	}
-	if v, _, ok := pick(EnvClientKey, EnvTracesClientKey); ok {
+	if v, name, ok := pick(EnvClientKey, EnvTracesClientKey); ok {
 		c.ClientKeyFile = v
+		if c.certVar == "" {
+			c.certVar = name
+		} else {
+			c.certVar += "/" + name
+		}
 	}
 	if (c.ClientCertFile == "") != (c.ClientKeyFile == "") {
 		errs = append(errs, fmt.Errorf("tracing: %s and %s: both or neither", EnvClientCertificate, EnvClientKey))
@@ -283,30 +292,44 @@ func newExporter(url string, cfg ExportConfig) (*exporter, error) {
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 2
-	if cfg.CAFile != "" || cfg.ClientCertFile != "" {
-		tc := &tls.Config{MinVersion: tls.VersionTLS12}
-		if cfg.CAFile != "" {
-			pem, err := os.ReadFile(cfg.CAFile)
-			if err != nil {
-				return nil, fmt.Errorf("tracing: %s: %w", EnvCertificate, err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("tracing: %s: no PEM certificate in %s", EnvCertificate, cfg.CAFile)
-			}
-			tc.RootCAs = pool
-		}
-		if cfg.ClientCertFile != "" {
-			pair, err := tls.LoadX509KeyPair(cfg.ClientCertFile, cfg.ClientKeyFile)
-			if err != nil {
-				return nil, fmt.Errorf("tracing: %s/%s: %w", EnvClientCertificate, EnvClientKey, err)
-			}
-			tc.Certificates = []tls.Certificate{pair}
-		}
+	tc, err := cfg.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	if tc != nil {
 		tr.TLSClientConfig = tc
 	}
 	return &exporter{url: url, client: &http.Client{Transport: tr}, cfg: cfg,
 		partial: partialReporter{handle: otel.Handle, every: partialReportEvery}}, nil
+}
+
+// tlsConfig loads the certificate files of c (nil: none named); errors
+// name the variable each file was read from.
+func (c ExportConfig) tlsConfig() (*tls.Config, error) {
+	if c.CAFile == "" && c.ClientCertFile == "" {
+		return nil, nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if c.CAFile != "" {
+		name := cmp.Or(c.caVar, EnvCertificate)
+		pem, err := os.ReadFile(c.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("tracing: %s: %w", name, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tracing: %s: no PEM certificate in %s", name, c.CAFile)
+		}
+		tc.RootCAs = pool
+	}
+	if c.ClientCertFile != "" {
+		pair, err := tls.LoadX509KeyPair(c.ClientCertFile, c.ClientKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("tracing: %s: %w", cmp.Or(c.certVar, EnvClientCertificate+"/"+EnvClientKey), err)
+		}
+		tc.Certificates = []tls.Certificate{pair}
+	}
+	return tc, nil
 }
 
 // errNotRetryable marks an answer that a retry cannot change.

@@ -215,6 +215,16 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// CheckFiles loads the exporter's certificate files as New does, when c
+// enables tracing, so that --check-config refuses what start-up would.
+func (c Config) CheckFiles() error {
+	if !c.Enabled() {
+		return nil
+	}
+	_, err := c.Export.tlsConfig()
+	return err
+}
+
 // tracesURL is where spans are sent.
 func (c Config) tracesURL() string {
 	if c.TracesEndpoint != "" {
@@ -292,18 +302,26 @@ func New(cfg Config, opts Options) (*Tracing, error) {
 	// The queue's size is set explicitly, the value the batch processor
 	// would read itself, so that the gate in front of it bounds the spans
 	// at the same size and counts the ones it drops.
-	qsize := sdktrace.DefaultMaxQueueSize
-	if n, err := strconv.Atoi(os.Getenv(EnvBSPMaxQueueSize)); err == nil {
-		qsize = n // as the SDK reads it: any integer
-	}
+	// The sizes and the delay are passed explicitly, read as the
+	// OpenTelemetry configuration specification says (a value outside the
+	// item's range is treated as not set): the SDK reads any integer, and
+	// a negative size panicked in NewBatchSpanProcessor while a delay of 0
+	// or less made its goroutine spin on a timer re-armed at zero.
+	qsize := bspInt(EnvBSPMaxQueueSize, sdktrace.DefaultMaxQueueSize)
 	if opts.MaxQueueSize > 0 {
 		qsize = opts.MaxQueueSize
 	}
-	exp.drops = &drops{limit: int64(qsize)}
-	bopts := []sdktrace.BatchSpanProcessorOption{sdktrace.WithMaxQueueSize(qsize)}
-	if opts.BatchTimeout > 0 {
-		bopts = append(bopts, sdktrace.WithBatchTimeout(opts.BatchTimeout))
+	bsize := bspInt(EnvBSPMaxExportBatchSize, sdktrace.DefaultMaxExportBatchSize)
+	if bsize > qsize { // as the SDK does
+		bsize = min(sdktrace.DefaultMaxExportBatchSize, qsize)
 	}
+	delay := time.Duration(bspInt(EnvBSPScheduleDelay, sdktrace.DefaultScheduleDelay)) * time.Millisecond
+	if opts.BatchTimeout > 0 {
+		delay = opts.BatchTimeout
+	}
+	exp.drops = &drops{limit: int64(qsize)}
+	bopts := []sdktrace.BatchSpanProcessorOption{sdktrace.WithMaxQueueSize(qsize),
+		sdktrace.WithMaxExportBatchSize(bsize), sdktrace.WithBatchTimeout(delay)}
 	h := newHead(cfg.Sampler, cfg.SamplerArg)
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithSpanProcessor(&gate{next: sdktrace.NewBatchSpanProcessor(exp, bopts...), d: exp.drops}),
@@ -323,6 +341,21 @@ func New(cfg Config, opts Options) (*Tracing, error) {
 // EnvBSPMaxQueueSize is the batch span processor's queue size variable,
 // read by the SDK and by New alike.
 const EnvBSPMaxQueueSize = "OTEL_BSP_MAX_QUEUE_SIZE"
+
+// The batch span processor's other variables New reads.
+const (
+	EnvBSPMaxExportBatchSize = "OTEL_BSP_MAX_EXPORT_BATCH_SIZE"
+	EnvBSPScheduleDelay      = "OTEL_BSP_SCHEDULE_DELAY"
+)
+
+// bspInt reads a positive integer variable of the batch processor; unset,
+// malformed or not positive, it is def.
+func bspInt(name string, def int) int {
+	if n, err := strconv.Atoi(strings.TrimSpace(os.Getenv(name))); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
 
 // Dropped returns the counts of sampled spans dropped since start: over a
 // full batch queue, in batches that could not be exported, refused by the

@@ -173,6 +173,12 @@ func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 				err = fmt.Errorf("tls: %w", cerr)
 			}
 		}
+		if err == nil {
+			// Start-up loads the exporter's certificate files too.
+			if tc, terr := cfg.TracingConfig().WithEnv(os.LookupEnv); terr == nil {
+				err = tc.CheckFiles()
+			}
+		}
 		if err != nil {
 			fmt.Fprintln(stderr, "dealer-edge: config invalid:", err)
 			return 2
