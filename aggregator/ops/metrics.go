@@ -301,6 +301,15 @@ func NewMetrics(o MetricsOptions) *Metrics {
 	}
 	for _, r := range o.Routes {
 		m.routes[r] = &routeMetrics{name: r}
+		// The 5xx series an error answer (no X-Cache) counts in exist at 0
+		// from the start, like the upstream call counters: the SLO records
+		// and the 5xx alerts read them with rate(), which sees a series'
+		// increments only from its first scrape.
+		for _, code := range []int{500, 502, 503, 504, 599} {
+			si, ci := statusIndex(code), cacheIndex("")
+			rm := m.routes[r]
+			rm.requests[si][ci].Store(m.set.GetOrCreateCounter(fmt.Sprintf(`edge_requests_total{route=%q,status=%q,cache=%q}`, r, statusLabel(si), cacheLabels[ci])))
+		}
 	}
 	svcs := map[string]*serviceMetrics{}
 	for _, s := range o.Services {

@@ -32,6 +32,8 @@ shutdownGraceSeconds) and the Redis addresses (checked against redis.mode).
 {{- if and (ne $mode "sentinel") .Values.redis.masterName }}{{ fail (printf "redis.masterName is for redis.mode sentinel (mode is %s)" $mode) }}{{ end -}}
 {{- if and (eq $mode "single") (ne (len .Values.redis.addrs) 1) }}{{ fail "redis.mode single takes exactly one address in redis.addrs (cluster: several)" }}{{ end -}}
 {{- if and (eq $mode "cluster") (lt (len .Values.redis.addrs) 2) }}{{ fail "redis.mode cluster needs at least 2 seed addresses (cluster nodes) in redis.addrs: the edge reads one address as a single node" }}{{ end -}}
+{{- if and .Values.redis.passwordInSecret (not .Values.secrets.existingSecret) (not .Values.secrets.redisPassword) }}{{ fail "redis.passwordInSecret needs secrets.existingSecret (a Secret with a redis_password key) or secrets.redisPassword: the chart's own Secret has no redis_password and the edge would not start" }}{{ end -}}
+{{- if and .Values.redis.masterName .Values.redis.sentinelPasswordInSecret (not .Values.secrets.existingSecret) (not .Values.secrets.sentinelPassword) }}{{ fail "redis.sentinelPasswordInSecret needs secrets.existingSecret (a Secret with a sentinel_password key) or secrets.sentinelPassword: the chart's own Secret has no sentinel_password and the edge would not start" }}{{ end -}}
 {{- $redis := dict "addrs" .Values.redis.addrs -}}
 {{- if .Values.redis.masterName }}{{ $_ := set $redis "master_name" .Values.redis.masterName }}{{ end -}}
 {{- if or .Values.redis.passwordInSecret .Values.secrets.redisPassword }}{{ $_ := set $redis "password_file" (printf "%s/redis_password" $secrets) }}{{ end -}}
