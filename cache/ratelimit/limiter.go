@@ -324,6 +324,9 @@ func (l *Limiter) decide(ctx context.Context, e *entry, lim Limit, cost, now int
 	if l.rdb == nil || l.closed.Load() {
 		return l.local(e, lim, cost, now)
 	}
+	if d, ok := fromLease(e, lim, cost, now); ok {
+		return d // the common case, before the waiting path's set-up
+	}
 	// One RedisTimeout bounds the request's whole time in the limiter (its
 	// waits for other requests' refills and its own call), not each of up
 	// to maxRounds+1 waits: on a Redis slow but within the timeout, a
