@@ -86,3 +86,23 @@ func cpuTime(t *testing.T) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestScheduleDelayOverflowIdle: a positive OTEL_BSP_SCHEDULE_DELAY too
+// large for a time.Duration in milliseconds wrapped negative, and the
+// batch processor spun as with 0.
+func TestScheduleDelayOverflowIdle(t *testing.T) {
+	rec := startReceiver(t)
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "9300000000000") // 9.3e12 ms * 1e6 > MaxInt64
+	before := cpuTime(t)
+	start := time.Now()
+	tr, err := New(Config{TracesEndpoint: rec.srv.URL, Sampler: SamplerAlwaysOn}, Options{})
+	if err != nil {
+		return
+	}
+	time.Sleep(500 * time.Millisecond)
+	used, wall := cpuTime(t)-before, time.Since(start)
+	_ = tr.Shutdown(context.Background())
+	if used > wall/4 {
+		t.Errorf("idle tracer with OTEL_BSP_SCHEDULE_DELAY=9300000000000 used %v of CPU in %v", used, wall)
+	}
+}

@@ -307,15 +307,15 @@ func New(cfg Config, opts Options) (*Tracing, error) {
 	// item's range is treated as not set): the SDK reads any integer, and
 	// a negative size panicked in NewBatchSpanProcessor while a delay of 0
 	// or less made its goroutine spin on a timer re-armed at zero.
-	qsize := bspInt(EnvBSPMaxQueueSize, sdktrace.DefaultMaxQueueSize)
+	qsize := bspInt(EnvBSPMaxQueueSize, sdktrace.DefaultMaxQueueSize, maxBSPQueue)
 	if opts.MaxQueueSize > 0 {
 		qsize = opts.MaxQueueSize
 	}
-	bsize := bspInt(EnvBSPMaxExportBatchSize, sdktrace.DefaultMaxExportBatchSize)
+	bsize := bspInt(EnvBSPMaxExportBatchSize, sdktrace.DefaultMaxExportBatchSize, maxBSPQueue)
 	if bsize > qsize { // as the SDK does
 		bsize = min(sdktrace.DefaultMaxExportBatchSize, qsize)
 	}
-	delay := time.Duration(bspInt(EnvBSPScheduleDelay, sdktrace.DefaultScheduleDelay)) * time.Millisecond
+	delay := time.Duration(bspInt(EnvBSPScheduleDelay, sdktrace.DefaultScheduleDelay, maxBSPDelayMs)) * time.Millisecond
 	if opts.BatchTimeout > 0 {
 		delay = opts.BatchTimeout
 	}
@@ -348,10 +348,20 @@ const (
 	EnvBSPScheduleDelay      = "OTEL_BSP_SCHEDULE_DELAY"
 )
 
-// bspInt reads a positive integer variable of the batch processor; unset,
-// malformed or not positive, it is def.
-func bspInt(name string, def int) int {
-	if n, err := strconv.Atoi(strings.TrimSpace(os.Getenv(name))); err == nil && n > 0 {
+// Bounds of the batch processor's variables: a larger value is out of
+// range, taken as not set like a value below 1 (a queue of more spans
+// cannot be made, and a delay in milliseconds beyond an hour has no use;
+// one that overflowed a time.Duration wrapped negative and spun the
+// processor like a delay of 0: TestScheduleDelayOverflowIdle).
+const (
+	maxBSPQueue   = 1 << 24
+	maxBSPDelayMs = 3_600_000
+)
+
+// bspInt reads an integer variable of the batch processor in [1, max];
+// unset, malformed or out of that range, it is def.
+func bspInt(name string, def, max int) int {
+	if n, err := strconv.Atoi(strings.TrimSpace(os.Getenv(name))); err == nil && n > 0 && n <= max {
 		return n
 	}
 	return def

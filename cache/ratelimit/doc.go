@@ -23,9 +23,11 @@
 //   - Only one request refills at a time; concurrent requests of the same
 //     key wait for that refill and share its lease. One RedisTimeout
 //     bounds a request's whole time in the limiter (its waits for other
-//     requests' refills and its own call): past it the fail mode decides
-//     the request, without marking Redis down (the Redis answered within
-//     its timeout; the request waited behind others).
+//     requests' refills and its own call): past it the request is decided
+//     by the local GCRA (which follows Redis's TAT, and is charged to
+//     Redis at the key's next call), without marking Redis down (the
+//     Redis answered within its timeout; the request waited behind
+//     others); only a Redis marked down hands requests to the fail mode.
 //   - The lease size adapts to the instance's demand for the key: it starts
 //     at 1, doubles while leases run out within half a LeaseWindow, and
 //     shrinks to what was used when a lease expires with tokens left.

@@ -357,7 +357,7 @@ func (l *Limiter) decide(ctx context.Context, e *entry, lim Limit, cost, now int
 			case <-ctx.Done():
 				return l.fallback(e, lim, cost, now)
 			case <-timer.C: // budget spent waiting; says nothing about Redis
-				return l.fallback(e, lim, cost, l.now())
+				return l.budgetSpent(e, lim, cost, l.now())
 			}
 			now = l.now()
 			continue
@@ -437,6 +437,9 @@ func (l *Limiter) refill(ctx context.Context, e *entry, lim Limit, cost, now int
 	}()
 	n := int64(l.leaseSize(e, lim, cost, now)) + cost - 1
 	res, err := l.call(ctx, e, lim, n, cost, now, deadline)
+	if errors.Is(err, errBudget) {
+		return l.budgetSpent(e, lim, cost, now)
+	}
 	if err != nil {
 		return l.fallback(e, lim, cost, now)
 	}
@@ -479,6 +482,9 @@ func (l *Limiter) refill(ctx context.Context, e *entry, lim Limit, cost, now int
 // direct takes cost tokens from Redis without touching the shared lease.
 func (l *Limiter) direct(ctx context.Context, e *entry, lim Limit, cost, now, deadline int64) Decision {
 	res, err := l.call(ctx, e, lim, cost, cost, now, deadline)
+	if errors.Is(err, errBudget) {
+		return l.budgetSpent(e, lim, cost, now)
+	}
 	if err != nil {
 		return l.fallback(e, lim, cost, now)
 	}
@@ -800,6 +806,23 @@ func (l *Limiter) markUp(now int64) {
 	l.log.Info("ratelimit: redis available again, shared limits restored",
 		"down_for_s", time.Duration(max(0, now-o.since)).Round(time.Millisecond).Seconds())
 	l.outage.Store(nil)
+}
+
+// budgetSpent decides a request whose one RedisTimeout ran out behind
+// other requests' refills, on a Redis not marked down: from
+// the local GCRA, which follows Redis's TAT and is charged to Redis at the
+// next call, whatever the fail mode: the fail mode is for a Redis that
+// cannot answer, and fail-closed refused requests of a key under its quota
+// on a Redis answering within its timeout.
+func (l *Limiter) budgetSpent(e *entry, lim Limit, cost, now int64) Decision {
+	if l.outage.Load() != nil {
+		return l.fallback(e, lim, cost, now)
+	}
+	d := l.local(e, lim, cost, now)
+	if d.Allowed {
+		e.unpaid.Add(1)
+	}
+	return d
 }
 
 // fallback decides without Redis, per FailMode.

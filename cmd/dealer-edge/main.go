@@ -834,8 +834,13 @@ func (a *app) startAdmin() error {
 		return err
 	}
 	a.adminSrv = &fasthttp.Server{
-		Handler:      adm.Handler(),
-		ErrorHandler: ops.ErrorHandler,
+		Handler: adm.Handler(),
+		ErrorHandler: func(ctx *fasthttp.RequestCtx, err error) {
+			if listener.IsRefusal(err) {
+				return // answered by the listener: not a request
+			}
+			ops.ErrorHandler(ctx, err)
+		},
 		Name:         "dealer-edge-admin",
 		ReadTimeout:  5 * time.Second,
 		WriteTimeout: 10 * time.Second,
@@ -844,11 +849,12 @@ func (a *app) startAdmin() error {
 		// /healthz each (it needs no token) made every probe and scrape a
 		// 503 (TestAdminProbesSurviveIdleConnections). Now 256 and 15 s,
 		// and beyond loopback at most 32 connections per client address
-		// (the kubelet and Prometheus need a few).
+		// (the kubelet and Prometheus need a few), counted by the
+		// listener's limit below: fasthttp's MaxConnsPerIP counts IPv4
+		// peers only.
 		IdleTimeout:           15 * time.Second,
 		MaxRequestBodySize:    1024,
 		Concurrency:           adminConcurrency,
-		MaxConnsPerIP:         adminConnsPerIP(a.cfg.AdminListen),
 		NoDefaultServerHeader: true,
 		CloseOnShutdown:       true,
 		Logger:                httpLogger{a.log},
@@ -859,7 +865,13 @@ func (a *app) startAdmin() error {
 		return fmt.Errorf("admin listen %s: %w", a.cfg.AdminListen, err)
 	}
 	a.adminAddr = tcp.Addr().String()
-	ln := listener.Retry(tcp, listener.RetryOptions{Name: "admin", Logger: a.log, OnError: func(kind string) { a.metrics.AcceptError("admin", kind) }})
+	var ln net.Listener = listener.Retry(tcp, listener.RetryOptions{Name: "admin", Logger: a.log, OnError: func(kind string) { a.metrics.AcceptError("admin", kind) }})
+	if n := adminConnsPerIP(a.cfg.AdminListen); n > 0 {
+		// Per client address (an IPv6 one by its /64), answered 429 and
+		// closed over the cap; the refusal is the listener's answer, not
+		// a request's error (the ErrorHandler above).
+		ln = listener.Limit(ln, listener.LimitOptions{MaxConnsPerIP: n, RejectResponse: tooManyConns("")})
+	}
 	go a.serve("admin", a.adminSrv, ln)
 	return nil
 }

@@ -1,0 +1,70 @@
+package ratelimit
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dealer-edge/dealer-edge/cache/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestBudgetFailClosedOnHealthyRedis: Redis answers every call in
+// 20 ms, well within a 50 ms RedisTimeout (the default); it is never
+// marked down. 30 concurrent requests of one key (burst 100: far under
+// quota) must all be admitted. With fail_mode closed, a request that
+// spent part of its one budget waiting for other requests' refills and
+// then holds the refill itself has its call cut short (errBudget): it,
+// and the waiters that find no lease after it, get a fail-closed 429.
+func TestBudgetFailClosedOnHealthyRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	const delay = 20 * time.Millisecond
+	const budget = 50 * time.Millisecond
+	addr := latencyProxy(t, srv.Addr, delay)
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 64})
+	t.Cleanup(func() { _ = rdb.Close() })
+	var warm sync.WaitGroup
+	for range 64 {
+		warm.Add(1)
+		go func() { defer warm.Done(); _ = rdb.Ping(context.Background()).Err() }()
+	}
+	warm.Wait()
+	if err := gcra.Load(context.Background(), rdb).Err(); err != nil {
+		t.Fatal(err)
+	}
+	l := newLimiter(t, Options{Redis: rdb, RedisTimeout: budget, FailMode: FailClosed})
+	lim := Limit{Rate: 50, Burst: 100}
+	const n = 30
+	sources := make([]string, n)
+	allowed := make([]bool, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			d := l.Allow(context.Background(), 1, "hot", lim)
+			sources[i], allowed[i] = d.Source, d.Allowed
+		}()
+	}
+	close(start)
+	wg.Wait()
+	st := l.Stats()
+	count := map[string]int{}
+	refused := 0
+	for i := range n {
+		count[sources[i]]++
+		if !allowed[i] {
+			refused++
+		}
+	}
+	t.Logf("sources %v; refused %d; redis calls %d, errors %d, fallback active %v", count, refused, st.RedisCalls, st.RedisErrors, st.FallbackActive)
+	if st.RedisErrors != 0 || st.FallbackActive {
+		t.Skip("Redis timed out: machine too loaded")
+	}
+	if refused > 0 {
+		t.Errorf("%d of %d requests of a key under its quota refused (fail-closed) on a Redis answering every call in %v < RedisTimeout %v, never marked down", refused, n, delay, budget)
+	}
+}
