@@ -264,8 +264,8 @@ func (s *Server) contentDetails(ctx *fasthttp.RequestCtx, rs *reqState) {
 // detail's full read of the whole type (every record whole, a few hundred
 // KB) for a 404 that is not cached let one key make a full download per
 // request. For news the view leaves out the editions that are readable by
-// slug only (mapping.Discovery): their slugs are a small cached entry of
-// their own (slugOnlySlugs). With views off for the type nothing is
+// slug only (mapping.Discovery): the slugs of every edition readable by
+// slug are a small cached entry of their own (slugOnlySlugs). With views off for the type nothing is
 // decided here, and a view that cannot be read (the service failing)
 // decides nothing: the detail asks the service as before.
 func (s *Server) slugNotInView(ctx context.Context, st *liveSettings, dealerID int64, ct, slug string) bool {
@@ -306,10 +306,11 @@ func (s *Server) slugNotInView(ctx context.Context, st *liveSettings, dealerID i
 const slugOnlyKeyPrefix = "content_slug_only\x00v2\x00"
 
 // slugOnlySlugs returns the slugs of the dealer's records of type ct that
-// are readable by slug but in no listing (mapping.BySlug without
-// mapping.Discovery: news editions that are not first-party), each as a
+// are readable by slug (mapping.BySlug: the listed ones and the news
+// editions that are not first-party, which no listing shows), each as a
 // uvarint length and its bytes, from a cache entry that lives as long as
-// the type's view and is filled by one summary call.
+// the type's view and is filled by one summary call. The listed ones are
+// in it too because it and the view are filled at different times.
 func (s *Server) slugOnlySlugs(ctx context.Context, st *liveSettings, dealerID int64, ct string) ([]byte, error) {
 	pol := cache.Policy{TTL: st.policy(RouteContentListing, ct).TTL}
 	key := append([]byte(slugOnlyKeyPrefix), ct...)
