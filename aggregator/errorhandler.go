@@ -29,7 +29,17 @@ func (s *Server) ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
 	rs.route = RouteNotFound
 	// The headers may not have been parsed (a header block too large):
 	// then there is no client id to echo and one is generated.
-	rs.hdr.read(&ctx.Request.Header)
+	// Read from the header block alone, as serve reads a chunked
+	// request's: a trailer field is never a header (fasthttp adds the
+	// trailer fields it parsed to the headers). A block with a bare LF
+	// or a folded line is not trusted at all, as in serve.
+	// (No raw block: headers not from the wire, or none parsed.)
+	raw := ctx.Request.Header.RawHeaders()
+	if len(raw) == 0 {
+		rs.hdr.read(&ctx.Request.Header)
+	} else if bareLF, folded := scanHeaderLines(raw); !bareLF && !folded {
+		rs.hdr.readRaw(raw)
+	}
 	s.setRequestID(ctx, rs)
 	var small *fasthttp.ErrSmallBuffer
 	var ne net.Error

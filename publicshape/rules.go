@@ -669,6 +669,13 @@ func checkLinkURL(s string) error {
 	if strings.ContainsAny(s, "<>\" \t\r\n,;") {
 		return errors.New("contains a character not allowed in a Link header")
 	}
+	for i := 0; i < len(s); i++ {
+		// RFC 8288 section 3: the target is a URI-Reference (ASCII); an
+		// IRI must be sent percent-encoded, its host in punycode.
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return errors.New("must be ASCII: percent-encode other characters (punycode in the host)")
+		}
+	}
 	u, err := url.Parse(s)
 	if err != nil {
 		return errors.New("not a URL")
