@@ -148,7 +148,11 @@ func (ix *keyIndex) internPlan(p string) uint32 {
 	}
 	p = strings.Clone(p) // p may point into a response body
 	old := *ix.plans.Load()
-	ps := append(append(make([]string, 0, len(old)+1), old...), p)
+	// Appended in place while there is room (amortised doubling, not a
+	// copy of the whole list per new plan, which made n plans cost n²/2
+	// string headers): a reader holds an older header whose length
+	// excludes the slot written, and only this goroutine writes.
+	ps := append(old, p)
 	i := uint32(len(old))
 	ix.planIdx[p] = i
 	ix.plans.Store(&ps)
@@ -230,7 +234,7 @@ func (ix *keyIndex) loadSnapshot(ctx context.Context) error {
 			cursor = pg.cursor
 			// Sized once for the whole snapshot and some growth: a map
 			// that grows by doubling holds up to twice the memory.
-			t = newIXTable(max(hint, pg.total+pg.total/16))
+			t = newIXTable(max(hint, indexHint(pg)))
 		}
 		for i := range pg.recs {
 			r := &pg.recs[i]
@@ -249,6 +253,27 @@ func (ix *keyIndex) loadSnapshot(ctx context.Context) error {
 	return ix.applyChanges(ctx)
 }
 
+// maxIndexHint bounds the keys a snapshot's table is pre-sized for from
+// the dealers service's word (its total): past it the maps grow as keys
+// arrive.
+const maxIndexHint = 1 << 22
+
+// indexHint is the number of keys to size a snapshot's table for, from
+// its first page: the snapshot's total (which counts revoked and deleted
+// keys, never kept) scaled by the share of the page's entries that are
+// kept, with some growth, at most maxIndexHint; a snapshot of one page
+// holds what that page holds.
+func indexHint(pg *snapshotPage) int {
+	if pg.next == "" { // the only page: nothing to guess
+		return len(pg.recs)
+	}
+	if pg.total <= 0 || pg.seen == 0 {
+		return 0
+	}
+	n := int64(pg.total) * int64(len(pg.recs)) / int64(pg.seen)
+	return int(min(n+n/16, maxIndexHint))
+}
+
 // keyRec is one valid key of a snapshot page, ready to insert.
 type keyRec struct {
 	h [32]byte
@@ -259,6 +284,7 @@ type keyRec struct {
 // paging fields), or the error that ended the fetching.
 type snapshotPage struct {
 	recs         []keyRec
+	seen         int // entries the page listed, valid or not
 	next, cursor string
 	total        int
 	err          error
@@ -277,8 +303,9 @@ func (ix *keyIndex) fetchPages(ctx context.Context, out, free chan *snapshotPage
 		case <-ctx.Done():
 			return
 		}
-		pg.recs = pg.recs[:0]
+		pg.recs, pg.seen = pg.recs[:0], 0
 		p, err := ix.feed.KeySnapshotEach(ctx, after, indexPageSize, func(u *upstream.KeyIndexEntry) error {
+			pg.seen++
 			if h, e, valid, _ := ix.entry(u); valid {
 				pg.recs = append(pg.recs, keyRec{h, e})
 			}
