@@ -137,7 +137,7 @@ func (t *bulkTier) admit(h uint64, size int64) bool {
 		return t.freq.estimate(h) >= 2
 	}
 	w := t.written.Load()
-	if w+size <= t.capacity {
+	if w-t.base.Load()+size <= t.capacity { // not full since New or the last reset
 		return true
 	}
 	l := t.logShard(h)
@@ -203,6 +203,7 @@ type bulkTier struct {
 	capacity int64        // bytes of ring
 	maxBig   int          // larger values are not kept
 	written  atomic.Int64 // bytes appended since New: the ring's clock
+	base     atomic.Int64 // written at the last reset: the ring is empty from there
 
 	hits, misses, errors, writes, skipped, reinserts, rejected atomic.Uint64
 
@@ -214,6 +215,11 @@ type bulkTier struct {
 }
 
 func newBulkTier(maxBytes int64, freq *sketch) *bulkTier {
+	// fastcache rounds each of its 512 buckets up to whole 64 KiB chunks,
+	// so its ring is maxBytes rounded up to 32 MiB: rounded down instead,
+	// the ring stays within the bulk share (1 GiB of L1 made a 1,024 MiB
+	// ring of a 1,008 MiB share; TestBulkRingWithinBudget).
+	maxBytes = max(maxBytes/bulkMinBytes, 1) * bulkMinBytes
 	t := &bulkTier{
 		fc:       fastcache.New(int(maxBytes)),
 		capacity: maxBytes,
@@ -380,7 +386,22 @@ func (t *bulkTier) del(dealer int64, gen, ep uint64, key []byte) {
 func (t *bulkTier) stats() (entries, bytes int64) {
 	var s fastcache.Stats
 	t.fc.UpdateStats(&s)
-	return int64(s.EntriesCount), min(t.written.Load(), t.capacity)
+	return int64(s.EntriesCount), min(t.written.Load()-t.base.Load(), t.capacity)
+}
+
+// reset empties the tier: the ring, the admission log, whose records
+// stood for entries the reset dropped (each new write was compared with one
+// and mostly refused: 19 of 1,000 pages kept after a purge of everything,
+// TestBulkAfterPurgeAll), and the ring's fill level.
+func (t *bulkTier) reset() {
+	t.fc.Reset()
+	for i := range t.logs {
+		l := &t.logs[i]
+		l.mu.Lock()
+		l.head, l.n = 0, 0
+		l.mu.Unlock()
+	}
+	t.base.Store(t.written.Load())
 }
 
 // probeBulk looks the key up in the bulk tier after a hot-tier miss. It

@@ -1091,6 +1091,6 @@ func (c *Cache) dropAll() {
 		c.l1.dropAll()
 	}
 	if c.bulk != nil {
-		c.bulk.fc.Reset()
+		c.bulk.reset()
 	}
 }
