@@ -927,7 +927,7 @@ func isTryAgain(err error) bool { return redis.HasErrorPrefix(err, "TRYAGAIN") }
 // lock tries to take the cross-instance fill lock of a key.
 func (c *Cache) lock(ctx context.Context, lkey string) (string, bool, error) {
 	token := strconv.FormatUint(rand.Uint64(), 36)
-	cmd := redis.NewStatusCmd(ctx, "set", lkey, token, "px", c.lockTTL.Milliseconds(), "nx")
+	cmd := redis.NewStatusCmd(ctx, "set", lkey, token, "px", max(c.lockTTL.Milliseconds(), 1), "nx") // PX 0 is refused (TestLockTTLBelowOneMillisecond)
 	err := c.redisCmd(ctx, cmd)
 	if errors.Is(err, redis.Nil) {
 		return token, false, nil // held elsewhere

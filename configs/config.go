@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/netip"
 	"net/url"
@@ -579,8 +580,22 @@ func (c *Config) Validate() error {
 	if c.Redis.Timeout <= 0 {
 		bad("redis.timeout", "must be positive")
 	}
-	if c.Redis.PoolSize < 0 {
-		bad("redis.pool_size", "must not be negative")
+	if c.Redis.PoolSize < 0 || c.Redis.PoolSize > maxRedisPool {
+		// go-redis allocates per pool slot up front (a 1e8 pool ran the
+		// start out of memory, above MaxInt32 it panicked).
+		bad("redis.pool_size", "must be between 0 (the default) and "+strconv.Itoa(maxRedisPool))
+	}
+	seen := map[string]bool{}
+	for _, a := range c.Redis.Addrs {
+		// An address without a port, an empty one (go-redis dials
+		// localhost:6379) or one given twice (Cluster mode) used to pass.
+		host, port, err := net.SplitHostPort(a)
+		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+			bad("redis.addrs", fmt.Sprintf("%q is not host:port", a))
+		} else if seen[a] {
+			bad("redis.addrs", fmt.Sprintf("%q is listed twice", a))
+		}
+		seen[a] = true
 	}
 	// The Sentinel credentials authenticate to the Sentinels themselves
 	// (username/password are for the master); they mean nothing without
@@ -613,8 +628,9 @@ func (c *Config) Validate() error {
 	if c.Auth.NegativeEntries < 0 {
 		bad("auth.negative_entries", "must not be negative")
 	}
-	if c.Auth.IndexInterval <= 0 {
-		bad("auth.index_interval", "must be positive")
+	if c.Auth.IndexInterval < Duration(minIndexInterval) {
+		// 1ns or 1us made the key index sync back to back.
+		bad("auth.index_interval", "must be at least "+minIndexInterval.String())
 	}
 	if c.Auth.IndexStaleAfter < c.Auth.IndexInterval {
 		bad("auth.index_stale_after", "must be at least auth.index_interval")
@@ -668,9 +684,9 @@ func (c *Config) Validate() error {
 			bad("cache.content_types."+name+".not_found_ttl", "content details answer an unknown slug from the cached view; only "+strings.Join(aggregator.NotFoundRoutes, ", ")+" remember not found answers")
 		}
 	}
-	if c.Cache.LockTTL <= 0 {
+	if c.Cache.LockTTL < Duration(time.Millisecond) { // PX is in whole ms; PX 0 is refused
 		// Zero would silently become the cache package's own default.
-		bad("cache.lock_ttl", "must be positive")
+		bad("cache.lock_ttl", "must be at least 1ms")
 	}
 	if c.Cache.LockWait < 0 {
 		bad("cache.lock_wait", "must not be negative (0 disables the cross-instance fill lock)")
@@ -955,10 +971,24 @@ func UpstreamChain(timeouts map[string]Duration) time.Duration {
 		}
 		return upstream.DefaultTimeout
 	}
-	return max(2*t(upstream.SvcDealers),
-		max(t(upstream.SvcInventory), t(upstream.SvcMedia))+t(upstream.SvcCatalog),
+	// Saturating, so that huge timeouts cannot wrap the chain negative and
+	// pass CheckRequestBudget.
+	add := func(a, b time.Duration) time.Duration {
+		if a > math.MaxInt64-b {
+			return math.MaxInt64
+		}
+		return a + b
+	}
+	return max(add(t(upstream.SvcDealers), t(upstream.SvcDealers)),
+		add(max(t(upstream.SvcInventory), t(upstream.SvcMedia)), t(upstream.SvcCatalog)),
 		t(upstream.SvcContent))
 }
+
+// Bounds of redis.pool_size and auth.index_interval.
+const (
+	maxRedisPool     = 65536
+	minIndexInterval = 10 * time.Millisecond
+)
 
 // CheckRequestBudget reports server.request_timeout at most the longest
 // chain of upstream timeouts (UpstreamChain): a call cut by the request's

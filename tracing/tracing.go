@@ -354,7 +354,7 @@ const (
 // one that overflowed a time.Duration wrapped negative and spun the
 // processor like a delay of 0: TestScheduleDelayOverflowIdle).
 const (
-	maxBSPQueue   = 1 << 24
+	maxBSPQueue   = 1 << 20 // allocated up front (16 B a span): 1<<24 was 256 MiB, above the default memory limit (TestMaxQueueSizeInRangeIdle)
 	maxBSPDelayMs = 3_600_000
 )
 

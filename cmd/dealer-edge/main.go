@@ -229,7 +229,7 @@ func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 	// off-heap), so a large cache does not let the heap grow to twice its
 	// size between collections (cache.MemoryLimitFor); GOMEMLIMIT, when
 	// set, is the operator's and wins.
-	if _, set := os.LookupEnv("GOMEMLIMIT"); !set && (h == nil || h.getenv == nil) {
+	if os.Getenv("GOMEMLIMIT") == "" && (h == nil || h.getenv == nil) { // empty is unset for the runtime (TestEmptyRuntimeVariables)
 		limit := cache.MemoryLimitFor(cfg.Cache.L1MaxBytes, cfg.Cache.L1HotBytes)
 		debug.SetMemoryLimit(limit)
 		hot, bulk := cache.L1Tiers(cfg.Cache.L1MaxBytes, cfg.Cache.L1HotBytes)
@@ -239,7 +239,7 @@ func run(args []string, stdout, stderr io.Writer, h *hooks) int {
 	// (server.gc_min_growth_bytes); GOGC, when set, is the operator's and
 	// wins. Process-wide, like the limit: not in a test run through hooks.
 	if h == nil || h.getenv == nil {
-		_, gogcSet := os.LookupEnv("GOGC")
+		gogcSet := os.Getenv("GOGC") != "" // empty is unset for the runtime (GOGC=100)
 		switch {
 		case gogcSet:
 			logger.Info("gc pacing", "by", "GOGC", "gogc", os.Getenv("GOGC"))
