@@ -325,8 +325,14 @@ func (l *Limiter) decide(ctx context.Context, e *entry, lim Limit, cost, now int
 		return l.local(e, lim, cost, now)
 	}
 	if d, ok := fromLease(e, lim, cost, now); ok {
-		return d // the common case, before the waiting path's set-up
+		return d // the common case: no defer in this function
 	}
+	return l.decideRedis(ctx, e, lim, cost, now)
+}
+
+// decideRedis is decide past an empty lease: share another request's
+// refill, refill, or take tokens alone.
+func (l *Limiter) decideRedis(ctx context.Context, e *entry, lim Limit, cost, now int64) Decision {
 	// One RedisTimeout bounds the request's whole time in the limiter (its
 	// waits for other requests' refills and its own call), not each of up
 	// to maxRounds+1 waits: on a Redis slow but within the timeout, a
