@@ -198,7 +198,7 @@ func (s *Server) authenticate(ctx *fasthttp.RequestCtx, rawKey []byte, rs *reqSt
 	} else if state == IndexGone && p != nil && !p.fetched.After(time.Unix(0, s.index.lastGood.Load())) {
 		// The same holds once the index has expired: its last good table,
 		// newer than the principal, is still the latest word on the key
-		// (TestRevokedKeyComesBackWhenIndexExpires).
+		// (TestRevokedKeyStaysRevoked).
 		sum := sha256.Sum256(rawKey)
 		if _, ok := s.index.tab.Load().get(&sum); !ok {
 			p, revoked = nil, true
@@ -301,7 +301,7 @@ func (p *principal) usable(s *Server, state string, now time.Time, st *liveSetti
 	if state != IndexFresh && state != "" && !p.fetched.After(time.Unix(0, s.index.lastGood.Load())) {
 		// The index synced after this lookup: it decides (authenticate's
 		// index path), so a key it dropped since is not answered from the
-		// older lookup (TestRevokedLookupPrincipalUsableWhenIndexGoesStale).
+		// older lookup (TestRevokedKeyStaysRevoked).
 		return false
 	}
 	return state != IndexFresh && now.Sub(p.fetched) < st.AuthTTL

@@ -5,9 +5,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/dealer-edge/dealer-edge/cache/redistest"
-	"github.com/redis/go-redis/v9"
 )
 
 // TestBudgetFailClosedOnHealthyRedis: Redis answers every call in
@@ -18,22 +15,9 @@ import (
 // then holds the refill itself has its call cut short (errBudget): it,
 // and the waiters that find no lease after it, get a fail-closed 429.
 func TestBudgetFailClosedOnHealthyRedis(t *testing.T) {
-	srv := redistest.Start(t)
 	const delay = 20 * time.Millisecond
 	const budget = 50 * time.Millisecond
-	addr := latencyProxy(t, srv.Addr, delay)
-	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 64})
-	t.Cleanup(func() { _ = rdb.Close() })
-	var warm sync.WaitGroup
-	for range 64 {
-		warm.Add(1)
-		go func() { defer warm.Done(); _ = rdb.Ping(context.Background()).Err() }()
-	}
-	warm.Wait()
-	if err := gcra.Load(context.Background(), rdb).Err(); err != nil {
-		t.Fatal(err)
-	}
-	l := newLimiter(t, Options{Redis: rdb, RedisTimeout: budget, FailMode: FailClosed})
+	l := slowRedisLimiter(t, delay, Options{RedisTimeout: budget, FailMode: FailClosed})
 	lim := Limit{Rate: 50, Burst: 100}
 	const n = 30
 	sources := make([]string, n)

@@ -80,24 +80,9 @@ func latencyProxy(t *testing.T, target string, d time.Duration) string {
 // cap 6) waits for up to three other requests' refills and then makes its
 // own call: up to 4 x the budget.
 func TestSlowRedisOneBudget(t *testing.T) {
-	srv := redistest.Start(t)
 	const delay = 80 * time.Millisecond
 	const budget = 100 * time.Millisecond
-	addr := latencyProxy(t, srv.Addr, delay)
-	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 64})
-	t.Cleanup(func() { _ = rdb.Close() })
-	// Warm the connection pool (each new connection costs a handshake
-	// round trip) and load the script, with no limiter watching.
-	var warm sync.WaitGroup
-	for range 64 {
-		warm.Add(1)
-		go func() { defer warm.Done(); _ = rdb.Ping(context.Background()).Err() }()
-	}
-	warm.Wait()
-	if err := gcra.Load(context.Background(), rdb).Err(); err != nil {
-		t.Fatal(err)
-	}
-	l := newLimiter(t, Options{Redis: rdb, RedisTimeout: budget})
+	l := slowRedisLimiter(t, delay, Options{RedisTimeout: budget})
 	lim := Limit{Rate: 50, Burst: 100}
 	const n = 30
 	lat := make([]time.Duration, n)
@@ -154,4 +139,26 @@ func TestFailClosedHeaderNotFullNow(t *testing.T) {
 	if d.Reset <= 0 {
 		t.Errorf("refused with r=%d but t=0 (RateLimit: %s; Retry-After: %d): the field says the quota is full now", d.Remaining, cur, d.RetryAfterSeconds())
 	}
+}
+
+// slowRedisLimiter is a limiter on a real redis-server behind
+// latencyProxy (every reply delayed by delay), its connection pool warmed
+// (each new connection costs a handshake round trip) and the script
+// loaded first, with no limiter watching; o.Redis is set.
+func slowRedisLimiter(t *testing.T, delay time.Duration, o Options) *Limiter {
+	t.Helper()
+	srv := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: latencyProxy(t, srv.Addr, delay), MaxRetries: -1, PoolSize: 64})
+	t.Cleanup(func() { _ = rdb.Close() })
+	var warm sync.WaitGroup
+	for range 64 {
+		warm.Add(1)
+		go func() { defer warm.Done(); _ = rdb.Ping(context.Background()).Err() }()
+	}
+	warm.Wait()
+	if err := gcra.Load(context.Background(), rdb).Err(); err != nil {
+		t.Fatal(err)
+	}
+	o.Redis = rdb
+	return newLimiter(t, o)
 }
