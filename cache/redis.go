@@ -426,61 +426,18 @@ func (c *Cache) pollLoop() {
 // PING every second.
 func (c *Cache) subscribeLoop() {
 	defer c.wg.Done()
-	// The subscription is checked end to end, not by PING alone: its own
-	// echo channel gets a token published through the main client every
-	// echoEvery. After a Sentinel failover go-redis moves its pooled
-	// connections to the new master but not the Pub/Sub one, which stays
-	// on the old master and keeps answering PING while every purge is
-	// published on the new one (TestSentinelFailoverResubscribes): an echo
-	// that does not come back within echoWait marks the subscription lost
-	// (generations polled) and it is made again, through the client's
-	// dialer, on the master of the moment.
-	echo := c.channel + ":echo:" + strconv.FormatUint(rand.Uint64(), 36)
-	backoff := backoffMin / 5
-	for c.ctx.Err() == nil {
-		ps := c.rdb.Subscribe(c.ctx, c.channel, echo)
-		c.psMu.Lock()
-		c.ps = ps
-		closed := c.ctx.Err() != nil
-		c.psMu.Unlock()
-		if closed {
-			_ = ps.Close()
-			return
-		}
-		c.receive(ps, echo, &backoff)
+	ps := c.rdb.Subscribe(c.ctx, c.channel)
+	c.psMu.Lock()
+	c.ps = ps
+	closed := c.ctx.Err() != nil
+	c.psMu.Unlock()
+	if closed {
 		_ = ps.Close()
+		return
 	}
-}
-
-// Echo check of the purge subscription (see subscribeLoop).
-const (
-	echoEvery = 2 * time.Second
-	echoWait  = time.Second
-)
-
-// errEchoLost marks a subscription whose echo did not come back.
-var errEchoLost = errors.New("cache: purge subscription's echo did not come back")
-
-// receive serves one subscription until the cache closes (it returns
-// nil) or its echo is lost (the caller subscribes again).
-func (c *Cache) receive(ps *redis.PubSub, echo string, backoff *time.Duration) {
+	backoff := backoffMin / 5
 	pingPending := false
-	var token string         // the echo token in flight; "" none
-	var sent, next time.Time // when it was published; when the next one is due
 	for c.ctx.Err() == nil {
-		if now := time.Now(); token != "" && now.Sub(sent) > max(echoWait, 2*c.redisTimeout) {
-			c.setPubSub(false, errEchoLost)
-			return
-		} else if token == "" && c.pubsubUp.Load() && !now.Before(next) {
-			tok := strconv.FormatUint(rand.Uint64(), 36)
-			ctx, cancel := context.WithTimeout(c.ctx, c.redisTimeout)
-			err := c.rdb.Publish(ctx, echo, tok).Err()
-			cancel()
-			if err == nil { // else Redis is down: the PING below judges the subscription
-				token, sent = tok, now
-			}
-			next = now.Add(echoEvery)
-		}
 		msg, err := ps.ReceiveTimeout(c.ctx, time.Second)
 		if err != nil {
 			if c.ctx.Err() != nil {
@@ -494,20 +451,20 @@ func (c *Cache) receive(ps *redis.PubSub, echo string, backoff *time.Duration) {
 			}
 			pingPending = false
 			c.setPubSub(false, err)
-			t := time.NewTimer(*backoff)
+			t := time.NewTimer(backoff)
 			select {
 			case <-c.ctx.Done():
 				t.Stop()
 				return
 			case <-t.C:
 			}
-			*backoff = min(2**backoff, backoffMax)
+			backoff = min(2*backoff, backoffMax)
 			continue
 		}
-		*backoff = backoffMin / 5
+		backoff = backoffMin / 5
 		switch m := msg.(type) {
 		case *redis.Subscription:
-			if m.Kind == "subscribe" && m.Channel == c.channel {
+			if m.Kind == "subscribe" {
 				c.setPubSub(true, nil)
 				c.resync(c.ctx)
 			}
@@ -516,12 +473,6 @@ func (c *Cache) receive(ps *redis.PubSub, echo string, backoff *time.Duration) {
 			c.subscriptionAnswered()
 		case *redis.Message:
 			pingPending = false
-			if m.Channel == echo {
-				if m.Payload == token {
-					token = ""
-				}
-				continue
-			}
 			c.subscriptionAnswered()
 			c.handlePurgeMessage(m.Payload)
 		}
