@@ -34,23 +34,8 @@ func TestLentBodiesBulkTierConcurrency(t *testing.T) {
 	s := newBenchServerWith(t, true, nil, cache.Options{L1MaxBytes: 64 << 20, L1HotBytes: 8 << 10, RedisTimeout: 5 * time.Second})
 	base := serveLoopback(t, s)
 	keys := []string{"bench-key-000", "bench-key-001"}
-	var paths []string
-	for _, ps := range []int{1, 7, 20, 50, 100} {
-		for page := 1; page <= 2; page++ {
-			paths = append(paths, fmt.Sprintf("/dealer/REWIND/listing?page=%d&page_size=%d", page, ps))
-		}
-	}
-	type k struct{ key, path string }
-	want := map[k][]byte{}
-	for _, key := range keys {
-		for _, p := range paths {
-			a := rawDo(t, "GET", base+p, "X-Api-Key", key)
-			if a.status != 200 {
-				t.Fatalf("%s: %d", p, a.status)
-			}
-			want[k{key, p}] = a.body
-		}
-	}
+	paths := stressListingPaths()
+	want := firstBodies(t, base, keys, paths)
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	xc := sync.Map{}
@@ -67,7 +52,7 @@ func TestLentBodiesBulkTierConcurrency(t *testing.T) {
 				}
 				a := rawDo(t, "GET", base+p, "X-Api-Key", key, "Accept-Encoding", ae)
 				xc.Store(a.header.Get("X-Cache"), true)
-				if got := gunzipOrSelf(t, a); a.status != 200 || !bytes.Equal(got, want[k{key, p}]) {
+				if got := gunzipOrSelf(t, a); a.status != 200 || !bytes.Equal(got, want[keyPath{key, p}]) {
 					errs <- fmt.Errorf("%s %s %s: %d, X-Cache %q, body %.120s", key, p, ae, a.status, a.header.Get("X-Cache"), got)
 					return
 				}
@@ -106,24 +91,8 @@ func TestLentBodiesStaleMix(t *testing.T) {
 			}
 			base := serveLoopback(t, s)
 			keys := []string{"bench-key-000", "bench-key-001"}
-			var paths []string
-			for _, ps := range []int{1, 7, 20, 50, 100} {
-				for page := 1; page <= 2; page++ {
-					paths = append(paths, fmt.Sprintf("/dealer/REWIND/listing?page=%d&page_size=%d", page, ps))
-				}
-			}
-			paths = append(paths, "/dealer/content/hub", "/dealer/content/hub?page_size=1")
-			type k struct{ key, path string }
-			want := map[k][]byte{}
-			for _, key := range keys {
-				for _, p := range paths {
-					a := rawDo(t, "GET", base+p, "X-Api-Key", key)
-					if a.status != 200 {
-						t.Fatalf("%s: %d", p, a.status)
-					}
-					want[k{key, p}] = a.body
-				}
-			}
+			paths := append(stressListingPaths(), "/dealer/content/hub", "/dealer/content/hub?page_size=1")
+			want := firstBodies(t, base, keys, paths)
 			var wg sync.WaitGroup
 			errs := make(chan error, 64)
 			xc := sync.Map{}
@@ -151,7 +120,7 @@ func TestLentBodiesStaleMix(t *testing.T) {
 						if method == "HEAD" {
 							continue
 						}
-						if got := gunzipOrSelf(t, a); a.status != 200 || !bytes.Equal(got, want[k{key, p}]) {
+						if got := gunzipOrSelf(t, a); a.status != 200 || !bytes.Equal(got, want[keyPath{key, p}]) {
 							errs <- fmt.Errorf("%s %s %s: %d, X-Cache %q, body %.120s", key, p, ae, a.status, a.header.Get("X-Cache"), got)
 							return
 						}
@@ -166,4 +135,36 @@ func TestLentBodiesStaleMix(t *testing.T) {
 			xc.Range(func(k, v any) bool { t.Logf("X-Cache seen: %q", k); return true })
 		})
 	}
+}
+
+// keyPath names one key's request of one path.
+type keyPath struct{ key, path string }
+
+// stressListingPaths are the listing pages the stress tests ask for: two
+// pages of each of five page sizes.
+func stressListingPaths() []string {
+	var paths []string
+	for _, ps := range []int{1, 7, 20, 50, 100} {
+		for page := 1; page <= 2; page++ {
+			paths = append(paths, fmt.Sprintf("/dealer/REWIND/listing?page=%d&page_size=%d", page, ps))
+		}
+	}
+	return paths
+}
+
+// firstBodies fetches every path with every key once (identity) and
+// returns the bodies, which every later answer must equal.
+func firstBodies(t *testing.T, base string, keys, paths []string) map[keyPath][]byte {
+	t.Helper()
+	want := map[keyPath][]byte{}
+	for _, key := range keys {
+		for _, p := range paths {
+			a := rawDo(t, "GET", base+p, "X-Api-Key", key)
+			if a.status != 200 {
+				t.Fatalf("%s: %d", p, a.status)
+			}
+			want[keyPath{key, p}] = a.body
+		}
+	}
+	return want
 }

@@ -1,8 +1,6 @@
 package ratelimit
 
 import (
-	"context"
-	"sync"
 	"testing"
 	"time"
 )
@@ -20,21 +18,12 @@ func TestBudgetFailClosedOnHealthyRedis(t *testing.T) {
 	l := slowRedisLimiter(t, delay, Options{RedisTimeout: budget, FailMode: FailClosed})
 	lim := Limit{Rate: 50, Burst: 100}
 	const n = 30
+	ds, _ := burst(l, n, lim)
 	sources := make([]string, n)
 	allowed := make([]bool, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			d := l.Allow(context.Background(), 1, "hot", lim)
-			sources[i], allowed[i] = d.Source, d.Allowed
-		}()
+	for i, d := range ds {
+		sources[i], allowed[i] = d.Source, d.Allowed
 	}
-	close(start)
-	wg.Wait()
 	st := l.Stats()
 	count := map[string]int{}
 	refused := 0

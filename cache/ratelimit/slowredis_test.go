@@ -85,23 +85,11 @@ func TestSlowRedisOneBudget(t *testing.T) {
 	l := slowRedisLimiter(t, delay, Options{RedisTimeout: budget})
 	lim := Limit{Rate: 50, Burst: 100}
 	const n = 30
-	lat := make([]time.Duration, n)
+	ds, lat := burst(l, n, lim)
 	sources := make([]string, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			t0 := time.Now()
-			d := l.Allow(context.Background(), 1, "hot", lim)
-			lat[i] = time.Since(t0)
-			sources[i] = d.Source
-		}()
+	for i, d := range ds {
+		sources[i] = d.Source
 	}
-	close(start)
-	wg.Wait()
 	st := l.Stats()
 	sorted := append([]time.Duration(nil), lat...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
@@ -161,4 +149,26 @@ func slowRedisLimiter(t *testing.T, delay time.Duration, o Options) *Limiter {
 	}
 	o.Redis = rdb
 	return newLimiter(t, o)
+}
+
+// burst asks l for n requests of one key at once and returns each
+// decision and how long it took.
+func burst(l *Limiter, n int, lim Limit) ([]Decision, []time.Duration) {
+	ds := make([]Decision, n)
+	lat := make([]time.Duration, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			t0 := time.Now()
+			ds[i] = l.Allow(context.Background(), 1, "hot", lim)
+			lat[i] = time.Since(t0)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return ds, lat
 }
