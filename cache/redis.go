@@ -420,65 +420,6 @@ func (c *Cache) pollLoop() {
 	}
 }
 
-// subscribeLoop keeps the purge subscription. A confirmed (re)subscription
-// marks it healthy and triggers a resync of all generations, because
-// messages may have been missed while it was down. Silence is checked with a
-// PING every second.
-func (c *Cache) subscribeLoop() {
-	defer c.wg.Done()
-	ps := c.rdb.Subscribe(c.ctx, c.channel)
-	c.psMu.Lock()
-	c.ps = ps
-	closed := c.ctx.Err() != nil
-	c.psMu.Unlock()
-	if closed {
-		_ = ps.Close()
-		return
-	}
-	backoff := backoffMin / 5
-	pingPending := false
-	for c.ctx.Err() == nil {
-		msg, err := ps.ReceiveTimeout(c.ctx, time.Second)
-		if err != nil {
-			if c.ctx.Err() != nil {
-				return
-			}
-			if isTimeout(err) && !pingPending {
-				if perr := ps.Ping(c.ctx); perr == nil {
-					pingPending = true
-					continue
-				}
-			}
-			pingPending = false
-			c.setPubSub(false, err)
-			t := time.NewTimer(backoff)
-			select {
-			case <-c.ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
-			backoff = min(2*backoff, backoffMax)
-			continue
-		}
-		backoff = backoffMin / 5
-		switch m := msg.(type) {
-		case *redis.Subscription:
-			if m.Kind == "subscribe" {
-				c.setPubSub(true, nil)
-				c.resync(c.ctx)
-			}
-		case *redis.Pong:
-			pingPending = false
-			c.subscriptionAnswered()
-		case *redis.Message:
-			pingPending = false
-			c.subscriptionAnswered()
-			c.handlePurgeMessage(m.Payload)
-		}
-	}
-}
-
 // subscriptionAnswered marks the subscription healthy again when its
 // connection answers after a silence had marked it lost: go-redis keeps the
 // connection (and the subscription on it) across read timeouts, so after a

@@ -1,0 +1,214 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dealer-edge/dealer-edge/cache/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// startReplicaWatched starts a replica of the Sentinel's master and waits
+// until the Sentinel lists it (its INFO poll of the master, every 10s).
+func startReplicaWatched(t *testing.T, sentinel, master string) (masterAddr string, replica *redistest.Server) {
+	t.Helper()
+	ctx := context.Background()
+	sc := redis.NewSentinelClient(&redis.Options{Addr: sentinel})
+	t.Cleanup(func() { _ = sc.Close() })
+	hp, err := sc.GetMasterAddrByName(ctx, master).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	masterAddr = hp[0] + ":" + hp[1]
+	replica = redistest.Start(t, "--replicaof", hp[0], hp[1])
+	waitWithin(t, 15*time.Second, "the sentinel to know the replica", func() bool {
+		rs, err := sc.Replicas(ctx, master).Result()
+		if err != nil {
+			return false
+		}
+		for _, r := range rs {
+			if r["ip"]+":"+r["port"] == replica.Addr && r["master-link-status"] == "ok" {
+				return true
+			}
+		}
+		return false
+	})
+	return masterAddr, replica
+}
+
+// TestSentinelFailoverResubscribes: after a
+// Sentinel failover that leaves the old master running (SENTINEL FAILOVER,
+// as for maintenance), the purge subscription stays on the old master:
+// go-redis's failover client, on +switch-master, drops the pooled
+// connections to any address but the new master, not the Pub/Sub
+// connection, and the cache never resubscribes (the old connection
+// answers its PINGs, so it never counts as lost and no polling starts).
+// Purges are published on the new master, which the old one does not
+// replicate from until the Sentinel reconfigures it (here more than 10 s;
+// never if it stays cut off): b does not learn of a's purge and serves the
+// purged entry from L1, while the README bounds a purge's reach at 2 s
+// plus a round trip.
+func TestSentinelFailoverResubscribes(t *testing.T) {
+	sentinel, master := redistest.StartSentinel(t)
+	oldAddr, replica := startReplicaWatched(t, sentinel, master)
+	ra, rb := sentinelClient(t, sentinel, master), sentinelClient(t, sentinel, master)
+	a := newCache(t, Options{Redis: ra, LockWait: time.Second})
+	b := newCache(t, Options{Redis: rb, LockWait: time.Second})
+	waitWithin(t, 10*time.Second, "subscriptions", func() bool { return a.Stats().PubSubUp && b.Stats().PubSubUp })
+	pol := Policy{TTL: time.Hour}
+	const dealer = 7
+	mustGet(t, a, dealer, "/x", pol, newFiller("v1").fill)
+	mustGet(t, b, dealer, "/x", pol, newFiller("v1").fill)
+
+	ctx := context.Background()
+	sc := redis.NewSentinelClient(&redis.Options{Addr: sentinel})
+	defer sc.Close()
+	if err := sc.Failover(ctx, master).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitWithin(t, 15*time.Second, "the sentinel to switch", func() bool {
+		hp, err := sc.GetMasterAddrByName(ctx, master).Result()
+		return err == nil && hp[0]+":"+hp[1] == replica.Addr
+	})
+	waitWithin(t, 15*time.Second, "both caches on the new master", func() bool {
+		mustGet(t, a, dealer, "/y", pol, newFiller("y").fill)
+		mustGet(t, b, dealer, "/y", pol, newFiller("y").fill)
+		return a.RedisHealthy() && b.RedisHealthy() && a.Stats().PubSubUp && b.Stats().PubSubUp
+	})
+	// Both clients' pools on the new master (go-redis saw +switch-master).
+	waitWithin(t, 15*time.Second, "the clients on the new master", func() bool {
+		ia, _ := ra.Do(ctx, "client", "info").Text()
+		ib, _ := rb.Do(ctx, "client", "info").Text()
+		return strings.Contains(ia, "laddr="+replica.Addr+" ") && strings.Contains(ib, "laddr="+replica.Addr+" ")
+	})
+	oc := redis.NewClient(&redis.Options{Addr: oldAddr})
+	defer oc.Close()
+	role, _ := oc.Do(ctx, "role").Slice()
+	t.Logf("old master role %v; gens a %d b %d", role[0], mustGen(t, a, dealer), mustGen(t, b, dealer))
+	if err := a.PurgeDealer(ctx, dealer); err != nil {
+		t.Fatalf("purge after failover: %v", err)
+	}
+	t.Logf("gens after purge a %d b %d", mustGen(t, a, dealer), mustGen(t, b, dealer))
+	nc := replica.Client()
+	g1, _ := oc.Get(ctx, a.genKey(dealer)).Result()
+	g2, _ := nc.Get(ctx, a.genKey(dealer)).Result()
+	r2, _ := nc.Do(ctx, "role").Slice()
+	r1, _ := oc.Do(ctx, "role").Slice()
+	t.Logf("gen on old master (%v) %s, on new master (%v) %s", r1[0], g1, r2[0], g2)
+	deadline := time.Now().Add(4 * time.Second) // README: 2 s plus a round trip
+	for time.Now().Before(deadline) && mustGen(t, b, dealer) != mustGen(t, a, dealer) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	e, res := mustGet(t, b, dealer, "/x", pol, newFiller("v2").fill)
+	m, _ := oc.PubSubNumSub(ctx, a.channel).Result()
+	t.Logf("b: %v %q; b's subscription healthy: %v; purge subscribers on the old master: %d", res, e.Body(), b.Stats().PubSubUp, m[a.channel])
+	if string(e.Body()) != "v2" {
+		t.Errorf("b 4 s after a's purge (made on the new master): %v %q, want v2: the purge did not reach b", res, e.Body())
+	}
+}
+
+// aclClient is a client of srv logged in as an ACL user made with rules
+// (a password and every command and key given here).
+func aclClient(t *testing.T, srv *redistest.Server, user string, channelRules ...string) *redis.Client {
+	t.Helper()
+	args := []any{"acl", "setuser", user, "reset", "on", ">pw", "~*", "+@all"}
+	for _, r := range channelRules {
+		args = append(args, r)
+	}
+	if err := srv.Client().Do(context.Background(), args...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	rc := redis.NewClient(&redis.Options{
+		Addr: srv.Addr, Username: user, Password: "pw",
+		ContextTimeoutEnabled: true, DialTimeout: 100 * time.Millisecond,
+		ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: 1,
+	})
+	t.Cleanup(func() { _ = rc.Close() })
+	return rc
+}
+
+// syncBuf is a log sink tests read while the cache writes.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestPurgeChannelOnlyACL: an ACL user allowed the purge channel alone
+// (not the echo channels) keeps its purges: the echo check is refused,
+// turns itself off with a warning, and the purge subscription stays up and
+// hears a's purge. The first echo check (63f3e93) subscribed both channels
+// in one SUBSCRIBE, which Redis refused whole: b lost every purge.
+func TestPurgeChannelOnlyACL(t *testing.T) {
+	srv := redistest.Start(t)
+	pol := Policy{TTL: time.Hour}
+	a := newCache(t, Options{Redis: srv.Client()})
+	var logs syncBuf
+	rb := aclClient(t, srv, "edge", "resetchannels", "&"+a.channel)
+	b := newCache(t, Options{Redis: rb, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	waitWithin(t, 10*time.Second, "subscriptions", func() bool { return a.Stats().PubSubUp && b.Stats().PubSubUp })
+	mustGet(t, a, 5, "/x", pol, newFiller("v1").fill)
+	mustGet(t, b, 5, "/x", pol, newFiller("v1").fill)
+	waitWithin(t, 5*time.Second, "the echo check to turn off", func() bool {
+		return strings.Contains(logs.String(), "echo check is off")
+	})
+	time.Sleep(3 * time.Second) // past a poll and an echo period
+	if !b.Stats().PubSubUp {
+		t.Fatalf("b's subscription is down: %s", logs.String())
+	}
+	if err := a.PurgeDealer(context.Background(), 5); err != nil {
+		t.Fatal(err)
+	}
+	// Only the message can bring it this fast: b polls no generations
+	// while its subscription is up.
+	waitWithin(t, time.Second, "b to hear the purge", func() bool { return mustGen(t, b, 5) == mustGen(t, a, 5) })
+	if e, _ := mustGet(t, b, 5, "/x", pol, newFiller("v2").fill); string(e.Body()) != "v2" {
+		t.Errorf("b after the purge: %q", e.Body())
+	}
+}
+
+// TestPurgeChannelRefusedIsDown: an ACL user without the purge channel
+// never has a purge subscription: Redis refuses the SUBSCRIBE, the
+// subscription counts as down and generations are polled, so a's purge
+// still reaches b within the poll. Before, the refused subscription's
+// connection answered its PING and that marked the subscription up: b
+// stopped polling and heard no purge.
+func TestPurgeChannelRefusedIsDown(t *testing.T) {
+	srv := redistest.Start(t)
+	pol := Policy{TTL: time.Hour}
+	a := newCache(t, Options{Redis: srv.Client()})
+	rb := aclClient(t, srv, "edge", "resetchannels", "&other")
+	b := newCache(t, Options{Redis: rb})
+	waitWithin(t, 10*time.Second, "a's subscription", func() bool { return a.Stats().PubSubUp })
+	mustGet(t, a, 5, "/x", pol, newFiller("v1").fill)
+	mustGet(t, b, 5, "/x", pol, newFiller("v1").fill)
+	for range 8 { // past the PINGs of several silent seconds
+		time.Sleep(500 * time.Millisecond)
+		if b.Stats().PubSubUp {
+			t.Fatal("b's refused subscription counts as up")
+		}
+	}
+	if err := a.PurgeDealer(context.Background(), 5); err != nil {
+		t.Fatal(err)
+	}
+	waitWithin(t, 4*time.Second, "b to poll the purge", func() bool { return mustGen(t, b, 5) == mustGen(t, a, 5) })
+	if e, _ := mustGet(t, b, 5, "/x", pol, newFiller("v2").fill); string(e.Body()) != "v2" {
+		t.Errorf("b after the purge: %q", e.Body())
+	}
+}
