@@ -212,3 +212,29 @@ func TestPurgeChannelRefusedIsDown(t *testing.T) {
 		t.Errorf("b after the purge: %q", e.Body())
 	}
 }
+
+// TestEchoCheckQuiet: on a healthy single node, Cluster and miniredis the
+// echo check hears its tokens: over several periods the subscription is
+// never marked lost and the check stays on.
+func TestEchoCheckQuiet(t *testing.T) {
+	backends := []struct {
+		name string
+		rc   func(t *testing.T) redis.UniversalClient
+	}{
+		{"redis-server", func(t *testing.T) redis.UniversalClient { return redistest.Start(t).Client() }},
+		{"cluster", func(t *testing.T) redis.UniversalClient { return redistest.StartCluster(t).Client(t) }},
+		{"miniredis", func(t *testing.T) redis.UniversalClient { _, rc := newMiniRedis(t); return rc }},
+	}
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			var logs syncBuf
+			c := newCache(t, Options{Redis: be.rc(t), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			waitWithin(t, 10*time.Second, "the subscription", func() bool { return c.Stats().PubSubUp })
+			time.Sleep(3*echoEvery + echoWait)
+			if out := logs.String(); strings.Contains(out, "subscription lost") || strings.Contains(out, "echo check is off") || !c.Stats().PubSubUp {
+				t.Fatalf("the echo check flapped on a healthy Redis:\n%s", out)
+			}
+		})
+	}
+}
