@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -239,6 +240,7 @@ func New(opts Options) (*Client, error) {
 				// had none: a service silent after accept held the call,
 				// and its connection, for good.
 				WriteTimeout:           writeTimeout,
+				DialTimeout:            dialFor(tlsOn),
 				MaxConns:               maxConns,
 				MaxConnWaitTimeout:     to,
 				MaxIdleConnDuration:    30 * time.Second,
@@ -857,7 +859,27 @@ func retryStaleConn(_ *fasthttp.Request, _ int, err error) (resetTimeout, retry 
 	// connection that ended before the first byte (it turns it into
 	// ErrConnectionClosed only after its retry loop). Compared with ==: a
 	// cut head is a wrapped EOF and must not be retried.
-	return false, err == io.EOF || errors.Is(err, fasthttp.ErrConnectionClosed) || errors.Is(err, syscall.EPIPE)
+	return false, err == io.EOF || errors.Is(err, fasthttp.ErrConnectionClosed) || errors.Is(err, syscall.EPIPE) ||
+		err == errUnsolicited || err == errIdleClosed
+}
+
+// dialFor is the services' dialer: fasthttp's own (its DNS cache, the
+// call's dial timeout), with plain TCP connections checked before reuse
+// (idleguard.go).
+func dialFor(tlsOn bool) fasthttp.DialFuncWithTimeout {
+	if tlsOn {
+		return nil
+	}
+	return func(addr string, timeout time.Duration) (net.Conn, error) {
+		if timeout <= 0 {
+			timeout = fasthttp.DefaultDialTimeout
+		}
+		c, err := fasthttp.DialTimeout(fasthttp.AddMissingPort(addr, false), timeout)
+		if err != nil {
+			return nil, err
+		}
+		return guardIdle(c), nil
+	}
 }
 
 // isTimeout reports a network timeout (the connection's read deadline).

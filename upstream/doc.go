@@ -31,7 +31,12 @@
 // decoded, and the answer is a failure. The edge retries a call once, within
 // its deadline, only when the connection ended before any byte of an answer
 // (a keep-alive connection the service had closed); a partial, malformed or
-// late answer is not retried.
+// late answer is not retried. A plain TCP keep-alive connection is looked
+// at before it is reused: one that holds bytes nobody asked for (a
+// "408 Request Timeout" a server sends on an idle connection, a second
+// answer to one request) or its service's EOF is dropped and the call made
+// on another, so a stale answer is never read as the next call's
+// (idleguard.go; TLS connections are not looked at).
 //
 // # Client behaviour
 //
