@@ -525,7 +525,9 @@ func (c *Config) Validate() error {
 	}
 	for _, p := range c.Server.ProxyProtocolFrom {
 		if _, err := netip.ParsePrefix(p); err != nil {
-			if _, err := netip.ParseAddr(p); err != nil {
+			// The listener parses with net.ParseIP, which
+			// takes no IPv6 zone.
+			if a, err := netip.ParseAddr(p); err != nil || a.Zone() != "" {
 				bad("server.proxy_protocol_from", fmt.Sprintf("%q is not a CIDR (10.0.0.0/8) or an address", p))
 			}
 		}
@@ -547,6 +549,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Upstream.BaseURL != "" { // required unless --demo brings the fake (cmd/dealer-edge)
 		if _, err := upstream.ParseBaseURL(c.Upstream.BaseURL); err != nil {
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				// url.Error quotes the whole value, userinfo
+				// password included.
+				err = fmt.Errorf("is not a URL: %v (the value is not shown: it may hold credentials)", ue.Err)
+			}
 			bad("upstream.base_url", err.Error())
 		}
 	}
@@ -591,7 +599,11 @@ func (c *Config) Validate() error {
 		// localhost:6379) or one given twice (Cluster mode) used to pass.
 		host, port, err := net.SplitHostPort(a)
 		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
-			bad("redis.addrs", fmt.Sprintf("%q is not host:port", a))
+			shown := strconv.Quote(a)
+			if strings.Contains(a, "@") {
+				shown = "an entry with userinfo (not shown: it may hold a password)"
+			}
+			bad("redis.addrs", shown+" is not host:port")
 		} else if seen[a] {
 			bad("redis.addrs", fmt.Sprintf("%q is listed twice", a))
 		}

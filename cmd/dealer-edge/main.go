@@ -23,6 +23,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -936,6 +937,10 @@ func (a *app) reload() error {
 	a.metrics.ConfigReload(err)
 	if err != nil {
 		a.log.Error("config reload rejected; previous config stays in force", "file", a.flags.config, "error", err.Error())
+		// The TLS files' paths are the start's, whatever the
+		// rejected file says: a renewed pair is installed all the same
+		// (its own failure is logged and counted by certReloaded).
+		_ = a.reloadCertificate()
 		return err
 	}
 	a.loaded.Store(cfg)
@@ -970,6 +975,16 @@ func (a *app) readFiles() map[string][32]byte {
 // reload (a rejected one's too).
 func (a *app) watchedFiles() []string {
 	files := a.loaded.Load().WatchedFiles(a.flags.config)
+	// The TLS files in force are the start's (restart-only
+	// paths); a reloaded config naming others must not stop their watch.
+	if a.cert != nil {
+		cf, kf := a.cert.Files()
+		for _, p := range []string{filepath.Clean(cf), filepath.Clean(kf)} {
+			if !slices.Contains(files, p) {
+				files = append(files, p)
+			}
+		}
+	}
 	if named := a.named.Load(); named != nil {
 		for _, p := range *named {
 			if !slices.Contains(files, p) {
