@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/valyala/fasthttp"
 	"golang.org/x/sync/errgroup"
@@ -137,9 +139,15 @@ func (s *Server) fillInventoryListingTotal(ctx context.Context, dealerID int64, 
 			return nil, err
 		}
 		out.Total = pg.Total
+		if pg.Total < 0 || len(pg.Items) > p.pageSize {
+			return nil, errMalformedListing
+		}
 		for i := range pg.Items {
 			if pg.Items[i].DealerID != dealerID {
-				return nil, errors.New("aggregator: inventory returned an offer of another dealer")
+				return nil, errStrayOffer
+			}
+			if pg.Items[i].IDOfferta <= 0 {
+				return nil, errMalformedListing
 			}
 		}
 		offers = pg.Items
@@ -167,9 +175,14 @@ func (s *Server) fillInventoryListingTotal(ctx context.Context, dealerID int64, 
 			return nil, err
 		}
 		out.Total = pg.Total
+		if pg.Total < 0 || len(pg.Items) > p.pageSize {
+			return nil, errMalformedListing
+		}
 		for i := range pg.Items {
 			if v := &pg.Items[i]; v.DealerID != dealerID || v.Service != service {
-				return nil, errors.New("aggregator: inventory returned a vehicle of another dealer or service")
+				return nil, errStrayVehicle
+			} else if !validUUID(unsafe.Slice(unsafe.StringData(v.IDAuto), len(v.IDAuto))) {
+				return nil, errMalformedListing
 			}
 		}
 		// The body is encoded straight from the records (the items are
@@ -195,6 +208,18 @@ func (s *Server) fillInventoryListingTotal(ctx context.Context, dealerID int64, 
 	_ = buf.Close()
 	return body, err
 }
+
+// A listing answer holding a record of another dealer or service is the
+// inventory service misbehaving, as an undecodable answer is: a failure of
+// the service (503, stale-if-error), never an internal error.
+var (
+	errStrayOffer   = fmt.Errorf("%w: inventory returned an offer of another dealer", upstream.ErrUnavailable)
+	errStrayVehicle = fmt.Errorf("%w: inventory returned a vehicle of another dealer or service", upstream.ErrUnavailable)
+	// errMalformedListing: a negative total, more items than the page
+	// size, an id_auto that is not a uuid or an id_offerta under 1 would
+	// publish a page outside the public schema.
+	errMalformedListing = fmt.Errorf("%w: inventory returned a listing outside its contract (total, page size or record id)", upstream.ErrUnavailable)
+)
 
 // appendListing appends the listing l's JSON (items: the vehicles, or the
 // offers for NLT; an empty page's is [], never null).
@@ -326,7 +351,7 @@ func (s *Server) fillOffer(ctx context.Context, dealerID, id int64) ([]byte, err
 	if errors.Is(err, upstream.ErrNotFound) {
 		return nil, notFound(codeOfferNotFound, offerNotFoundDetail)
 	}
-	if err == nil && o.DealerID != dealerID {
+	if err == nil && (o.DealerID != dealerID || o.IDOfferta != id) {
 		return nil, problemf(codeOfferNotFound, offerNotFoundDetail)
 	}
 	if err != nil {

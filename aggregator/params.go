@@ -182,8 +182,10 @@ func (v *validator) text(i, maxRunes int) string {
 		v.add(i, "must be valid UTF-8")
 		return ""
 	}
-	for _, c := range b {
-		if c < 0x20 && c != '\t' || c == 0x7f {
+	for j, c := range b {
+		// C0 (but tab), DEL, and C1 (U+0080-U+009F: 0xC2 0x80-0x9F in
+		// valid UTF-8).
+		if c < 0x20 && c != '\t' || c == 0x7f || c == 0xc2 && j+1 < len(b) && b[j+1] < 0xa0 {
 			v.add(i, "must not contain control characters")
 			return ""
 		}

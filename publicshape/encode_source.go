@@ -48,7 +48,7 @@ func InventoryItemOf(src *InventoryItemSource) InventoryItem {
 		Marca:        src.Make,
 		Modello:      src.Model,
 		Allestimento: src.Trim,
-		CatalogType:  src.CatalogType,
+		CatalogType:  KnownCatalogType(src.CatalogType),
 		PrezzoVendita: func() *float64 {
 			if src.SalePrice == nil {
 				return nil
@@ -145,8 +145,7 @@ func AppendInventoryItemSource(dst []byte, src *InventoryItemSource) ([]byte, er
 		dst = append(dst, `,"catalog_type":"vcom"`...)
 	case CatalogVind:
 		dst = append(dst, `,"catalog_type":"vind"`...)
-	default:
-		dst = appendString(append(dst, `,"catalog_type":`...), src.CatalogType)
+	default: // outside the contract's enum: left out (KnownCatalogType)
 	}
 	if len(src.Upfits) > 0 {
 		var small [4]ProfessionalUpfit // on the stack: upfitsInto keeps no reference

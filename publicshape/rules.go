@@ -48,12 +48,36 @@ func IsDeprecatedType(contentType string) bool {
 // Italian accented vowels folded to ASCII (à->a, è/é->e, ì->i, ò->o,
 // ù->u; the acute and circumflex forms too), every run of characters
 // outside [a-z0-9] replaced by one hyphen, and no leading or trailing
-// hyphen. The result is either empty or satisfies ValidSlug. A string that
-// is already a valid slug is returned as is, without allocating.
+// hyphen, and at most MaxSlugLen bytes (cut at the last hyphen within
+// them, so that a published upfit slug can always be asked for as a
+// filter, whose length is 1 to 80). The result is either empty or
+// satisfies ValidSlug. A string that is already a valid slug of at most
+// MaxSlugLen bytes is returned as is, without allocating.
 func CanonicalSlug(s string) string {
 	if ValidSlug(s) {
+		return capSlug(s)
+	}
+	return capSlug(canonicalSlug(s))
+}
+
+// MaxSlugLen is the longest slug published (the professional_upfit
+// filter's bound, contract 4.1).
+const MaxSlugLen = 80
+
+// capSlug cuts a valid slug to MaxSlugLen bytes, at its last hyphen
+// within them when it has one.
+func capSlug(s string) string {
+	if len(s) <= MaxSlugLen {
 		return s
 	}
+	cut := s[:MaxSlugLen]
+	if i := strings.LastIndexByte(cut, '-'); i > 0 {
+		return cut[:i]
+	}
+	return cut
+}
+
+func canonicalSlug(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	gap := false // a separator run was seen after the last written char

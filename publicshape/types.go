@@ -17,6 +17,17 @@ const (
 	CatalogVind = "vind"
 )
 
+// KnownCatalogType is ct when it is one of the catalog types the contract
+// lists (auto, vcom, vind), else "": a value outside the enum from the
+// inventory service is left out of the optional field, never published.
+func KnownCatalogType(ct string) string {
+	switch ct {
+	case CatalogAuto, CatalogVcom, CatalogVind:
+		return ct
+	}
+	return ""
+}
+
 // ProfessionalUpfit is DealerPublicProfessionalUpfit (2.3). No additional
 // properties; every field is always present.
 type ProfessionalUpfit struct {
