@@ -208,6 +208,11 @@ type Cache struct {
 	// for the probe loop's "still unavailable" line.
 	downCause atomic.Pointer[string]
 
+	// orphans are fill locks whose release found Redis marked down
+	// (see unlock).
+	orphanMu sync.Mutex
+	orphans  []orphanLock
+
 	pendingMu sync.Mutex
 	pending   map[int64]struct{} // purges Redis has not seen yet
 	// pendingAll is set while a PurgeAll made here has not reached Redis.

@@ -452,6 +452,10 @@ const (
 	// maxWireBody bounds the plain length a compressed value may claim, so
 	// a corrupt header cannot make decoding allocate without limit.
 	maxWireBody = 256 << 20
+	// maxDeflateRatio bounds the plain length a compressed payload may
+	// claim per byte of it (deflate's best is 258 bytes per 2 bits, a
+	// little over 1032:1).
+	maxDeflateRatio = 1040
 )
 
 var errBadWire = errors.New("cache: malformed entry in redis")
@@ -602,7 +606,10 @@ func decodeEntry(b []byte, kept bool) (*Entry, error) {
 		}
 		// A gzip member: magic, deflate, and a trailer whose ISIZE is the
 		// plain length modulo 2^32.
-		if n > maxWireBody || len(payload) < 18 || payload[0] != 0x1f || payload[1] != 0x8b || payload[2] != 8 ||
+		// Deflate expands at most about 1032:1, so a claimed
+		// length past that is corrupt, and would be allocated whole by
+		// the first inflation (per concurrent reader) before failing.
+		if n > maxWireBody || uint64(n) > maxDeflateRatio*uint64(len(payload)) || len(payload) < 18 || payload[0] != 0x1f || payload[1] != 0x8b || payload[2] != 8 ||
 			binary.LittleEndian.Uint32(payload[len(payload)-4:]) != n {
 			return nil, errBadWire
 		}

@@ -299,6 +299,7 @@ func (c *Cache) probeLoop() {
 			if c.redisUp.CompareAndSwap(false, true) {
 				upSince = time.Now()
 				c.log.Info("cache: redis available again")
+				c.releaseOrphans()
 				c.flushPending(c.ctx)
 				c.resync(c.ctx)
 			}
@@ -508,6 +509,12 @@ func (c *Cache) applyEpoch(ep uint64) {
 // go), rebump when the number is a guess of this instance that gen may
 // equal (the caller guesses one further).
 func adopt(st *genState, gen uint64) (drop, rebump bool) {
+	if gen >= maxGen {
+		// A number no seed and INCRs make (a corrupted or
+		// hostile value, in Redis or on the channel): never adopted, so
+		// that a local purge's Add(1) cannot wrap the generation to 0.
+		return false, false
+	}
 	st.verified.Store(true)
 	newer := false
 	for {
@@ -543,7 +550,7 @@ func (c *Cache) generation(ctx context.Context, dealer int64) (uint64, *genState
 	})
 	if err == nil {
 		c.applyGen(dealer, st, v.(uint64))
-		c.raiseGen(ctx, c.genKey(dealer), st, v.(uint64))
+		c.raiseGen(ctx, c.genKey(dealer), strconv.FormatInt(dealer, 10), st, v.(uint64))
 	}
 	return st.gen.Load(), st
 }
@@ -560,7 +567,7 @@ func (c *Cache) currentEpoch(ctx context.Context) uint64 {
 	})
 	if err == nil {
 		c.applyEpoch(v.(uint64))
-		c.raiseGen(ctx, c.epochKey(), &c.epoch, v.(uint64))
+		c.raiseGen(ctx, c.epochKey(), purgeAllID, &c.epoch, v.(uint64))
 	}
 	return c.epoch.gen.Load()
 }
@@ -605,8 +612,20 @@ func (c *Cache) readSeeded(ctx context.Context, key, kind string) (uint64, error
 	if err != nil {
 		return 0, err
 	}
-	return get.Uint64()
+	v, err := get.Uint64()
+	if err == nil && v >= maxGen {
+		err = errBadGeneration
+	}
+	return v, err
 }
+
+// maxGen bounds the generations and epochs this release adopts: they
+// start at a Unix millisecond (about 2^41) and move by INCR, so a number
+// at or above 2^62 is a corrupted or hostile value, which Redis may not
+// even INCR (above 2^63-1) and which uint64 arithmetic wraps.
+const maxGen = 1 << 62
+
+var errBadGeneration = errors.New("cache: generation in redis out of range")
 
 // resync re-reads the generation of every dealer this instance knows, in
 // pipelined batches.
@@ -617,7 +636,7 @@ func (c *Cache) resync(ctx context.Context) {
 	dealers := c.dealerIDs()
 	if ep, err := c.readEpoch(ctx); err == nil {
 		c.applyEpoch(ep)
-		c.raiseGen(ctx, c.epochKey(), &c.epoch, ep)
+		c.raiseGen(ctx, c.epochKey(), purgeAllID, &c.epoch, ep)
 	}
 	const batch = 256
 	for len(dealers) > 0 && c.redisUp.Load() {
@@ -643,7 +662,7 @@ func (c *Cache) resync(ctx context.Context) {
 			if g, err := gets[i].Uint64(); err == nil {
 				st := c.gens.get(d)
 				c.applyGen(d, st, g)
-				c.raiseGen(ctx, c.genKey(d), st, g)
+				c.raiseGen(ctx, c.genKey(d), strconv.FormatInt(d, 10), st, g)
 			}
 		}
 	}
@@ -655,11 +674,22 @@ func (c *Cache) resync(ctx context.Context) {
 // restart from an older snapshot). Otherwise an instance that starts
 // meanwhile would adopt the older number and number its next purge at or
 // below what the others hold, which drops nothing there.
-func (c *Cache) raiseGen(ctx context.Context, key string, st *genState, got uint64) {
+//
+// The raised number is also published ("<id>:<held>", as a
+// purge's), so that an instance that adopted the older number meanwhile
+// (started, or first asked for the dealer, in the window) moves on and
+// stops serving, from Redis, the entries the lost purges retired.
+func (c *Cache) raiseGen(ctx context.Context, key, id string, st *genState, got uint64) {
 	if held := st.gen.Load(); got < held && st.guess.Load() == 0 {
-		_ = c.redisDo(ctx, func(ctx context.Context) error {
+		err := c.redisDo(ctx, func(ctx context.Context) error {
 			return raiseGenScript.Run(ctx, c.rdb, []string{key}, held).Err()
 		})
+		if err == nil {
+			payload := id + ":" + strconv.FormatUint(held, 10)
+			_ = c.redisDo(ctx, func(ctx context.Context) error {
+				return c.rdb.Publish(ctx, c.channel, payload).Err()
+			})
+		}
 	}
 }
 
@@ -720,6 +750,9 @@ func (c *Cache) bumpRemote(ctx context.Context, key, id string, st *genState, ap
 			return err
 		}
 		gen = uint64(incr.Val())
+	}
+	if incr.Val() < 0 || gen >= maxGen {
+		return errBadGeneration
 	}
 	apply(gen)
 	// A guess made meanwhile (a purge that failed, or another instance's
@@ -895,8 +928,43 @@ var (
 )
 
 // unlock releases the lock if this instance still holds it.
+//
+// While Redis is marked down (or the release fails for that
+// reason) the lock is remembered and released when the probe brings
+// Redis back (releaseOrphans): left alone it stayed for the rest of
+// lock_ttl, and every instance's first miss of the key waited lock_wait
+// for a fill that had ended.
 func (c *Cache) unlock(lkey, token string) {
-	_ = c.runScript(c.ctx, unlockScript, unlockSrc, []string{lkey}, token)
+	err := c.runScript(c.ctx, unlockScript, unlockSrc, []string{lkey}, token)
+	if err != nil && !c.redisUp.Load() {
+		c.orphanMu.Lock()
+		if len(c.orphans) < maxOrphans {
+			c.orphans = append(c.orphans, orphanLock{lkey, token, time.Now().Add(c.lockTTL)})
+		}
+		c.orphanMu.Unlock()
+	}
+}
+
+// orphanLock is a fill lock whose release found Redis marked down.
+type orphanLock struct {
+	key, token string
+	until      time.Time // it expires by itself then
+}
+
+const maxOrphans = 4096
+
+// releaseOrphans releases the locks unlock could not, once Redis is up.
+func (c *Cache) releaseOrphans() {
+	c.orphanMu.Lock()
+	ls := c.orphans
+	c.orphans = nil
+	c.orphanMu.Unlock()
+	now := time.Now()
+	for _, l := range ls {
+		if now.Before(l.until) {
+			_ = c.runScript(c.ctx, unlockScript, unlockSrc, []string{l.key}, l.token)
+		}
+	}
 }
 
 // runScript runs a script as one command of the hot path (redisCmd: with
