@@ -272,7 +272,26 @@ func (s *Server) slugNotInView(ctx context.Context, st *liveSettings, dealerID i
 	if st.policy(RouteContentListing, ct).TTL <= 0 {
 		return false
 	}
+	// For news the slug-only entry is read at the same time as the view,
+	// not after it: one after the other, a cold detail was three content
+	// calls in a row (view, slug-only, full read), past request_timeout
+	// with the service answering within its own timeout
+	// (TestNewsDetailChainWithinBudget).
+	var only []byte
+	var onlyErr error
+	var wg sync.WaitGroup
+	if ct == upstream.ContentNews {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			onlyErr = guard(func() (err error) {
+				only, err = s.slugOnlySlugs(ctx, st, dealerID, ct)
+				return err
+			})()
+		}()
+	}
 	view, _, err := s.visibleView(ctx, st, dealerID, ct)
+	wg.Wait()
 	if err != nil {
 		return false
 	}
@@ -284,8 +303,7 @@ func (s *Server) slugNotInView(ctx context.Context, st *liveSettings, dealerID i
 	if ct != upstream.ContentNews {
 		return true
 	}
-	only, err := s.slugOnlySlugs(ctx, st, dealerID, ct)
-	if err != nil {
+	if onlyErr != nil {
 		return false
 	}
 	for len(only) > 0 {

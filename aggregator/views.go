@@ -2,6 +2,8 @@ package aggregator
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -159,6 +161,13 @@ func (s *Server) visibleView(ctx context.Context, st *liveSettings, dealerID int
 		return mapping.AppendView(nil, mapping.ViewRecords(vis)), nil
 	})
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, upstream.ErrUnavailable) {
+			// The request's budget ran out waiting for the view's flight:
+			// unavailability, as an upstream call cut by the same deadline
+			// is (503, or a stale page), never a 500
+			// (TestSlowViewBuildIsNotInternalError).
+			err = fmt.Errorf("content view: %w: %w", upstream.ErrUnavailable, err)
+		}
 		return nil, nil, err
 	}
 	if memo, err = s.views.get(dealerID, ct, e); err != nil {

@@ -3,6 +3,7 @@ package upstream
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"math/bits"
 )
 
@@ -62,9 +63,16 @@ const maxPooledRecords = 1024
 // copied out at its exact length. The buffer is cleared after use, so a
 // pooled scanner keeps no strings alive.
 func (s *invScanner) contentItems(dst *[]ContentRecord) error {
+	read := 0
+	content := func(s *invScanner, c *ContentRecord) error {
+		if read++; read > maxContentRecords {
+			return errTooManyRecords
+		}
+		return s.content(c)
+	}
 	if n := s.countObjects(shapeContent); n > 0 {
 		l := make([]ContentRecord, 0, n)
-		err := scanList(s, &l, (*invScanner).content)
+		err := scanList(s, &l, content)
 		if l != nil && cap(l) > len(l)+len(l)/4+4 {
 			// Far fewer than counted (objects inside the records that
 			// start like one): keep only the room the records need.
@@ -78,7 +86,7 @@ func (s *invScanner) contentItems(dst *[]ContentRecord) error {
 	// records in the one it replaced, which is dropped (contentKeys takes
 	// the buffer as zero).
 	s.records = nil
-	err := scanList(s, &buf, (*invScanner).content)
+	err := scanList(s, &buf, content)
 	switch {
 	case buf == nil:
 		*dst = nil
@@ -115,6 +123,15 @@ func (s *invScanner) countObjects(shape objectShape) int {
 	s.counted = true
 	return min(bytes.Count(s.b[s.i:], m.lead), maxCountedRecords)
 }
+
+// maxContentRecords bounds the records of one content list (before it,
+// a 4 MiB answer of empty records, `{}`, made the edge allocate 2.4 GB; at
+// the 32 MiB body limit about 18 GB). A record is a 352-byte struct
+// however few bytes it takes in the answer; real summary records take
+// several hundred bytes, so the 32 MiB limit holds fewer than this anyway.
+const maxContentRecords = 50_000
+
+var errTooManyRecords = errors.New("content list of more than 50000 records")
 
 // maxCountedRecords bounds the records a list is made for before it is
 // read (countObjects): a content corpus of the fake's largest dealer has a
@@ -255,6 +272,9 @@ func (s *invScanner) contentKeys() (keys []ContentRecord, spans []contentSpan, n
 			return keys, spans, false, err
 		}
 		from := s.i
+		if len(keys) >= maxContentRecords {
+			return keys, spans, false, errTooManyRecords
+		}
 		if len(keys) < cap(keys) {
 			// Zero already (invScanner.records): not zeroed again, which
 			// while the collector marks is a write barrier per pointer.
