@@ -188,3 +188,18 @@ func (c *Cache) entryKey(dealer int64, gen uint64, key string) string {
 func (c *Cache) lockKey(dealer int64, gen uint64, key string) string {
 	return c.lockKeyAt(dealer, gen, c.epoch.gen.Load(), key)
 }
+
+// purgeTaken is the wait for a purge made on a to have reached b: b has
+// adopted a's generation and its L1 holds no node of key under an older
+// one. The generation alone is not enough: applyGen stores it before
+// dropDealer walks L1's shards, so for a few microseconds b's generation
+// is a's while the key's shard still holds the pre-purge entry (a CI run
+// of TestLoadingIsDownThenUp caught that window).
+func purgeTaken(t testing.TB, a, b *Cache, dealer int64, key string) bool {
+	g := mustGen(t, a, dealer)
+	if mustGen(t, b, dealer) != g {
+		return false
+	}
+	n := b.l1.lookupString(dealer, key)
+	return n == nil || n.gen == g
+}

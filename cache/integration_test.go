@@ -273,7 +273,9 @@ func TestIntegrationBulkTier(t *testing.T) {
 		t.Fatal(err)
 	}
 	genA := mustGen(t, a, 3)
-	waitWithin(t, 5*time.Second, "the purge to reach b", func() bool { return mustGen(t, b, 3) == genA })
+	waitWithin(t, 5*time.Second, "the purge to reach b", func() bool {
+		return mustGen(t, b, 3) == genA && purgeTaken(t, a, b, 3, "/v1/vehicles?page=1")
+	})
 	fresh := []byte(`{"items":[]}`)
 	e, res := mustGet(t, b, 3, "/v1/vehicles?page=1", pol, func(context.Context) ([]byte, error) { return fresh, nil })
 	if res != Miss || string(e.Body()) != string(fresh) {

@@ -153,7 +153,10 @@ func TestPurgeAllWhileRedisDown(t *testing.T) {
 	if err != nil || ep == 0 || ep != a.epoch.gen.Load() {
 		t.Fatalf("epoch in Redis %d (%v), a holds %d", ep, err, a.epoch.gen.Load())
 	}
-	waitWithin(t, 10*time.Second, "b to adopt the epoch", func() bool { return b.epoch.gen.Load() == ep })
+	// The epoch is stored before dropAll empties L1: wait for both.
+	waitWithin(t, 10*time.Second, "b to adopt the epoch", func() bool {
+		return b.epoch.gen.Load() == ep && b.l1.lookupString(1, "/k") == nil
+	})
 	if got := bodyOf(t, b, 1, "/k", "b-new"); got == "old" {
 		t.Error("b still serves the entry stored before the deferred PurgeAll")
 	}
