@@ -20,11 +20,12 @@ import (
 )
 
 // ServeStaleOn reports whether a fill error allows serving a stale cached
-// response (stale-if-error): the upstream could not answer, or answered
-// only in part. Public errors (404, 422, ...) never do.
+// response (stale-if-error): the upstream could not answer (in time: the
+// request's deadline passing while it waited counts), or answered only in
+// part. Public errors (404, 422, ...) never do.
 func ServeStaleOn(err error) bool {
 	var pe *partialError
-	return errors.Is(err, upstream.ErrUnavailable) || errors.As(err, &pe)
+	return errors.Is(err, upstream.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &pe)
 }
 
 func invalidContentType() *apiError {

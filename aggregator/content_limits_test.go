@@ -6,6 +6,7 @@ package aggregator
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -187,5 +188,26 @@ func TestSlowViewBuildIsNotInternalError(t *testing.T) {
 	t.Logf("%d %.200s", sc, body)
 	if sc == 500 {
 		t.Errorf("a view build past request_timeout with a stale page at hand: 500 internal_error, want the stale page or 503")
+	}
+}
+
+// TestDeadlineIsUnavailable: the request's deadline passing while a fill
+// waited on something that is not an upstream call (a coalesced fill, a
+// content view's flight) is the backends not answering in time: 503
+// service_unavailable and stale-if-error, never 500 internal_error.
+func TestDeadlineIsUnavailable(t *testing.T) {
+	for _, err := range []error{context.DeadlineExceeded, fmt.Errorf("cache: waiting for the fill: %w", context.DeadlineExceeded)} {
+		if !ServeStaleOn(err) {
+			t.Errorf("ServeStaleOn(%v) = false, want a stale answer allowed", err)
+		}
+		s := newBenchServer(t, true)
+		var ctx fasthttp.RequestCtx
+		s.fail(&ctx, &reqState{}, err)
+		if sc := ctx.Response.StatusCode(); sc != fasthttp.StatusServiceUnavailable {
+			t.Errorf("fail(%v): %d %s, want 503", err, sc, ctx.Response.Body())
+		}
+	}
+	if ServeStaleOn(context.Canceled) {
+		t.Error("ServeStaleOn(context.Canceled): a client that left is no reason for a stale answer")
 	}
 }

@@ -1,6 +1,7 @@
 package aggregator
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,7 +69,11 @@ func (s *Server) fail(ctx *fasthttp.RequestCtx, rs *reqState, err error) {
 	var ae *apiError
 	switch {
 	case errors.As(err, &ae):
-	case errors.Is(err, upstream.ErrUnavailable):
+	case errors.Is(err, upstream.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		// The request's own deadline (server.request_timeout) passed while
+		// it waited: on an upstream call (wrapped as ErrUnavailable) or
+		// on something else (a coalesced fill, a content view's flight):
+		// the backends did not answer in time, not an internal error.
 		ae = problemf(codeUnavailable, "a backend service is temporarily unavailable; retry later")
 	case errors.Is(err, upstream.ErrNotFound):
 		ae = problemf(codeDealerNotFound, "the dealer of this API key no longer exists")
