@@ -8,10 +8,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"runtime"
 	"strings"
@@ -21,7 +18,6 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/dealer-edge/dealer-edge/aggregator/mapping"
 	"github.com/dealer-edge/dealer-edge/cache"
 	"github.com/dealer-edge/dealer-edge/upstream"
 	"github.com/dealer-edge/dealer-edge/upstream/fake"
@@ -30,26 +26,16 @@ import (
 // contentProxy forwards every call to the fake but answers the content
 // calls of one type with body() when it is not nil.
 func contentProxy(t *testing.T, ct string, body *atomic.Pointer[[]byte], hits *atomic.Int64) func(string) string {
-	return func(fakeAddr string) string {
-		rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: fakeAddr})
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
+	return interceptingProxy(t, func(w http.ResponseWriter, r *http.Request) bool {
+		b := body.Load()
+		if b == nil || !strings.HasPrefix(r.URL.Path, "/content/") || !strings.HasSuffix(r.URL.Path, "/"+ct) {
+			return false
 		}
-		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			b := body.Load()
-			if b == nil || !strings.HasPrefix(r.URL.Path, "/content/") || !strings.HasSuffix(r.URL.Path, "/"+ct) {
-				rp.ServeHTTP(w, r)
-				return
-			}
-			hits.Add(1)
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write(*b)
-		})}
-		go func() { _ = srv.Serve(ln) }()
-		t.Cleanup(func() { _ = srv.Close() })
-		return ln.Addr().String()
-	}
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(*b)
+		return true
+	})
 }
 
 func reviewGet(h fasthttp.RequestHandler, uri string) (int, []byte) {
@@ -118,20 +104,7 @@ func TestTinyRecordsMemory(t *testing.T) {
 // its own timeout, the detail must be served.
 func TestNewsDetailChainWithinBudget(t *testing.T) {
 	e := newViewEnv(t, nil)
-	var slug string
-	all, err := e.s.backend.Content(t.Context(), 101, upstream.ContentNews, upstream.ContentFilter{Summary: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range all {
-		if r.DealerID == 101 && r.SourceProvider != mapping.EditorialProvider && !r.HiddenForDealer {
-			slug = r.Slug
-			break
-		}
-	}
-	if slug == "" {
-		t.Fatal("no archive edition in the corpus")
-	}
+	slug := archiveNewsSlug(t, e)
 	e.mustGet(t, "/dealer/NOS/listing?page_size=1") // resolve the key
 	e.fake.SetLatency(fake.ContentTypeService("news"), 700*time.Millisecond)
 	start := time.Now()

@@ -25,9 +25,10 @@ import (
 
 type rawMode func(c net.Conn)
 
-// rawProxy forwards to the fake, but answers inventory listings with
-// the current mode.
-func rawProxy(t *testing.T, mode *atomic.Value, hits *atomic.Int64) func(string) string {
+// interceptingProxy starts a reverse proxy to the fake whose calls
+// intercept answers itself (true) or leaves to the fake (false); it
+// returns a newBenchServerVia upstream factory.
+func interceptingProxy(t *testing.T, intercept func(w http.ResponseWriter, r *http.Request) bool) func(string) string {
 	return func(fakeAddr string) string {
 		rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: fakeAddr})
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -35,23 +36,33 @@ func rawProxy(t *testing.T, mode *atomic.Value, hits *atomic.Int64) func(string)
 			t.Fatal(err)
 		}
 		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			m, _ := mode.Load().(rawMode)
-			if m == nil || !strings.HasPrefix(r.URL.Path, "/inventory/") || !strings.HasSuffix(r.URL.Path, "/vehicles") {
+			if !intercept(w, r) {
 				rp.ServeHTTP(w, r)
-				return
 			}
-			hits.Add(1)
-			c, _, err := w.(http.Hijacker).Hijack()
-			if err != nil {
-				return
-			}
-			m(c)
-			_ = c.Close()
 		})}
 		go func() { _ = srv.Serve(ln) }()
 		t.Cleanup(func() { _ = srv.Close() })
 		return ln.Addr().String()
 	}
+}
+
+// rawProxy forwards to the fake, but answers inventory listings with
+// the current mode.
+func rawProxy(t *testing.T, mode *atomic.Value, hits *atomic.Int64) func(string) string {
+	return interceptingProxy(t, func(w http.ResponseWriter, r *http.Request) bool {
+		m, _ := mode.Load().(rawMode)
+		if m == nil || !strings.HasPrefix(r.URL.Path, "/inventory/") || !strings.HasSuffix(r.URL.Path, "/vehicles") {
+			return false
+		}
+		hits.Add(1)
+		c, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return true
+		}
+		m(c)
+		_ = c.Close()
+		return true
+	})
 }
 
 func rawAnswer(status, hdrs, body string) rawMode {

@@ -42,20 +42,7 @@ func (b *reclassifyNews) Content(ctx context.Context, dealerID int64, ct string,
 // they answer 404 content_not_found until the view expires.
 func TestReclassifiedNewsStaysReadable(t *testing.T) {
 	e := newViewEnv(t, nil)
-	var slug string
-	all, err := e.s.backend.Content(context.Background(), 101, upstream.ContentNews, upstream.ContentFilter{Summary: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range all {
-		if r.DealerID == 101 && r.SourceProvider != mapping.EditorialProvider && !r.HiddenForDealer {
-			slug = r.Slug
-			break
-		}
-	}
-	if slug == "" {
-		t.Fatal("no archive edition in the corpus")
-	}
+	slug := archiveNewsSlug(t, e)
 	b := &reclassifyNews{Backend: e.s.backend, slug: slug}
 	e.s.backend = b
 	e.mustGet(t, "/dealer/content/news/listing") // the view: the edition is not listed
@@ -63,4 +50,21 @@ func TestReclassifiedNewsStaysReadable(t *testing.T) {
 	if sc, _, body := e.get(t, "/dealer/content/news/details?slug="+slug); sc != 200 {
 		t.Errorf("details of an edition readable before and after its promotion: %d %s", sc, body)
 	}
+}
+
+// archiveNewsSlug is the slug of one of dealer 101's own archive news
+// editions (not editorial, not hidden).
+func archiveNewsSlug(t *testing.T, e *viewEnv) string {
+	t.Helper()
+	all, err := e.s.backend.Content(context.Background(), 101, upstream.ContentNews, upstream.ContentFilter{Summary: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range all {
+		if r.DealerID == 101 && r.SourceProvider != mapping.EditorialProvider && !r.HiddenForDealer {
+			return r.Slug
+		}
+	}
+	t.Fatal("no archive edition in the corpus")
+	return ""
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"os"
 	"time"
@@ -65,14 +66,7 @@ func TestWatchKeepsTheCertificateInForce(t *testing.T) {
 	const body = `{"watch_interval": "50ms", "tls": {"cert_file": %q, "key_file": %q}}`
 	writeConfig(t, cfg, fmt.Sprintf(body, certA, keyA))
 	e := startEdge(t, "--demo", "--config", cfg)
-	serial := func() int64 {
-		c, err := tls.Dial("tcp", e.app.addr, &tls.Config{RootCAs: ca.Pool, ServerName: "127.0.0.1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		return c.ConnectionState().PeerCertificates[0].SerialNumber.Int64()
-	}
+	serial := func() int64 { return servedSerial(t, e.app.addr, ca.Pool) }
 	if s := serial(); s != 1 {
 		t.Fatalf("serial %d at start, want 1", s)
 	}
@@ -132,14 +126,7 @@ func TestCertificateRenewedWhileConfigRejected(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "edge.json")
 	writeConfig(t, cfg, fmt.Sprintf(`{"watch_interval": "50ms", "tls": {"cert_file": %q, "key_file": %q}}`, certFile, keyFile))
 	e := startEdge(t, "--demo", "--config", cfg)
-	serial := func() int64 {
-		c, err := tls.Dial("tcp", e.app.addr, &tls.Config{RootCAs: ca.Pool, ServerName: "127.0.0.1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		return c.ConnectionState().PeerCertificates[0].SerialNumber.Int64()
-	}
+	serial := func() int64 { return servedSerial(t, e.app.addr, ca.Pool) }
 	if s := serial(); s != 1 {
 		t.Fatalf("serial %d at start, want 1", s)
 	}
@@ -156,4 +143,16 @@ func TestCertificateRenewedWhileConfigRejected(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// servedSerial is the serial number of the certificate the edge at addr
+// serves in a new handshake.
+func servedSerial(t *testing.T, addr string, roots *x509.CertPool) int64 {
+	t.Helper()
+	c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.ConnectionState().PeerCertificates[0].SerialNumber.Int64()
 }
