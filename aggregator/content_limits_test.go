@@ -1,7 +1,7 @@
 package aggregator
 
-// Review (area "views"): the editorial content endpoints and the cached
-// per-dealer content views.
+// Limits of the content endpoints against a misbehaving or slow content
+// service: records per answer, the request's budget, call chains.
 
 import (
 	"bytes"

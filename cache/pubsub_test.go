@@ -1,15 +1,14 @@
 package cache
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/dealer-edge/dealer-edge/cache/redistest"
+	"github.com/dealer-edge/dealer-edge/internal/syncbuf"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -132,24 +131,6 @@ func aclClient(t *testing.T, srv *redistest.Server, user string, channelRules ..
 	return rc
 }
 
-// syncBuf is a log sink tests read while the cache writes.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestPurgeChannelOnlyACL: an ACL user allowed the purge channel alone
 // (not the echo channels) keeps its purges: the echo check is refused,
 // turns itself off with a warning, and the purge subscription stays up and
@@ -159,7 +140,7 @@ func TestPurgeChannelOnlyACL(t *testing.T) {
 	srv := redistest.Start(t)
 	pol := Policy{TTL: time.Hour}
 	a := newCache(t, Options{Redis: srv.Client()})
-	var logs syncBuf
+	var logs syncbuf.Buffer
 	rb := aclClient(t, srv, "edge", "resetchannels", "&"+a.channel)
 	b := newCache(t, Options{Redis: rb, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	waitWithin(t, 10*time.Second, "subscriptions", func() bool { return a.Stats().PubSubUp && b.Stats().PubSubUp })
@@ -228,7 +209,7 @@ func TestEchoCheckQuiet(t *testing.T) {
 	for _, be := range backends {
 		t.Run(be.name, func(t *testing.T) {
 			t.Parallel()
-			var logs syncBuf
+			var logs syncbuf.Buffer
 			c := newCache(t, Options{Redis: be.rc(t), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			waitWithin(t, 10*time.Second, "the subscription", func() bool { return c.Stats().PubSubUp })
 			time.Sleep(3*echoEvery + echoWait)
