@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dealer-edge/dealer-edge/cache/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestRaisedGenerationReachesEveryInstance: Redis comes back with a
@@ -187,4 +188,60 @@ func TestCorruptLengthBoundedAllocation(t *testing.T) {
 	if alloc > 16<<20 {
 		t.Errorf("one read of a %d-byte corrupt value allocated %d MiB", len(v), alloc>>20)
 	}
+}
+
+// slowLockHook makes the reply of a fill lock's SET NX late, past the
+// caller's budget: Redis ran the command, its caller gave up on it.
+type slowLockHook struct{ delay time.Duration }
+
+func isLockSet(c redis.Cmder) bool {
+	a := c.Args()
+	return len(a) == 6 && a[0] == "set" && a[5] == "nx"
+}
+
+func (slowLockHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h slowLockHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if isLockSet(cmd) {
+			time.Sleep(h.delay)
+		}
+		return err
+	}
+}
+func (h slowLockHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, c := range cmds {
+			if isLockSet(c) {
+				time.Sleep(h.delay)
+				break
+			}
+		}
+		return err
+	}
+}
+
+// TestAbandonedLockReleased: a fill lock's SET NX that outlives its
+// caller's budget still runs (the batcher sends what it queued), so the
+// lock is taken with a token its instance threw away. It is remembered
+// and released when the probe finds Redis back; before, it stayed for
+// lock_ttl and every instance's first miss of the key waited lock_wait.
+func TestAbandonedLockReleased(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	rc := newClient(t, srv.Addr)
+	rc.AddHook(slowLockHook{delay: 300 * time.Millisecond})
+	a := newCache(t, Options{Redis: rc, LockWait: 2 * time.Second, LockTTL: 20 * time.Second, RedisTimeout: 100 * time.Millisecond})
+	const dealer = 7
+	gen, _ := a.generation(ctx, dealer)
+	if _, _, err := a.Get(ctx, dealer, []byte("/k"), Policy{TTL: time.Minute}, newFiller("a").fill); err != nil {
+		t.Fatal(err)
+	}
+	direct := srv.Client()
+	lk := a.lockKey(dealer, gen, "/k")
+	waitWithin(t, 2*time.Second, "the abandoned SET NX to run", func() bool { return direct.Exists(ctx, lk).Val() == 1 })
+	waitWithin(t, 10*time.Second, "the lock released once Redis is back", func() bool {
+		return a.RedisHealthy() && direct.Exists(ctx, lk).Val() == 0
+	})
 }

@@ -907,6 +907,11 @@ func (c *Cache) lock(ctx context.Context, lkey string) (string, bool, error) {
 		return token, false, nil // held elsewhere
 	}
 	if err != nil {
+		// A SET NX its caller gave up on (past the budget) may still run:
+		// the batcher sends what it queued, and Redis may have taken it
+		// before it stalled. The token is remembered, as a release that
+		// found Redis down is (TestAbandonedLockReleased).
+		c.orphanLockIfDown(lkey, token)
 		return "", false, err
 	}
 	return token, true, nil
@@ -935,14 +940,22 @@ var (
 // lock_ttl, and every instance's first miss of the key waited lock_wait
 // for a fill that had ended.
 func (c *Cache) unlock(lkey, token string) {
-	err := c.runScript(c.ctx, unlockScript, unlockSrc, []string{lkey}, token)
-	if err != nil && !c.redisUp.Load() {
-		c.orphanMu.Lock()
-		if len(c.orphans) < maxOrphans {
-			c.orphans = append(c.orphans, orphanLock{lkey, token, time.Now().Add(c.lockTTL)})
-		}
-		c.orphanMu.Unlock()
+	if err := c.runScript(c.ctx, unlockScript, unlockSrc, []string{lkey}, token); err != nil {
+		c.orphanLockIfDown(lkey, token)
 	}
+}
+
+// orphanLockIfDown remembers a lock whose command failed with Redis
+// marked down, for releaseOrphans (at most maxOrphans of them).
+func (c *Cache) orphanLockIfDown(lkey, token string) {
+	if c.redisUp.Load() {
+		return
+	}
+	c.orphanMu.Lock()
+	if len(c.orphans) < maxOrphans {
+		c.orphans = append(c.orphans, orphanLock{lkey, token, time.Now().Add(c.lockTTL)})
+	}
+	c.orphanMu.Unlock()
 }
 
 // orphanLock is a fill lock whose release found Redis marked down.
