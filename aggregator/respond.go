@@ -120,7 +120,15 @@ func (s *Server) respond(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSetting
 		var pe *partialError
 		if errors.As(err, &pe) {
 			rs.cache = cache.Bypass.String()
-			s.writeBody(ctx, rs, pe.body, `"`+strconv.FormatUint(fnv64(pe.body), 16)+`"`, "private, no-store")
+			body, etag := pe.body, `"`+strconv.FormatUint(fnv64(pe.body), 16)+`"`
+			// Coded as any body of its size (README, Compression): a
+			// partial answer is what a degraded period sends most.
+			if gz && len(body) >= st.GzipMinBytes {
+				if z := cache.GzipBody(body, 0); z != nil {
+					body, etag, rs.gzip = z, "W/"+etag, true
+				}
+			}
+			s.writeBody(ctx, rs, body, etag, "private, no-store")
 			ctx.Response.Header.Set("X-Edge-Partial", "true")
 			return
 		}

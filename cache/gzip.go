@@ -129,6 +129,30 @@ func (e *Entry) makeGzip() *variant {
 	return &variant{body: buf.Bytes(), etag: "W/" + e.ETag, kept: true}
 }
 
+// GzipBody compresses body at the entries' level (DefaultGzipLevel when
+// level is out of 1-9) with the pooled compressors; nil when that does not
+// make it smaller. For the bodies that are never stored (partial answers).
+func GzipBody(body []byte, level int) []byte {
+	if level < 1 || level > 9 {
+		level = DefaultGzipLevel
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(body)/4 + 64)
+	pool := &gzipWriters[level]
+	w := pool.Get().(*gzip.Writer)
+	w.Reset(&buf)
+	_, err := w.Write(body)
+	if err == nil {
+		err = w.Close()
+	}
+	w.Reset(nil)
+	pool.Put(w)
+	if err != nil || buf.Len() >= len(body) {
+		return nil
+	}
+	return buf.Bytes()
+}
+
 // account makes e's codings (plain and gzip, those made so far) count in
 // the byte budget of L1 c and returns what they count already; ok is false
 // when e is, or was, in L1 already. L1 calls it under the shard lock,

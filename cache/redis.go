@@ -838,6 +838,14 @@ func (c *Cache) l2Get(ctx context.Context, rkey string, pol Policy, plain bool) 
 		c.st.l2Errors.Add(1)
 		return nil
 	}
+	// The times are readings of the writer's clock; one that
+	// runs ahead of this instance's must not stretch freshness past the
+	// TTL here (nor max-age on the wire): read such an entry as stored now.
+	if now := c.now(); e.StoredAt.After(now) {
+		d := now.Sub(e.StoredAt)
+		e.StoredAt, e.FreshUntil = now, e.FreshUntil.Add(d)
+		e.StaleUntil, e.ErrorUntil = e.StaleUntil.Add(d), e.ErrorUntil.Add(d)
+	}
 	return e
 }
 
