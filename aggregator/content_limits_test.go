@@ -184,3 +184,20 @@ func TestDeadlineIsUnavailable(t *testing.T) {
 		t.Error("ServeStaleOn(context.Canceled): a client that left is no reason for a stale answer")
 	}
 }
+
+// TestProblemDropsBodyHeaders: a problem written after an answer's headers
+// (a failure late in a request) carries none that describe that answer's
+// body: no coding, no partial mark, no tag, no cache state.
+func TestProblemDropsBodyHeaders(t *testing.T) {
+	s := newBenchServer(t, true)
+	var ctx fasthttp.RequestCtx
+	for _, h := range []string{"Content-Encoding", "X-Edge-Partial", "ETag", "X-Cache"} {
+		ctx.Response.Header.Set(h, "x")
+	}
+	s.fail(&ctx, &reqState{}, upstream.ErrUnavailable)
+	for _, h := range []string{"Content-Encoding", "X-Edge-Partial", "ETag", "X-Cache"} {
+		if v := ctx.Response.Header.Peek(h); v != nil {
+			t.Errorf("problem answer carries %s: %s", h, v)
+		}
+	}
+}

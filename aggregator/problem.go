@@ -113,6 +113,10 @@ func (s *Server) writeProblem(ctx *fasthttp.RequestCtx, rs *reqState, ae *apiErr
 	resp.ResetBody()
 	resp.Header.Del("ETag")
 	resp.Header.Del("X-Cache")
+	// A problem is never coded nor partial, whatever an earlier step of
+	// the request wrote.
+	resp.Header.Del("Content-Encoding")
+	resp.Header.Del("X-Edge-Partial")
 	resp.SetStatusCode(status)
 	resp.Header.SetContentType("application/problem+json")
 	resp.Header.Set("Cache-Control", "no-store")
