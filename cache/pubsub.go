@@ -119,7 +119,7 @@ func (c *Cache) receive(ps *redis.PubSub, ec *echoCheck, backoff *time.Duration)
 				// together by go-redis after a reconnect). Either way the
 				// subscription may not hold the purge channel: make it
 				// again, without the echo channel if it was refused.
-				if ec.state == echoAsked {
+				if ec.state == echoAsked && echoRefused(err) {
 					ec.disabled = true
 					c.log.Warn("cache: Redis refused the purge subscription's echo channel; the echo check is off (after a Sentinel failover this instance may miss purges until restarted): allow the channel pattern in the ACL user", "channel", ec.channel, "err", err)
 					return 0
@@ -207,9 +207,15 @@ func (c *Cache) echoLost(ec *echoCheck) bool {
 	switch {
 	case err == nil:
 		ec.token, ec.sent = tok, now
-	case errors.As(err, &rerr):
+	case errors.As(err, &rerr) && echoRefused(err):
 		ec.disabled, ec.state = true, echoOff
 		c.log.Warn("cache: Redis refused to publish the purge subscription's echo; the echo check is off (after a Sentinel failover this instance may miss purges until restarted): allow the channel pattern in the ACL user", "channel", ec.channel, "err", err)
 	}
 	return false
 }
+
+// echoRefused tells the ACL's refusal of the echo channel (for good) from
+// a transient error reply (a full maxclients, a BUSY script, a WRONGPASS
+// of a new connection during a password rotation): only the former turns
+// the echo check off; after the latter the next token is sent as usual.
+func echoRefused(err error) bool { return redis.HasErrorPrefix(err, "NOPERM") }

@@ -250,7 +250,11 @@ func New(opts Options) (*Client, error) {
 				// GET is idempotent: one retry on a broken keep-alive
 				// connection, always within the call's deadline; not on
 				// an answer that was malformed or late (retryStaleConn).
-				MaxIdemponentCallAttempts: 2,
+				// Connections the idle guard drops were sent nothing:
+				// they do not count against the one retry
+				// (retryStaleConn), only against this bound, past the
+				// pool's size (each look removes one dead connection).
+				MaxIdemponentCallAttempts: maxConns + 2,
 				RetryIfErr:                retryStaleConn,
 				// Parse errors of an answer's head name the error only:
 				// fasthttp would quote the bytes read, which can be a
@@ -854,13 +858,18 @@ func readBody(resp *fasthttp.Response) (*bufpool.Buf, error) {
 // or the request's write failed on it) is worth one more attempt. A
 // partial or malformed answer would be the same again, and a timeout has
 // spent the call's time.
-func retryStaleConn(_ *fasthttp.Request, _ int, err error) (resetTimeout, retry bool) {
+func retryStaleConn(_ *fasthttp.Request, attempts int, err error) (resetTimeout, retry bool) {
+	if err == errUnsolicited || err == errIdleClosed {
+		return false, true // dropped before anything was written to it
+	}
+	if attempts >= 2 {
+		return false, false
+	}
 	// fasthttp passes the retry rule the bare io.EOF of a
 	// connection that ended before the first byte (it turns it into
 	// ErrConnectionClosed only after its retry loop). Compared with ==: a
 	// cut head is a wrapped EOF and must not be retried.
-	return false, err == io.EOF || errors.Is(err, fasthttp.ErrConnectionClosed) || errors.Is(err, syscall.EPIPE) ||
-		err == errUnsolicited || err == errIdleClosed
+	return false, err == io.EOF || errors.Is(err, fasthttp.ErrConnectionClosed) || errors.Is(err, syscall.EPIPE)
 }
 
 // dialFor is the services' dialer: fasthttp's own (its DNS cache, the
