@@ -433,6 +433,9 @@ func (c *Cache) probeBulk(ctx context.Context, dealer int64, key []byte, pol Pol
 		c.bulk.del(dealer, gen, ep, key)
 		return outcome{}, false
 	}
+	if len(l.B) > 0 {
+		e.held += int64(cap(l.B) - len(l.B)) // the value's pooled buffer, kept whole
+	}
 	cost := nodeSize(key, e) + e.codingsSize()
 	// Only an entry never offered to the hot tier is lent: put makes a
 	// node visible to lookups before its admission may take it out again.

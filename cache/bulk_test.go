@@ -61,8 +61,8 @@ func TestL1Tiers(t *testing.T) {
 	if got, want := MemoryLimitFor(64<<20, 0), int64(64<<20+8<<20+160<<20); got != want {
 		t.Errorf("MemoryLimitFor(64 MiB) = %d, want %d", got, want)
 	}
-	if got, want := MemoryLimitFor(1<<30, 0), int64(16<<20+2<<20+1008<<20/32+160<<20); got != want {
-		t.Errorf("MemoryLimitFor(1 GiB) = %d, want %d (the hot tier's heap, the bulk index)", got, want)
+	if got, want := MemoryLimitFor(1<<30, 0), int64(16<<20+2<<20+1008<<20/32+16<<20+160<<20); got != want {
+		t.Errorf("MemoryLimitFor(1 GiB) = %d, want %d (the hot tier's heap, the bulk index, the 16 MiB sketch)", got, want)
 	}
 }
 

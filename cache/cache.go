@@ -232,6 +232,12 @@ type Cache struct {
 	testHookJoin func()
 }
 
+// MaxL1Bytes bounds Options.L1MaxBytes: the frequency sketch is allocated
+// at start for the whole L1 (a thirty-second to a sixty-fourth of it), so a
+// typo in the exabytes panicked in New and one in the terabytes was an
+// out-of-memory kill at start.
+const MaxL1Bytes = 1 << 40
+
 // New returns a Cache. With a Redis client it starts background goroutines
 // (purge subscription, health probe, generation poll) that Close stops.
 func New(opts Options) (*Cache, error) {
@@ -265,6 +271,9 @@ func New(opts Options) (*Cache, error) {
 		if *d.v == 0 {
 			*d.v = d.def
 		}
+	}
+	if opts.L1MaxBytes > MaxL1Bytes {
+		return nil, fmt.Errorf("cache: L1MaxBytes %d is above %d (1 TiB)", opts.L1MaxBytes, int64(MaxL1Bytes))
 	}
 	if opts.L1MaxBytes == 0 {
 		opts.L1MaxBytes = DefaultL1MaxBytes
@@ -833,7 +842,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 func (c *Cache) drop(ctx context.Context, dealer int64, key string, gen, ep uint64, rkey string) {
 	c.st.dropped.Add(1)
 	if c.l1 != nil {
-		if n := c.l1.lookupString(dealer, key); n != nil {
+		if n := c.l1.node(dealer, key); n != nil { // a node being lent too (probeL2)
 			c.l1.remove(n)
 		}
 	}

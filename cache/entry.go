@@ -93,8 +93,12 @@ type Entry struct {
 	gz        atomic.Pointer[variant] // the gzip variant, made on first use (see Gzip)
 	bad       atomic.Bool             // the compressed payload did not inflate to the body
 
-	lent    atomic.Pointer[bufpool.Buf] // the pooled storage of a plain body served once (see inflateLent)
-	lending atomic.Bool                 // being offered to L1 with lent storage: L1's lookups pass it over
+	lent atomic.Pointer[bufpool.Buf] // the pooled storage of a plain body served once (see inflateLent)
+	// held is pooled storage the codings live in beyond their lengths (a
+	// size class's rounding): set before e is offered to L1, and counted
+	// with the codings (codingsSize), since L1 keeps the whole buffer.
+	held    int64
+	lending atomic.Bool // being offered to L1 with lent storage: L1's lookups pass it over
 
 	vmu     sync.Mutex // orders installing a variant with L1's accounting
 	owner   *l1        // the L1 whose byte budget e's codings count in while e is in it, else nil
@@ -209,6 +213,7 @@ func (e *Entry) inflatePooled() (l *bufpool.Buf, ok bool) {
 		return nil, false
 	}
 	l.B = body
+	e.held += int64(cap(body) - len(body))
 	e.plain.Store(&variant{body: body})
 	return l, true
 }

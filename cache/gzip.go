@@ -169,7 +169,7 @@ func (e *Entry) account(c *l1) (n int64, ok bool) {
 
 // codingsSize is what the codings of e's body made so far (plain and gzip)
 // hold.
-func (e *Entry) codingsSize() int64 { return e.plain.Load().size() + e.gz.Load().size() }
+func (e *Entry) codingsSize() int64 { return e.plain.Load().size() + e.gz.Load().size() + e.held }
 
 // retire stops e's variants counting in L1's byte budget and returns the
 // bytes they counted; L1 calls it when e leaves, under the shard lock.

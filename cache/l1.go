@@ -125,6 +125,16 @@ func (c *l1) lookupString(dealer int64, key string) *l1node {
 	return n
 }
 
+// node returns the node of (dealer, key), or nil, whatever its state
+// (being lent included), without marking it referenced: for a removal.
+func (c *l1) node(dealer int64, key string) *l1node {
+	s := &c.shards[shardIndex(dealer, xxhash.Sum64String(key))]
+	s.mu.RLock()
+	n := s.m[dealer][key]
+	s.mu.RUnlock()
+	return n
+}
+
 // put stores e under (dealer, key) for generation gen and purge epoch ep,
 // unless gen is no longer the dealer's current generation or ep the current
 // epoch: the check runs under the shard lock, and a purge bumps the

@@ -19,10 +19,26 @@ package cache
 // number of hot entries, which is why a large L1 keeps most of its entries
 // in the bulk tier, which the collector does not see (BenchmarkLargeL1
 // measures the share of CPU it takes with L1 at 1 GiB).
+//
+// With a bulk tier the frequency sketch, sized for the whole L1 (one byte
+// per 64 bytes of it, rounded up to a power of two: SketchBytes), is
+// counted apart: it alone could fill the bulk tier's thirty-second (16 MiB
+// of sketch for 560 MiB of L1). With one tier the eighth covers it.
 func MemoryLimitFor(l1MaxBytes, l1HotBytes int64) int64 {
 	if l1MaxBytes < 0 {
 		l1MaxBytes = 0
 	}
 	hot, bulk := L1Tiers(l1MaxBytes, l1HotBytes)
-	return hot + hot/8 + bulk/32 + 160<<20
+	lim := hot + hot/8 + bulk/32 + 160<<20
+	if bulk > 0 {
+		lim += SketchBytes(l1MaxBytes)
+	}
+	return lim
+}
+
+// SketchBytes is the heap the admission policy's frequency sketch takes for
+// an L1 of l1MaxBytes (newSketch(l1MaxBytes/256): one 8-bit counter per 64
+// bytes, rounded up to a power of two, at least 4,096).
+func SketchBytes(l1MaxBytes int64) int64 {
+	return int64(sketchWidth(max(l1MaxBytes, 0) / 256))
 }

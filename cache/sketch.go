@@ -31,8 +31,13 @@ const sketchMax = 255
 // newSketch sizes the sketch for about entries keys: four counters per key,
 // rounded up to a power of two, at least 4,096.
 func newSketch(entries int64) *sketch {
-	w := uint64(1) << bits.Len64(uint64(max(entries*4, 4096))-1)
+	w := sketchWidth(entries)
 	return &sketch{words: make([]atomic.Uint32, w/4), mask: w - 1, sampleSize: int64(w) * 10 / 4}
+}
+
+// sketchWidth is the counters (bytes) of a sketch for entries entries.
+func sketchWidth(entries int64) uint64 {
+	return uint64(1) << bits.Len64(uint64(max(entries*4, 4096))-1)
 }
 
 func (s *sketch) index(h uint64, i int) uint64 {

@@ -653,8 +653,8 @@ func (c *Config) Validate() error {
 	if c.Auth.LookupBurst < 1 {
 		bad("auth.lookup_burst", "must be at least 1")
 	}
-	if c.Cache.L1MaxBytes <= 0 {
-		bad("cache.l1_max_bytes", "must be positive")
+	if c.Cache.L1MaxBytes <= 0 || c.Cache.L1MaxBytes > 1<<40 {
+		bad("cache.l1_max_bytes", "must be positive and at most 1 TiB (1099511627776)")
 	}
 	if c.Cache.GzipLevel < 0 || c.Cache.GzipLevel > 9 {
 		bad("cache.gzip_level", "must be 0 (the default, 6) or 1-9")

@@ -228,7 +228,8 @@ func TestNetworkPolicyAdminPortOnlyFromAdminNamespaces(t *testing.T) {
 // 32 MiB; negative, one tier). So the heap limit plus the bulk tier fits in
 // the container, and the chart fails to render (naming memoryMiB and the
 // value that fits) when the limit would be below the one the edge derives
-// itself (cache.MemoryLimitFor: hot + hot/8 + bulk/32 + 160 MiB), which the
+// itself (cache.MemoryLimitFor: hot + hot/8 + bulk/32 + the frequency
+// sketch with a bulk tier + 160 MiB), which the
 // environment's GOMEMLIMIT replaces. Until 2026-11-27 it was 80% of the
 // whole memory: with values.yaml's own example (1 GiB L1, 1,300 MiB) the
 // heap could grow to 1,040 MiB next to 1,008 MiB off-heap, far above the
@@ -245,7 +246,7 @@ func TestGoMemLimitLeavesRoomForBulkTier(t *testing.T) {
 		{256 * mi, 0, 600, 480, 0},                           // automatic split starts above 256 MiB
 		{288 * mi, 0, 600, 262, 272 * mi},                    // 16 MiB hot, 272 bulk: (600-272) x 0.8
 		{1 << 30, 0, 1300, 233, 1008 * mi},                   // values.yaml's example
-		{1 << 30, 0, 1271, 210, 1008 * mi},                   // the least memoryMiB that fits it
+		{1 << 30, 0, 1291, 226, 1008 * mi},                   // the least memoryMiB that fits it
 		{1 << 30, -1, 1800, 1440, 0},                         // one tier at any size
 		{512 * mi, 128 * mi, 900, 412, 384 * mi},             // hot share given
 		{160 * mi, 144 * mi, 480, 384, 0},                    // a bulk under 32 MiB is not made
@@ -274,7 +275,7 @@ func TestGoMemLimitLeavesRoomForBulkTier(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"--set", "config.cache.l1_max_bytes=1073741824"},                            // 320 MiB: not even the bulk tier
-		{"--set", "config.cache.l1_max_bytes=1073741824", "--set", "memoryMiB=1270"}, // one MiB short
+		{"--set", "config.cache.l1_max_bytes=1073741824", "--set", "memoryMiB=1290"}, // one MiB short
 		{"--set", "memoryMiB=289"},                                                   // default L1: 232 MiB / 0.8 = 290
 		{"--set", "goMemLimitPercent=50"},                                            // 160 MiB under 232
 		{"--set", "config.cache.l1_max_bytes=1073741824", "--set", "config.cache.l1_hot_bytes=-1", "--set", "memoryMiB=1300"},
@@ -284,8 +285,8 @@ func TestGoMemLimitLeavesRoomForBulkTier(t *testing.T) {
 	// The value the message names renders.
 	_, err := helmTemplate(t, "--set", "config.cache.l1_max_bytes=1073741824", "--set", "memoryMiB=1000")
 	m := regexp.MustCompile(`set memoryMiB to at least (\d+)`).FindStringSubmatch(fmt.Sprint(err))
-	if m == nil || m[1] != "1271" {
-		t.Fatalf("failure %v does not name memoryMiB 1271", err)
+	if m == nil || m[1] != "1291" {
+		t.Fatalf("failure %v does not name memoryMiB 1291", err)
 	}
 	render(t, "--set", "config.cache.l1_max_bytes=1073741824", "--set", "memoryMiB="+m[1])
 }
@@ -311,7 +312,15 @@ func l1Tiers(l1MaxBytes, l1HotBytes int64) (hot, bulk int64) {
 // sets itself when the environment has no GOMEMLIMIT.
 func memoryLimitFor(l1MaxBytes, l1HotBytes int64) int64 {
 	hot, bulk := l1Tiers(l1MaxBytes, l1HotBytes)
-	return hot + hot/8 + bulk/32 + 160<<20
+	lim := hot + hot/8 + bulk/32 + 160<<20
+	if bulk > 0 { // cache.SketchBytes
+		w := int64(1)
+		for w < max(l1MaxBytes/256*4, 4096) {
+			w *= 2
+		}
+		lim += w
+	}
+	return lim
 }
 
 func goMemLimitMiB(t *testing.T, r rendered) int64 {

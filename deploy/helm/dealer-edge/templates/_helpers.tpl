@@ -58,7 +58,8 @@ when l1_hot_bytes is negative, or 0 (automatic) with an L1 of at most
 256 MiB; otherwise l1_hot_bytes (16 MiB when 0) hot and the rest bulk, unless
 the bulk would be under 32 MiB. It fails when the result is below the limit
 the edge would set itself (cache.MemoryLimitFor: hot + hot/8 + bulk/32 +
-160 MiB), since this GOMEMLIMIT replaces it.
+the frequency sketch with a bulk tier + 160 MiB), since this GOMEMLIMIT
+replaces it.
 */ -}}
 {{- define "dealer-edge.goMemLimitMiB" -}}
 {{- $mi := int64 1048576 -}}
@@ -73,7 +74,14 @@ the edge would set itself (cache.MemoryLimitFor: hot + hot/8 + bulk/32 +
 {{- if ge (sub $l1 $h) (mul 32 $mi) }}{{ $hot = $h }}{{ $bulk = sub $l1 $h }}{{ end -}}
 {{- end -}}
 {{- $bulkMiB := div (add $bulk (sub $mi 1)) $mi -}}
-{{- $need := add $hot (div $hot 8) (div $bulk 32) (mul 160 $mi) -}}
+{{- $sketch := int64 0 -}}
+{{- if gt $bulk 0 -}}
+{{- /* cache.SketchBytes: max(l1/256*4, 4096) rounded up to a power of two */ -}}
+{{- $n := max (mul (div $l1 256) 4) 4096 -}}
+{{- $sketch = int64 1 -}}
+{{- range until 64 }}{{ if lt $sketch $n }}{{ $sketch = mul $sketch 2 }}{{ end }}{{ end -}}
+{{- end -}}
+{{- $need := add $hot (div $hot 8) (div $bulk 32) $sketch (mul 160 $mi) -}}
 {{- $needMiB := div (add $need (sub $mi 1)) $mi -}}
 {{- $pct := int64 .Values.goMemLimitPercent -}}
 {{- $fits := add $bulkMiB (div (add (mul $needMiB 100) (sub $pct 1)) $pct) -}}
@@ -81,7 +89,7 @@ the edge would set itself (cache.MemoryLimitFor: hot + hot/8 + bulk/32 +
 {{- if le (int64 .Values.memoryMiB) $bulkMiB -}}
 {{- fail (printf "memoryMiB %d does not hold the L1's off-heap bulk tier of %d MiB (config.cache.l1_max_bytes %d, l1_hot_bytes %d): set memoryMiB to at least %d, or lower config.cache.l1_max_bytes" (int64 .Values.memoryMiB) $bulkMiB $l1 $hotCfg $fits) -}}
 {{- else if lt (mul $limit $mi) $need -}}
-{{- fail (printf "memoryMiB %d leaves GOMEMLIMIT %d MiB (goMemLimitPercent %d%% of memoryMiB less the L1's off-heap bulk tier of %d MiB), below the %d MiB the edge needs for its L1 (hot tier %d MiB + 1/8 + bulk/32 + 160 MiB, cache.MemoryLimitFor): set memoryMiB to at least %d, or lower config.cache.l1_max_bytes" (int64 .Values.memoryMiB) $limit $pct $bulkMiB $needMiB (div $hot $mi) $fits) -}}
+{{- fail (printf "memoryMiB %d leaves GOMEMLIMIT %d MiB (goMemLimitPercent %d%% of memoryMiB less the L1's off-heap bulk tier of %d MiB), below the %d MiB the edge needs for its L1 (hot tier %d MiB + 1/8 + bulk/32 + the frequency sketch + 160 MiB, cache.MemoryLimitFor): set memoryMiB to at least %d, or lower config.cache.l1_max_bytes" (int64 .Values.memoryMiB) $limit $pct $bulkMiB $needMiB (div $hot $mi) $fits) -}}
 {{- end -}}
 {{- $limit -}}
 {{- end -}}
