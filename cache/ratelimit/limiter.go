@@ -572,10 +572,21 @@ func (l *Limiter) call(ctx context.Context, e *entry, lim Limit, n, least, now, 
 	// passing it as debt ratcheted the shared TAT forward on every slower
 	// call, wasting tokens (TestTwoInstancesRealClock under load).
 	var debtUS int64
-	unpaid := e.unpaid.Load()
+	// Claimed, not read: calls of one key run concurrently (a refill and
+	// requests gone direct), and each subtracting what it read drove the
+	// count negative, so a later outage's admissions were never charged
+	// (TestDebtChargedOnceByConcurrentCalls). Given back unless
+	// Redis answered.
+	unpaid := max(0, e.unpaid.Swap(0))
 	if unpaid > 0 {
 		debtUS = (e.ltat.Load() - now) / 1000
 	}
+	charged := false
+	defer func() {
+		if !charged && unpaid > 0 {
+			e.unpaid.Add(unpaid)
+		}
+	}()
 	key := e.redisKey
 	if l.tracer != nil && trace.SpanFromContext(ctx).IsRecording() {
 		var span trace.Span
@@ -612,9 +623,7 @@ func (l *Limiter) call(ctx context.Context, e *entry, lim Limit, n, least, now, 
 		return r.res, r.err
 	}
 	l.markUp(now)
-	if unpaid > 0 { // charged; admissions meanwhile stay owed
-		e.unpaid.Add(-unpaid)
-	}
+	charged = true // admissions meanwhile stay owed
 	// The local GCRA continues from the shared bucket's state, so a
 	// fallback later starts where Redis left off, not with a fresh burst.
 	// The TAT only moves forward (a concurrent answer may be newer).
@@ -860,8 +869,13 @@ func (l *Limiter) local(e *entry, lim Limit, cost, now int64) Decision {
 	limit := now + int64(lim.Burst)*t
 	for {
 		old := e.ltat.Load()
-		tat := max(old, now)
+		// min: a TAT beyond lim's full window was set under a limit
+		// that refills more slowly (a plan change); empty under lim.
+		tat := min(max(old, now), limit)
 		if tat+ct > limit {
+			if old > limit && !e.ltat.CompareAndSwap(old, limit) {
+				continue // stored, so the next request starts from it
+			}
 			return Decision{
 				Limit:      lim,
 				RetryAfter: time.Duration(tat + ct - limit),

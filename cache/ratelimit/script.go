@@ -76,6 +76,13 @@ local function store()
   redis.call('SET', KEYS[1], string.format('%d', tat), 'PX', string.format('%d', px))
 end
 local limit = now + burst * t
+if tat > limit then
+  -- the key's limit changed (a plan change or reload) to one whose
+  -- bucket refills sooner: the key is empty under it, not in debt for
+  -- the old plan's longer window
+  tat = limit
+  raised = true
+end
 local avail = math.floor((limit - tat) / t)
 if avail < 0 then
   avail = 0
