@@ -131,6 +131,13 @@ func (c *authCache) get(id [32]byte) *principal {
 	return p
 }
 
+func (c *authCache) del(id [32]byte) {
+	sh := &c.shards[id[0]%authShards]
+	sh.Lock()
+	delete(sh.m, id)
+	sh.Unlock()
+}
+
 func (c *authCache) put(id [32]byte, p *principal) {
 	sh := &c.shards[id[0]%authShards]
 	sh.Lock()
@@ -246,6 +253,9 @@ func (s *Server) authenticate(ctx *fasthttp.RequestCtx, rawKey []byte, rs *reqSt
 		if np.errCode == "" {
 			s.auth.put(id, np)
 		} else {
+			// The older valid principal is no stale fallback for a key
+			// this lookup found invalid (TestRevokedByLookupStaysRevoked).
+			s.auth.del(id)
 			s.negAuth.put(id, np)
 		}
 		return np, nil
@@ -311,12 +321,25 @@ func (p *principal) usable(s *Server, state string, now time.Time, st *liveSetti
 // from the per-dealer cache, so the dealers service sees at most one call
 // per dealer per auth.ttl, whatever the number of keys.
 func (s *Server) fromIndex(id [32]byte, e ixEntry, ver uint64, rs *reqState, st *liveSettings, old *principal) (*principal, error) {
+	if exp := e.expires(); !exp.IsZero() && !rs.start.Before(exp) {
+		// Expired: the index's answer needs no dealer profile (as a
+		// lookup, resolve, decides expiry before the dealer:
+		// TestExpiredKeyNeedsNoProfile).
+		return &principal{dealerID: e.dealerID, expiresAt: exp, errCode: codeExpiredKey}, nil
+	}
 	d, err := s.dealerOf(e.dealerID, rs, st)
+	fallback := false
 	if err != nil {
-		if old != nil && errors.Is(err, upstream.ErrUnavailable) && rs.start.Sub(old.fetched) < st.AuthTTL+st.AuthStale {
-			return old, nil
+		// The older principal lends its dealer profile only: the index's
+		// entry (dealer, plan, expiry) is the latest word on the key. A
+		// key the index moved to another dealer is not answered as its old
+		// dealer's (TestMovedKeyNotServedAsOldDealer), nor a key
+		// it expired as the older principal's never-expiring one
+		// (TestExpiredInIndexNotServedFromLookup).
+		if old == nil || old.dealerID != e.dealerID || !errors.Is(err, upstream.ErrUnavailable) || rs.start.Sub(old.fetched) >= st.AuthTTL+st.AuthStale {
+			return nil, err
 		}
-		return nil, err
+		d, fallback = &dealerRec{d: old.dealer, fetched: old.dealerFetched}, true
 	}
 	p := &principal{
 		keyID:         hex.EncodeToString(id[:16]),
@@ -333,7 +356,9 @@ func (s *Server) fromIndex(id [32]byte, e ixEntry, ver uint64, rs *reqState, st 
 		return p, nil
 	}
 	p.dealer = d.d
-	s.auth.put(id, p)
+	if !fallback {
+		s.auth.put(id, p)
+	}
 	return p, nil
 }
 
