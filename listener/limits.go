@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	proxyproto "github.com/pires/go-proxyproto"
 )
 
 // WorkerIdle is how long the server's worker that served a connection
@@ -159,7 +161,7 @@ func (l *LimitListener) CloseSilent() int {
 	l.connsMu.Lock()
 	var silent []*limitConn
 	for c := range l.conns {
-		if !c.wrote.Load() && !c.readSince.Load() && !c.everRead.Load() {
+		if c.silent() {
 			silent = append(silent, c)
 		}
 	}
@@ -282,6 +284,13 @@ func clientKey(a net.Addr) (netip.Addr, bool) {
 // connection without the PROXY protocol is: it used to be counted under
 // none, so those clients had no cap at all.
 func (c *limitConn) clientKey() (netip.Addr, bool) {
+	if pc := c.unlisted(); pc != nil {
+		// Not a listed balancer: its client is its TCP peer whatever it
+		// sends (a PROXY header is refused), known now. RemoteAddr would
+		// first wait for its first bytes (up to the header timeout), and
+		// its silent connections went uncounted meanwhile.
+		return clientKey(pc.Raw().RemoteAddr())
+	}
 	if key, ok := clientKey(c.Conn.RemoteAddr()); ok {
 		return key, true
 	}
@@ -289,6 +298,34 @@ func (c *limitConn) clientKey() (netip.Addr, bool) {
 		return clientKey(r.Raw().RemoteAddr())
 	}
 	return netip.Addr{}, false
+}
+
+// unlisted returns c's PROXY protocol connection when c comes from a
+// source that may not send a header (not in server.proxy_protocol_from),
+// nil otherwise.
+func (c *limitConn) unlisted() *proxyproto.Conn {
+	if pc, ok := c.Conn.(*proxyproto.Conn); ok && pc.ProxyHeaderPolicy == proxyproto.REJECT {
+		return pc
+	}
+	return nil
+}
+
+// RemoteAddr and LocalAddr of a connection from an unlisted source are
+// its socket's, as the PROXY layer's would be, without that layer's wait
+// for the first bytes: the server's worker asks for both (to log the
+// error) before it closes a refused connection.
+func (c *limitConn) RemoteAddr() net.Addr {
+	if pc := c.unlisted(); pc != nil {
+		return pc.Raw().RemoteAddr()
+	}
+	return c.Conn.RemoteAddr()
+}
+
+func (c *limitConn) LocalAddr() net.Addr {
+	if pc := c.unlisted(); pc != nil {
+		return pc.Raw().LocalAddr()
+	}
+	return c.Conn.LocalAddr()
 }
 
 // register counts c as one connection of key; it reports false (and
@@ -352,9 +389,18 @@ type limitConn struct {
 	// writes its close_notify alert through Write. idleUntil is set by the
 	// owner and read by the parker's sweep, and the accept loop's sweep
 	// lowers it to the busy cap when pressure begins (lowerIdleUntil).
-	wrote       atomic.Bool // an answer was written: the connection is keep-alive
-	readSince   atomic.Bool // bytes were read since the last write
-	everRead    atomic.Bool // a byte was read, ever (CloseSilent)
+	wrote     atomic.Bool // an answer was written: the connection is keep-alive
+	readSince atomic.Bool // bytes were read since the last write
+	everRead  atomic.Bool // a byte was read, ever (CloseSilent)
+	// Under TLS (set by the TLS layer, see tlsConn) the bytes above are the
+	// handshake's too; CloseSilent goes by these instead: the handshake is
+	// done, no byte was read since, the TLS layer handed the server no
+	// byte and it wrote none, and the connection waits in a socket read.
+	tlsUnder    atomic.Bool
+	tlsDone     atomic.Bool // the handshake completed
+	tlsAppBytes atomic.Bool // a byte was read from the socket after it
+	tlsAppIO    atomic.Bool // the server read or wrote application data
+	sockReading atomic.Bool // a socket read is waiting (TLS only)
 	parkPending atomic.Bool // the parking deadline passed with nothing read: Close parks
 	parkArmed   bool        // the read deadline in force is the parking one
 	// tail is the last four bytes handed to the server (the first in the
@@ -433,6 +479,9 @@ func (c *limitConn) Read(b []byte) (int, error) {
 	if len(b) == 1 && c.rawConn() != nil {
 		return c.readStashed(b)
 	}
+	if c.tlsUnder.Load() {
+		return c.readUnderTLS(b)
+	}
 	n, err := c.Conn.Read(b)
 	if n > 0 {
 		c.readSince.Store(true)
@@ -441,6 +490,32 @@ func (c *limitConn) Read(b []byte) (int, error) {
 		c.noteReadError(err)
 	}
 	return n, err
+}
+
+// readUnderTLS is Read's socket read below the TLS layer, which notes for
+// CloseSilent when it waits and what it read after the handshake.
+func (c *limitConn) readUnderTLS(b []byte) (int, error) {
+	c.sockReading.Store(true)
+	n, err := c.Conn.Read(b)
+	c.sockReading.Store(false)
+	if n > 0 {
+		if c.tlsDone.Load() {
+			c.tlsAppBytes.Store(true)
+		}
+		c.readSince.Store(true)
+		c.noteTail(b[:n])
+	} else {
+		c.noteReadError(err)
+	}
+	return n, err
+}
+
+// silent reports whether c has sent the server nothing (CloseSilent).
+func (c *limitConn) silent() bool {
+	if c.tlsUnder.Load() {
+		return c.tlsDone.Load() && !c.tlsAppBytes.Load() && !c.tlsAppIO.Load() && c.sockReading.Load()
+	}
+	return !c.wrote.Load() && !c.readSince.Load() && !c.everRead.Load()
 }
 
 // rawConn returns the raw connection of a plain TCP connection, nil for

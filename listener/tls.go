@@ -138,7 +138,12 @@ func (l *tlsListener) Accept() (net.Conn, error) {
 	if lc, ok := c.(*limitConn); ok && lc.overCap {
 		onReject = nil // counted already, by the limits layer's cap
 	}
-	return &tlsConn{Conn: tls.Server(c, l.cfg), onReject: onReject}, nil
+	tc := &tlsConn{Conn: tls.Server(c, l.cfg), onReject: onReject}
+	if lc, ok := c.(*limitConn); ok {
+		lc.tlsUnder.Store(true)
+		tc.lc = lc
+	}
+	return tc, nil
 }
 
 // tlsConn is a server-side TLS connection that never runs its handshake
@@ -154,11 +159,31 @@ type tlsConn struct {
 	read     atomic.Bool
 	refused  atomic.Bool
 	onReject func(string)
+	// lc is the limits layer's connection below, when there is one: told
+	// when the handshake is done and when application data moves, so that
+	// a graceful shutdown closes a handshaken connection that never sent a
+	// request at once (LimitListener.CloseSilent), as a plain one.
+	lc *limitConn
 }
 
 func (c *tlsConn) Read(b []byte) (int, error) {
 	c.read.Store(true)
-	return c.Conn.Read(b)
+	if c.lc == nil {
+		return c.Conn.Read(b)
+	}
+	if !c.lc.tlsDone.Load() {
+		// What Read would run first; done here so the layer below knows
+		// which of its bytes are the handshake's.
+		if err := c.Conn.Handshake(); err != nil {
+			return 0, err
+		}
+		c.lc.tlsDone.Store(true)
+	}
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.lc.tlsAppIO.Store(true)
+	}
+	return n, err
 }
 
 func (c *tlsConn) Write(b []byte) (int, error) {
@@ -171,6 +196,9 @@ func (c *tlsConn) Write(b []byte) (int, error) {
 	}
 	if c.refused.Load() {
 		return len(b), nil
+	}
+	if c.lc != nil {
+		c.lc.tlsAppIO.Store(true)
 	}
 	return c.Conn.Write(b)
 }
