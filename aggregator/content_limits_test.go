@@ -194,7 +194,11 @@ func TestProblemDropsBodyHeaders(t *testing.T) {
 	for _, h := range []string{"Content-Encoding", "X-Edge-Partial", "ETag", "X-Cache"} {
 		ctx.Response.Header.Set(h, "x")
 	}
-	s.fail(&ctx, &reqState{}, upstream.ErrUnavailable)
+	rs := &reqState{cache: "HIT"}
+	s.fail(&ctx, rs, upstream.ErrUnavailable)
+	if rs.cache != "" {
+		t.Errorf("problem answer counted under cache %q", rs.cache)
+	}
 	for _, h := range []string{"Content-Encoding", "X-Edge-Partial", "ETag", "X-Cache"} {
 		if v := ctx.Response.Header.Peek(h); len(v) > 0 {
 			t.Errorf("problem answer carries %s: %s", h, v)

@@ -117,6 +117,7 @@ func (s *Server) writeProblem(ctx *fasthttp.RequestCtx, rs *reqState, ae *apiErr
 	// the request wrote.
 	resp.Header.Del("Content-Encoding")
 	resp.Header.Del("X-Edge-Partial")
+	rs.cache = "" // nor counted, logged or traced under a cache result
 	resp.SetStatusCode(status)
 	resp.Header.SetContentType("application/problem+json")
 	resp.Header.Set("Cache-Control", "no-store")

@@ -1042,7 +1042,10 @@ func outcome(err error) string {
 		return ops.OutcomeNotFound
 	case errors.Is(err, upstream.ErrCircuitOpen):
 		return ops.OutcomeBreakerOpen
-	case errors.Is(err, context.Canceled):
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		// The caller ended the call (its request budget ran out before
+		// or during it): no failure of the service, which the breaker
+		// excludes too. A service's own timeout is no context error.
 		return ops.OutcomeCanceled
 	}
 	return ops.OutcomeError

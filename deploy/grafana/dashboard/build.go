@@ -216,7 +216,9 @@ func Build() Dashboard {
 	b.add(8, 8, timeseries("Redis errors by component", "Failed or timed-out Redis commands of the cache and the rate limiter.", "ops",
 		q(`sum by (component) (rate(edge_redis_errors_total{`+sel+`}`+rate+`))`, "{{component}}")))
 	b.add(8, 8, timeseries("Log lines dropped", "Access lines over log.max_lines_per_sec, event lines over log.max_event_lines_per_sec.", "short",
-		q(`sum(increase(edge_log_lines_dropped_total{`+sel+`}`+rate+`))`, "access"),
+		// edge_log_lines_dropped_total counts every dropped line, event
+		// lines too (ops.Logs.admit): access lines are the difference.
+		q(`sum(increase(edge_log_lines_dropped_total{`+sel+`}`+rate+`)) - sum(increase(edge_log_event_lines_dropped_total{`+sel+`}`+rate+`))`, "access"),
 		q(`sum(increase(edge_log_event_lines_dropped_total{`+sel+`}`+rate+`))`, "event")))
 
 	b.row("Authentication and key index")
