@@ -45,11 +45,20 @@ func keyKind(cmd redis.Cmder) string {
 	return "other"
 }
 
+// traced reports whether ctx belongs to a sampled trace: its span is
+// sampled, recording or not. A background stale-while-revalidate refresh
+// runs with the context of the request that found the entry stale, whose
+// server span has ended by then (IsRecording is false after End): asking
+// IsRecording left every refresh untraced (TestStaleRefreshTraced).
+func traced(ctx context.Context) bool {
+	return trace.SpanContextFromContext(ctx).IsSampled()
+}
+
 // startSpan starts a child span of the span in ctx when that one is
 // recording; otherwise it returns ctx and a nil span at the cost of one
 // context lookup.
 func (c *Cache) startSpan(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
-	if c.tracer == nil || !trace.SpanFromContext(ctx).IsRecording() {
+	if c.tracer == nil || !traced(ctx) {
 		return ctx, nil
 	}
 	return c.tracer.Start(ctx, name, trace.WithAttributes(attrs...))
@@ -58,7 +67,7 @@ func (c *Cache) startSpan(ctx context.Context, name string, attrs ...attribute.K
 // redisSpan starts the span of one Redis command (op) for a traced
 // request.
 func (c *Cache) redisSpan(ctx context.Context, op string) (context.Context, trace.Span) {
-	if c.tracer == nil || !trace.SpanFromContext(ctx).IsRecording() {
+	if c.tracer == nil || !traced(ctx) {
 		return ctx, nil
 	}
 	op = strings.ToUpper(op)
@@ -73,7 +82,9 @@ func endSpan(span trace.Span, err error) {
 		return
 	}
 	switch {
-	case err == nil, errors.Is(err, redis.Nil):
+	case err == nil, errors.Is(err, redis.Nil), redis.HasErrorPrefix(err, "NOSCRIPT"):
+		// NOSCRIPT is answered by sending the script (runScript's EVAL),
+		// not a failure (TestNoscriptSpanNotFailed).
 	case errors.Is(err, context.DeadlineExceeded):
 		span.SetStatus(codes.Error, "timeout")
 	default:

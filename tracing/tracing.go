@@ -85,6 +85,7 @@ const (
 	EnvSamplerArg         = "OTEL_TRACES_SAMPLER_ARG"
 	EnvServiceName        = "OTEL_SERVICE_NAME"
 	EnvResourceAttributes = "OTEL_RESOURCE_ATTRIBUTES"
+	EnvTracesExporter     = "OTEL_TRACES_EXPORTER"
 )
 
 // WithEnv returns c with every OTEL_* variable that is set (non-empty)
@@ -103,6 +104,16 @@ func (c Config) WithEnv(lookup func(string) (string, bool)) (Config, error) {
 	if v, ok := get(EnvSDKDisabled); ok {
 		// The specification: only a case-insensitive "true" disables.
 		c.Disabled = strings.EqualFold(v, "true")
+	}
+	if v, ok := get(EnvTracesExporter); ok {
+		// Exporter selection: "none" is no trace exporter (tracing off);
+		// the edge has the OTLP one only (TestTracesExporterNoneTurnsTracingOff).
+		switch names := strings.Split(strings.ToLower(v), ","); {
+		case len(names) == 1 && strings.TrimSpace(names[0]) == "none":
+			c.Disabled = true
+		case !slices.ContainsFunc(names, func(n string) bool { return strings.TrimSpace(n) == "otlp" }):
+			errs = append(errs, fmt.Errorf("tracing: %s: %q: only otlp (or none) is supported", EnvTracesExporter, v))
+		}
 	}
 	if v, ok := get(EnvEndpoint); ok {
 		c.Endpoint = v
