@@ -135,8 +135,22 @@ func (c *Cache) receive(ps *redis.PubSub, ec *echoCheck, backoff *time.Duration)
 					continue
 				}
 			}
+			lostPing := pingPending && isTimeout(err)
 			pingPending = false
 			c.setPubSub(false, err)
+			if lostPing && c.redisUp.Load() {
+				// The PING went unanswered while the cache's own
+				// check finds every master answering: this connection
+				// is on a server that froze or was failed over (a
+				// Cluster master SIGSTOPped, a black-holed host). Its
+				// TCP connection never closes and no echo token goes
+				// out while the subscription is down, so make it again
+				// on the master of the moment
+				// (TestClusterFrozenSubscriptionNodeResubscribes).
+				d := *backoff
+				*backoff = min(2**backoff, backoffMax)
+				return d
+			}
 			if !c.sleep(*backoff) {
 				return 0
 			}

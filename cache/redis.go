@@ -375,7 +375,24 @@ func PingRedis(ctx context.Context, rdb redis.UniversalClient) error {
 			if err := m.Ping(ctx).Err(); err != nil {
 				return err
 			}
-			return redisauth.Check(ctx, m)
+			if err := redisauth.Check(ctx, m); err != nil {
+				return err
+			}
+			// A master that answers PING in a Cluster whose state is
+			// "fail" (a slot unserved: a cluster-bus partition, an
+			// unfinished reshard) refuses every key with CLUSTERDOWN,
+			// an error reply the command check takes as "permitted"
+			// (TestClusterDownIsDown). A refused CLUSTER INFO (an ACL)
+			// says nothing.
+			info, err := m.ClusterInfo(ctx).Result()
+			var rerr redis.Error
+			switch {
+			case err != nil && !errors.As(err, &rerr):
+				return err
+			case err == nil && !strings.Contains(info, "cluster_state:ok"):
+				return ErrClusterDown
+			}
+			return nil
 		})
 	}
 	if err := rdb.Ping(ctx).Err(); err != nil {
@@ -392,8 +409,23 @@ func PingRedis(ctx context.Context, rdb redis.UniversalClient) error {
 	case err == nil && len(role) > 0 && (role[0] == "slave" || role[0] == "replica"):
 		return ErrReplica
 	}
+	// One address of a Cluster (a managed Cluster's configuration
+	// endpoint, one seed listed) makes a plain client: the keys of the
+	// other masters' slots are refused with MOVED, an error reply that
+	// marks nothing down (TestOneAddressOfAClusterIsNotUp).
+	if info, err := rdb.Info(ctx, "cluster").Result(); err == nil && strings.Contains(info, "cluster_enabled:1") {
+		return ErrClusterNode
+	}
 	return nil
 }
+
+// ErrClusterNode is PingRedis' answer for a plain client on a node of a
+// Redis Cluster: redis.addrs must list at least two of its nodes.
+var ErrClusterNode = errors.New("the Redis server is a Cluster node reached as a single node: list at least two Cluster addresses in redis.addrs")
+
+// ErrClusterDown is PingRedis' answer for a Cluster whose state is not
+// ok; its text starts as Redis' own CLUSTERDOWN error.
+var ErrClusterDown = errors.New("CLUSTERDOWN a master reports cluster_state other than ok")
 
 // ErrReplica is PingRedis' answer for a replica; its text starts as
 // Redis' own READONLY error, so it reads as the same kind of failure.

@@ -135,7 +135,14 @@ type Limiter struct {
 
 	// The background probe (Options.BackgroundProbe): one goroutine per
 	// outage, started by markDown, stopped by Close.
-	bgProbe   bool
+	bgProbe bool
+	// probeOnly: only the background probe ends an outage (a Cluster
+	// with BackgroundProbe). A request's call answers for its key's slot
+	// alone: with one master dead, a request of a dealer on a live master
+	// ended the outage and the next one on the dead master began another,
+	// once a ProbeInterval (TestClusterOneMasterDownNoFlap); the probe
+	// asks every master (redisauth.Check).
+	probeOnly bool
 	probeMu   sync.Mutex // guards probeDone and the Add of probeWG
 	probeDone bool       // Close began: no new probe goroutine
 	probeStop chan struct{}
@@ -265,6 +272,9 @@ func New(opts Options) (*Limiter, error) {
 		seed:      maphash.MakeSeed(),
 		bgProbe:   opts.BackgroundProbe && opts.Redis != nil,
 		probeStop: make(chan struct{}),
+	}
+	if _, ok := opts.Redis.(*redis.ClusterClient); ok && l.bgProbe {
+		l.probeOnly = true
 	}
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
@@ -622,7 +632,9 @@ func (l *Limiter) call(ctx context.Context, e *entry, lim Limit, n, least, now, 
 		}
 		return r.res, r.err
 	}
-	l.markUp(now)
+	if !l.probeOnly {
+		l.markUp(now)
+	}
 	charged = true // admissions meanwhile stay owed
 	// The local GCRA continues from the shared bucket's state, so a
 	// fallback later starts where Redis left off, not with a fresh burst.
@@ -657,7 +669,7 @@ func (l *Limiter) redisUsable(now int64) bool {
 	if o == nil {
 		return true
 	}
-	if o.refused && l.bgProbe {
+	if (o.refused && l.bgProbe) || l.probeOnly {
 		return false
 	}
 	np := l.nextProbe.Load()
