@@ -22,9 +22,9 @@ const (
 	maxPreviewPageSize     = 20
 	minSearchQ             = 2
 	maxQLen                = 200 // runes; edge bound, the contract sets none
-	maxFilterLen           = 100 // runes, for category/topic/brand
+	maxFilterLen           = 1024 // runes, for category/topic/brand: past any value the content service publishes
 	maxUpfitLen            = 80
-	maxSlugLen             = 200 // edge bound, the contract sets only a minimum
+	maxSlugLen             = 1024 // edge bound, the contract sets only a minimum; past any slug the edge lists
 )
 
 // Indexes of the query parameters the edge understands.
@@ -383,7 +383,7 @@ func parseContentDetails(raw *rawParams) (params, *apiError) {
 		case !utf8.Valid(s):
 			v.add(pSlug, "must be valid UTF-8")
 		case utf8.RuneCount(s) > maxSlugLen: // characters, as the OpenAPI maxLength counts
-			v.add(pSlug, "must be at most 200 characters long")
+			v.add(pSlug, "must be at most 1024 characters long")
 		default:
 			p.slug = string(s)
 		}

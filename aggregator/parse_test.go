@@ -131,7 +131,7 @@ func TestParseContent(t *testing.T) {
 		{"details ok", parseContentDetails, "slug=x", ""},
 		{"details empty", parseContentDetails, "slug=", "validation_error:slug"},
 		{"details missing", parseContentDetails, "", "validation_error:slug"},
-		{"details long", parseContentDetails, "slug=" + strings.Repeat("a", 201), "validation_error:slug"},
+		{"details long", parseContentDetails, "slug=" + strings.Repeat("a", 1025), "validation_error:slug"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

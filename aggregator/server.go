@@ -404,6 +404,11 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	}
 	if !ctx.IsGet() && !ctx.IsHead() {
 		rs.route = RouteNotFound
+		// A guides or glossary route's 405 is an answer of the type too
+		// (contract 9; README, Deprecation: every answer carries them).
+		if ct, ok := deprecatedContentRoute(ctx.Path()); ok {
+			setDeprecation(ctx, s.settings.Load(), ct)
+		}
 		s.writeProblem(ctx, rs, problemf(codeMethodNotAllowed, "only GET and HEAD are supported"))
 		return
 	}
@@ -649,4 +654,18 @@ func fnv64(b []byte) uint64 {
 		h *= 1099511628211
 	}
 	return h
+}
+
+// deprecatedContentRoute reports whether path is the listing or details
+// route of a deprecated content type, and which.
+func deprecatedContentRoute(path []byte) (string, bool) {
+	rest, ok := bytes.CutPrefix(path, []byte("/dealer/content/"))
+	if !ok {
+		return "", false
+	}
+	ct, op, ok := bytes.Cut(rest, []byte("/"))
+	if !ok || (string(op) != "listing" && string(op) != "details") || !publicshape.IsDeprecatedType(string(ct)) {
+		return "", false
+	}
+	return string(ct), true
 }

@@ -145,7 +145,7 @@ func TestContentBounds(t *testing.T) {
 		problem(details+"?slug=", 422, "validation_error", "slug")
 		problem(details, 422, "validation_error", "slug")
 		problem(details+"?slug=a&slug=b", 422, "validation_error", "slug")
-		problem(details+"?slug="+strings.Repeat("a", 201), 422, "validation_error", "slug")
+		problem(details+"?slug="+strings.Repeat("a", 1025), 422, "validation_error", "slug")
 	}
 
 	// Hub: default page_size 5 per section, 1 to 20.

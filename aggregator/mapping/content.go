@@ -272,7 +272,7 @@ func ContentItem(r upstream.ContentRecord, contentType string, form ContentForm)
 		URL:             r.URL,
 		MediaURL:        r.MediaURL,
 		ThumbnailURL:    r.ThumbnailURL,
-		DurationSeconds: r.DurationSeconds,
+		DurationSeconds: max(r.DurationSeconds, 0), // OpenAPI: minimum 0
 		UpdatedAt:       rfc3339(r.UpdatedAt),
 	}
 	if contentType == upstream.ContentNews {
@@ -328,7 +328,7 @@ func listingSource(r *upstream.ContentRecord, contentType string, previewed bool
 		URL:             r.URL,
 		MediaURL:        r.MediaURL,
 		ThumbnailURL:    r.ThumbnailURL,
-		DurationSeconds: r.DurationSeconds,
+		DurationSeconds: max(r.DurationSeconds, 0), // OpenAPI: minimum 0
 	}
 	if previewed {
 		src.PreviewRunes = 0
