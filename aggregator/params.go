@@ -21,7 +21,7 @@ const (
 	defaultPreviewPageSize = 5
 	maxPreviewPageSize     = 20
 	minSearchQ             = 2
-	maxQLen                = 200 // runes; edge bound, the contract sets none
+	maxQLen                = 200  // runes; edge bound, the contract sets none
 	maxFilterLen           = 1024 // runes, for category/topic/brand: past any value the content service publishes
 	maxUpfitLen            = 80
 	maxSlugLen             = 1024 // edge bound, the contract sets only a minimum; past any slug the edge lists
