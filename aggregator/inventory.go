@@ -69,7 +69,11 @@ func (s *Server) inventoryListing(ctx *fasthttp.RequestCtx, rs *reqState) {
 			tkey = listingTotalKey(nil, service, &fp)
 		}
 		if tkey != nil && fp.page > 1 {
-			if n, ok := s.knownTotal(dealerID, tkey, tpol); ok && pastEnd(&fp, n) {
+			if n, at, ok := s.knownTotalAt(dealerID, tkey, tpol); ok && pastEnd(&fp, n) {
+				// The page is no fresher than the total it shows.
+				if rv := cache.RevalidationFrom(c); rv != nil {
+					rv.AsOf = at
+				}
 				return emptyListingBody(service, &fp, n)
 			}
 		}

@@ -2,6 +2,7 @@ package aggregator
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/dealer-edge/dealer-edge/cache"
 	"github.com/dealer-edge/dealer-edge/publicshape"
@@ -40,21 +41,28 @@ func listingTotalKey(dst []byte, service string, p *params) []byte {
 // knownTotal returns the total the fact under key holds, when L1 holds it
 // fresh under pol.
 func (s *Server) knownTotal(dealerID int64, key []byte, pol cache.Policy) (int, bool) {
+	n, _, ok := s.knownTotalAt(dealerID, key, pol)
+	return n, ok
+}
+
+// knownTotalAt is knownTotal that also returns when the fact was learnt.
+func (s *Server) knownTotalAt(dealerID int64, key []byte, pol cache.Policy) (int, time.Time, bool) {
 	e, ok := s.cache.Fresh(dealerID, key, pol)
 	if !ok {
-		return 0, false
+		return 0, time.Time{}, false
 	}
 	n, err := strconv.Atoi(string(e.Body()))
 	if err != nil || n < 0 {
-		return 0, false
+		return 0, time.Time{}, false
 	}
-	return n, true
+	return n, e.StoredAt, true
 }
 
 // keepTotal records total as the fact under key, under st (a StampNow
 // taken before the fill's call), unless L1 holds it fresh already.
 func (s *Server) keepTotal(dealerID int64, key []byte, pol cache.Policy, st cache.Stamp, total int) {
-	if n, ok := s.knownTotal(dealerID, key, pol); ok && n == total {
+	if n, at, ok := s.knownTotalAt(dealerID, key, pol); ok && (n == total || at.After(st.At())) {
+		// A fact learnt after this fill's call began is newer.
 		return
 	}
 	s.cache.PutL1(dealerID, key, pol, st, strconv.AppendInt(nil, int64(total), 10))

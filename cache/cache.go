@@ -793,6 +793,7 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 			return outcome{n, Miss}, nil
 		}
 		e := prev.renewed(c.now(), pol)
+		e.level = c.gzipLevel // a variant made later is at cache.gzip_level
 		stored = e
 		c.l1put(dealer, key, gen, ep, cur, e)
 		if rkey != "" {
@@ -816,7 +817,11 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 	if n := c.storedSince(dealer, key, gen, ep, fillStart, tk); n != nil {
 		return outcome{n, Miss}, nil
 	}
-	e := newEntry(body, c.now(), pol)
+	at := c.now()
+	if !rv.AsOf.IsZero() && rv.AsOf.Before(at) {
+		at = rv.AsOf // see Revalidation.AsOf
+	}
+	e := newEntry(body, at, pol)
 	stored = e
 	e.level, e.src = c.gzipLevel, rv.Source
 	e.plainWire = int64(len(body)) < c.plainBelow.Load()

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"time"
 )
 
 // Stamp is the dealer's generation and the purge epoch a Peek saw. Put
@@ -11,7 +12,11 @@ import (
 type Stamp struct {
 	gen, ep uint64
 	ok      bool
+	at      time.Time // StampNow's reading of the clock
 }
+
+// At is when StampNow took the Stamp (zero for a Peek's).
+func (s Stamp) At() time.Time { return s.at }
 
 // Peek reports whether L1 or L2 holds a fresh entry of key for dealerID
 // under pol, without a fill, a refresh, a stale answer or a flight: for a
@@ -83,7 +88,7 @@ func (c *Cache) Put(ctx context.Context, dealerID int64, key []byte, pol Policy,
 func (c *Cache) StampNow(ctx context.Context, dealerID int64) Stamp {
 	ep := c.currentEpoch(ctx)
 	gen, _ := c.generation(ctx, dealerID)
-	return Stamp{gen: gen, ep: ep, ok: true}
+	return Stamp{gen: gen, ep: ep, ok: true, at: c.now()}
 }
 
 // PutL1 is Put into L1 alone: for a fact only ever looked for in L1

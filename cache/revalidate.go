@@ -27,6 +27,11 @@ type Revalidation struct {
 	// beyond the cache key), not zero; a fill that leaves it zero makes
 	// entries that are never revalidated.
 	Source uint64
+	// AsOf, when set by the fill, is when the data its body was made
+	// from was read (a page past the end made from a known
+	// total): the entry's windows start then, not at the store, so it is
+	// never fresher than what it was made from.
+	AsOf time.Time
 }
 
 type revalidationKey struct{}
