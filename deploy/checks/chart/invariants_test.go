@@ -388,8 +388,9 @@ func TestShortSecretsRefused(t *testing.T) {
 
 // The container runs with the chart's godebug as GODEBUG (the runtime
 // monitor without its deep sleep; README, "Runtime settings"), another value
-// replaces it, and an empty one sets no GODEBUG at all (the runtime's
-// defaults), never an empty variable.
+// replaces it, and an empty one sets an empty GODEBUG (the runtime's
+// defaults): with no variable the pod would keep the image's ENV GODEBUG
+// (TestEmptyGodebugClearsImageGODEBUG).
 func TestGODEBUGFromValues(t *testing.T) {
 	godebug := func(r rendered) (string, bool) {
 		for _, e := range r.deploy.Spec.Template.Spec.Containers[0].Env {
@@ -406,7 +407,7 @@ func TestGODEBUGFromValues(t *testing.T) {
 	}{
 		{nil, "schedtrace=2147483647", true},
 		{[]string{"--set", "godebug=madvdontneed=0"}, "madvdontneed=0", true},
-		{[]string{"--set", "godebug="}, "", false},
+		{[]string{"--set", "godebug="}, "", true},
 	} {
 		got, ok := godebug(render(t, c.args...))
 		if got != c.want || ok != c.wantOK {

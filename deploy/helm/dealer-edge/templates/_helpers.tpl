@@ -2,7 +2,7 @@
 {{- define "dealer-edge.labels" -}}
 app.kubernetes.io/name: dealer-edge
 app.kubernetes.io/instance: {{ .Release.Name }}
-app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | splitList "@" | first | trunc 63 | trimSuffix "-" | quote }}
 helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 {{- end -}}
 {{- define "dealer-edge.selector" -}}
@@ -23,6 +23,14 @@ shutdownGraceSeconds) and the Redis addresses (checked against redis.mode).
 {{- if hasKey $cfg "admin_listen" }}{{ fail "config.admin_listen is not settable: the chart's admin port is fixed at 9091 (probes, admin Service, ServiceMonitor, NetworkPolicy); remove config.admin_listen (adminService.port sets the admin Service's port)" }}{{ end -}}
 {{- if hasKey ($cfg.server | default dict) "shutdown_grace" }}{{ fail "config.server.shutdown_grace is not settable: set shutdownGraceSeconds instead (terminationGracePeriodSeconds is computed from it)" }}{{ end -}}
 {{- range $k := list "addrs" "master_name" }}{{ if hasKey ($cfg.redis | default dict) $k }}{{ fail (printf "config.redis.%s is not settable: set redis.addrs, redis.masterName and redis.mode (checked against each other)" $k) }}{{ end }}{{ end -}}
+{{- /* The secrets: the chart names its Secret's files, and the edge refuses a value next to its _file; a _file can only name a file of the mounted Secret. */ -}}
+{{- $redisCfg := $cfg.redis | default dict -}}
+{{- if hasKey $cfg "admin_token" }}{{ fail "config.admin_token is not settable: the chart sets admin_token_file (its Secret's admin_token; the edge refuses both): set secrets.adminToken or put it in secrets.existingSecret" }}{{ end -}}
+{{- if hasKey ($cfg.auth | default dict) "key_hash_secret" }}{{ fail "config.auth.key_hash_secret is not settable: the chart sets auth.key_hash_secret_file (the edge refuses both): set secrets.keyHashSecret or put it in secrets.existingSecret" }}{{ end -}}
+{{- if and (hasKey $redisCfg "password") (or .Values.redis.passwordInSecret .Values.secrets.redisPassword) }}{{ fail "config.redis.password is not settable with redis.passwordInSecret or secrets.redisPassword: the chart then sets redis.password_file (the edge refuses both)" }}{{ end -}}
+{{- if and (hasKey $redisCfg "sentinel_password") (or .Values.redis.sentinelPasswordInSecret .Values.secrets.sentinelPassword) }}{{ fail "config.redis.sentinel_password is not settable with redis.sentinelPasswordInSecret or secrets.sentinelPassword: the chart then sets redis.sentinel_password_file (the edge refuses both)" }}{{ end -}}
+{{- range $name, $path := dict "admin_token_file" $cfg.admin_token_file "auth.key_hash_secret_file" ($cfg.auth | default dict).key_hash_secret_file "redis.password_file" $redisCfg.password_file "redis.sentinel_password_file" $redisCfg.sentinel_password_file }}{{ if and $path (not (hasPrefix "/etc/dealer-edge/secrets/" (toString $path))) }}{{ fail (printf "config.%s %s is outside /etc/dealer-edge/secrets/, the only Secret the pod mounts" $name $path) }}{{ end }}{{ end -}}
+{{- if .Values.secrets.existingSecret }}{{ range $k := list "adminToken" "keyHashSecret" "redisPassword" "sentinelPassword" }}{{ if get $.Values.secrets $k }}{{ fail (printf "secrets.%s is not used with secrets.existingSecret (the chart makes no Secret): put it in the existing Secret and leave secrets.%s empty (for a Redis password: redis.passwordInSecret / sentinelPasswordInSecret)" $k $k) }}{{ end }}{{ end }}{{ end -}}
 {{- end -}}
 {{- define "dealer-edge.config" -}}
 {{- include "dealer-edge.checkConfig" . -}}
