@@ -213,6 +213,19 @@ func New(opts Options) (*Client, error) {
 	if opts.TracerProvider != nil {
 		c.tracer = opts.TracerProvider.Tracer("github.com/dealer-edge/dealer-edge/upstream")
 	}
+	// The TLS handshake runs in dialFor, under the dial's (the call's
+	// remaining) timeout; its server name as fasthttp sets it.
+	var tlsConf *tls.Config
+	if u.Scheme == "https" {
+		if opts.TLSConfig != nil {
+			tlsConf = opts.TLSConfig.Clone()
+		} else {
+			tlsConf = &tls.Config{}
+		}
+		if tlsConf.ServerName == "" {
+			tlsConf.ServerName = u.Hostname()
+		}
+	}
 	mk := func(name string) *service {
 		to := opts.Timeouts[name]
 		if to == 0 {
@@ -240,7 +253,7 @@ func New(opts Options) (*Client, error) {
 				// had none: a service silent after accept held the call,
 				// and its connection, for good.
 				WriteTimeout:           writeTimeout,
-				DialTimeout:            dialFor(tlsOn),
+				DialTimeout:            dialFor(tlsOn, tlsConf, to),
 				MaxConns:               maxConns,
 				MaxConnWaitTimeout:     to,
 				MaxIdleConnDuration:    30 * time.Second,
@@ -683,7 +696,10 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any,
 	defer fasthttp.ReleaseResponse(resp)
 
 	if err := x.err; err != nil {
-		if err := callerEnded(s.name, ctx, callerDeadline && errors.Is(err, fasthttp.ErrTimeout)); err != nil {
+		// A dial or handshake cut by the caller's deadline is the
+		// caller's too (dialFor runs both under it).
+		cut := errors.Is(err, fasthttp.ErrTimeout) || errors.Is(err, fasthttp.ErrDialTimeout) || errors.Is(err, fasthttp.ErrTLSHandshakeTimeout)
+		if err := callerEnded(s.name, ctx, callerDeadline && cut); err != nil {
 			return err
 		}
 		if errors.Is(err, fasthttp.ErrTimeout) {
@@ -742,11 +758,20 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any,
 	switch {
 	case sc == fasthttp.StatusNotFound:
 		return notFound(s.name)
-	case sc == fasthttp.StatusGone:
+	case sc == fasthttp.StatusGone && isKeyChanges(out):
+		// "Cursor expired" on the key index's change feed only
+		// (doc.go); elsewhere a 410 is any other status.
 		return fmt.Errorf("upstream %s: %w", s.name, ErrCursorExpired)
 	default:
 		return unavailable(s.name, "status "+strconv.Itoa(sc))
 	}
+}
+
+// isKeyChanges reports whether out is the answer of KeyChanges, the one
+// call whose 410 means ErrCursorExpired.
+func isKeyChanges(out any) bool {
+	_, ok := out.(*KeyChangesPage)
+	return ok
 }
 
 // Header names of a call in fasthttp's canonical form, set with
@@ -873,21 +898,43 @@ func retryStaleConn(_ *fasthttp.Request, attempts int, err error) (resetTimeout,
 }
 
 // dialFor is the services' dialer: fasthttp's own (its DNS cache, the
-// call's dial timeout), with plain TCP connections checked before reuse
-// (idleguard.go).
-func dialFor(tlsOn bool) fasthttp.DialFuncWithTimeout {
-	if tlsOn {
-		return nil
-	}
+// call's dial timeout), dual stack (fasthttp.DialTimeout is tcp4 only and
+// dropped AAAA records: an IPv6 base URL failed every call,
+// TestIPv6BaseURL), with plain TCP connections checked before reuse
+// (idleguard.go) and TLS connections handshaken under the same timeout, the
+// call's remaining time (fasthttp's handshake deadline was the service's
+// whole timeout from the dial, past a shorter caller deadline:
+// TestHTTPSHandshakeKeepsCallerDeadline).
+func dialFor(tlsOn bool, cfg *tls.Config, fallback time.Duration) fasthttp.DialFuncWithTimeout {
 	return func(addr string, timeout time.Duration) (net.Conn, error) {
 		if timeout <= 0 {
-			timeout = fasthttp.DefaultDialTimeout
+			timeout = fallback
 		}
-		c, err := fasthttp.DialTimeout(fasthttp.AddMissingPort(addr, false), timeout)
+		deadline := time.Now().Add(timeout)
+		c, err := fasthttp.DialDualStackTimeout(fasthttp.AddMissingPort(addr, tlsOn), timeout)
 		if err != nil {
 			return nil, err
 		}
-		return guardIdle(c), nil
+		if !tlsOn {
+			return guardIdle(c), nil
+		}
+		tc := tls.Client(c, cfg)
+		if err := tc.SetDeadline(deadline); err != nil {
+			_ = c.Close()
+			return nil, err
+		}
+		if err := tc.Handshake(); err != nil {
+			_ = c.Close()
+			if isTimeout(err) {
+				return nil, fasthttp.ErrTLSHandshakeTimeout
+			}
+			return nil, err
+		}
+		if err := tc.SetDeadline(time.Time{}); err != nil {
+			_ = c.Close()
+			return nil, err
+		}
+		return tc, nil
 	}
 }
 
