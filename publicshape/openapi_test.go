@@ -147,11 +147,11 @@ func TestOpenAPIParameters(t *testing.T) {
 		{"/dealer/content/{content_type}/listing", "content_type", `{"enum":["faq","news","glossary","guides","videos","podcasts"],"type":"string"}`},
 		{"/dealer/content/{content_type}/listing", "page", `{"default":1,"maximum":2147483647,"minimum":1,"type":"integer"}`},
 		{"/dealer/content/{content_type}/listing", "q", `{"maxLength":200,"type":"string"}`},
-		{"/dealer/content/{content_type}/listing", "category", `{"maxLength":100,"type":"string"}`},
-		{"/dealer/content/{content_type}/listing", "topic", `{"maxLength":100,"type":"string"}`},
-		{"/dealer/content/{content_type}/listing", "brand", `{"maxLength":100,"type":"string"}`},
+		{"/dealer/content/{content_type}/listing", "category", `{"maxLength":1024,"type":"string"}`},
+		{"/dealer/content/{content_type}/listing", "topic", `{"maxLength":1024,"type":"string"}`},
+		{"/dealer/content/{content_type}/listing", "brand", `{"maxLength":1024,"type":"string"}`},
 		{"/dealer/content/{content_type}/listing", "page_size", `{"default":20,"maximum":100,"minimum":1,"type":"integer"}`},
-		{"/dealer/content/{content_type}/details", "slug", `{"maxLength":200,"minLength":1,"type":"string"}`},
+		{"/dealer/content/{content_type}/details", "slug", `{"maxLength":1024,"minLength":1,"type":"string"}`},
 	}
 	for _, tt := range tests {
 		if got := schemaOf(tt.path, tt.name); got != tt.want {
