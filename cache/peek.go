@@ -114,7 +114,14 @@ func (c *Cache) factEntry(dealerID int64, pol Policy, st Stamp, body []byte) (*E
 	if cur.gen.Load() != st.gen || c.epoch.gen.Load() != st.ep {
 		return nil, nil
 	}
-	e := newEntry(body, c.now(), pol)
+	at := c.now()
+	if !st.at.IsZero() && st.at.Before(at) {
+		// A fact is as old as the call it was read by (its StampNow),
+		// so facts compare by when their calls began
+		// (TestNewerTotalNotRefusedForAnOlderOnesLateStore).
+		at = st.at
+	}
+	e := newEntry(body, at, pol)
 	e.level = c.gzipLevel
 	return e, cur
 }

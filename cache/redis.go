@@ -414,6 +414,13 @@ func PingRedis(ctx context.Context, rdb redis.UniversalClient) error {
 	// other masters' slots are refused with MOVED, an error reply that
 	// marks nothing down (TestOneAddressOfAClusterIsNotUp).
 	if info, err := rdb.Info(ctx, "cluster").Result(); err == nil && strings.Contains(info, "cluster_enabled:1") {
+		// A Cluster of one master serving every slot sends no MOVED:
+		// its one address is the whole Cluster
+		// (TestOneMasterClusterSingleAddressIsUp).
+		if ci, err := rdb.ClusterInfo(ctx).Result(); err == nil &&
+			strings.Contains(ci, "cluster_state:ok") && strings.Contains(ci, "cluster_size:1\r\n") {
+			return nil
+		}
 		return ErrClusterNode
 	}
 	return nil

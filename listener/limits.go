@@ -401,6 +401,14 @@ type limitConn struct {
 	tlsAppBytes atomic.Bool // a byte was read from the socket after it
 	tlsAppIO    atomic.Bool // the server read or wrote application data
 	sockReading atomic.Bool // a socket read is waiting (TLS only)
+	// The TLS records read from the socket, so that a connection whose
+	// handshake read took part of the next record (a request sent with
+	// the Finished) is not silent while the TLS layer waits for the rest
+	// of it (TestCloseSilentKeepsTLSRequestInFlight).
+	recHdr      [5]byte
+	recHdrN     int
+	recLeft     int
+	midRecord   atomic.Bool
 	parkPending atomic.Bool // the parking deadline passed with nothing read: Close parks
 	parkArmed   bool        // the read deadline in force is the parking one
 	// tail is the last four bytes handed to the server (the first in the
@@ -499,6 +507,7 @@ func (c *limitConn) readUnderTLS(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	c.sockReading.Store(false)
 	if n > 0 {
+		c.scanRecords(b[:n])
 		if c.tlsDone.Load() {
 			c.tlsAppBytes.Store(true)
 		}
@@ -510,10 +519,30 @@ func (c *limitConn) readUnderTLS(b []byte) (int, error) {
 	return n, err
 }
 
+// scanRecords follows the TLS record framing of the bytes read.
+func (c *limitConn) scanRecords(b []byte) {
+	for len(b) > 0 {
+		if c.recLeft > 0 {
+			k := min(c.recLeft, len(b))
+			c.recLeft -= k
+			b = b[k:]
+			continue
+		}
+		k := copy(c.recHdr[c.recHdrN:], b)
+		c.recHdrN += k
+		b = b[k:]
+		if c.recHdrN == len(c.recHdr) {
+			c.recLeft = int(c.recHdr[3])<<8 | int(c.recHdr[4])
+			c.recHdrN = 0
+		}
+	}
+	c.midRecord.Store(c.recHdrN > 0 || c.recLeft > 0)
+}
+
 // silent reports whether c has sent the server nothing (CloseSilent).
 func (c *limitConn) silent() bool {
 	if c.tlsUnder.Load() {
-		return c.tlsDone.Load() && !c.tlsAppBytes.Load() && !c.tlsAppIO.Load() && c.sockReading.Load()
+		return c.tlsDone.Load() && !c.tlsAppBytes.Load() && !c.tlsAppIO.Load() && c.sockReading.Load() && !c.midRecord.Load()
 	}
 	return !c.wrote.Load() && !c.readSince.Load() && !c.everRead.Load()
 }
