@@ -109,33 +109,18 @@ func (e *Entry) makeGzip() *variant {
 	if body == nil {
 		return &variant{}
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(body)/4 + 64)
-	pool := &gzipWriters[gzipLevel(e.level)]
-	w := pool.Get().(*gzip.Writer)
-	w.Reset(&buf)
-	_, err := w.Write(body)
-	if err == nil {
-		err = w.Close()
-	}
-	w.Reset(nil)
-	pool.Put(w)
+	z, err := compress(body, gzipLevel(e.level))
 	if err != nil {
 		return &variant{}
 	}
-	if buf.Len() > len(body)-len(body)/8 {
+	if len(z) > len(body)-len(body)/8 {
 		return &variant{kept: true} // the same body never compresses better
 	}
-	return &variant{body: buf.Bytes(), etag: "W/" + e.ETag, kept: true}
+	return &variant{body: z, etag: "W/" + e.ETag, kept: true}
 }
 
-// GzipBody compresses body at the entries' level (DefaultGzipLevel when
-// level is out of 1-9) with the pooled compressors; nil when that does not
-// make it smaller. For the bodies that are never stored (partial answers).
-func GzipBody(body []byte, level int) []byte {
-	if level < 1 || level > 9 {
-		level = DefaultGzipLevel
-	}
+// compress gzips body at level (1-9) with the pooled compressors.
+func compress(body []byte, level int) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(len(body)/4 + 64)
 	pool := &gzipWriters[level]
@@ -147,10 +132,21 @@ func GzipBody(body []byte, level int) []byte {
 	}
 	w.Reset(nil)
 	pool.Put(w)
-	if err != nil || buf.Len() >= len(body) {
+	return buf.Bytes(), err
+}
+
+// GzipBody compresses body at the entries' level (DefaultGzipLevel when
+// level is out of 1-9) with the pooled compressors; nil when that does not
+// make it smaller. For the bodies that are never stored (partial answers).
+func GzipBody(body []byte, level int) []byte {
+	if level < 1 || level > 9 {
+		level = DefaultGzipLevel
+	}
+	z, err := compress(body, level)
+	if err != nil || len(z) >= len(body) {
 		return nil
 	}
-	return buf.Bytes()
+	return z
 }
 
 // account makes e's codings (plain and gzip, those made so far) count in
