@@ -68,5 +68,44 @@ func (s *Server) HeaderReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfi
 	if !h.IsHTTP11() {
 		h.Del(fasthttp.HeaderExpect)
 	}
+	// Path normalisation cost (TestPathNormalizationCostBounded): fasthttp parses the target
+	// right after this hook and normalises its path (URI.parse ->
+	// normalizePath; no server option turns it off), in loops that copy
+	// the rest of the path once per "//", "/./", "/../" (and per escape,
+	// which may decode to one): quadratic in the path's length. The edge
+	// routes on the raw path and never reads the normalised one; a path
+	// with that many of them is on no route (404 not_found, as before), so
+	// its target is replaced by one that is on none either, cheap to parse.
+	if uri := h.RequestURI(); len(uri) > 64 && normalizeCost(uri) > maxNormalizeCost {
+		h.SetRequestURI(unroutableTarget)
+	}
 	return fasthttp.RequestConfig{}
+}
+
+// maxNormalizeCost bounds normalizeCost: about 256 KB of copying, some
+// microseconds.
+const maxNormalizeCost = 1 << 18
+
+// unroutableTarget replaces a target too costly to normalise: no route
+// has it, so it is answered as the original was, 404 not_found (405 for
+// another method).
+const unroutableTarget = "/.edge/unroutable"
+
+// normalizeCost bounds what normalising the path of a request target
+// copies: its length (up to the query or fragment) times the places where
+// a normalisation loop acts ('/' followed by '/' or '.', and '%').
+func normalizeCost(uri []byte) int {
+	n, k := len(uri), 0
+	for i, c := range uri {
+		switch {
+		case c == '?' || c == '#':
+			n = i
+			return n * k
+		case c == '%':
+			k++
+		case c == '/' && i+1 < len(uri) && (uri[i+1] == '/' || uri[i+1] == '.'):
+			k++
+		}
+	}
+	return n * k
 }

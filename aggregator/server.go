@@ -337,6 +337,12 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	if ctx.Request.Header.ContentLength() == -1 {
 		// A chunked body: its trailer fields are in the parsed headers.
 		rs.hdr.readRaw(ctx.Request.Header.RawHeaders())
+	} else if raw := ctx.Request.Header.RawHeaders(); len(raw) > 1024 && bytes.Count(raw, []byte{'\n'}) > maxParsedHeaderLines {
+		// Cookie collection cost (TestCookieLinesCostLinear): RequestHeader.All first
+		// collects the cookies, moving each Cookie line out of the header
+		// list with a copy of the rest of it (quadratic in the number of
+		// Cookie lines); a long block is read in one linear pass instead.
+		rs.hdr.readRaw(raw)
 	} else {
 		rs.hdr.read(&ctx.Request.Header)
 	}
@@ -406,7 +412,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		rs.route = RouteNotFound
 		// A guides or glossary route's 405 is an answer of the type too
 		// (contract 9; README, Deprecation: every answer carries them).
-		if ct, ok := deprecatedContentRoute(ctx.Path()); ok {
+		if ct, ok := deprecatedContentRoute(ctx.Request.URI().PathOriginal()); ok { // the raw path, as routing reads it
 			setDeprecation(ctx, s.settings.Load(), ct)
 		}
 		s.writeProblem(ctx, rs, problemf(codeMethodNotAllowed, "only GET and HEAD are supported"))
@@ -415,6 +421,11 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	ctx.SetUserValue(stateKey, rs)
 	s.router.Handler(ctx)
 }
+
+// maxParsedHeaderLines is the most header lines serve reads through
+// fasthttp's parsed headers (reqHeaders.read); a block with more is read
+// from its raw bytes (readRaw).
+const maxParsedHeaderLines = 32
 
 // scanHeaderLines finds, in one pass over a raw header block, what serve
 // refuses in it: bareLF, a line ended by LF without CR; folded, a line
