@@ -99,7 +99,11 @@ func rawFields(raw []byte) iter.Seq2[[]byte, []byte] {
 			if i <= 0 {
 				continue
 			}
-			if !yield(line[:i], bytes.Trim(line[i+1:], " \t")) {
+			v := bytes.Trim(line[i+1:], " \t")
+			if v == nil {
+				v = line[i+1 : i+1] // an empty value is sent, as in the parsed headers (not nil)
+			}
+			if !yield(line[:i], v) {
 				return
 			}
 		}

@@ -418,7 +418,8 @@ func PingRedis(ctx context.Context, rdb redis.UniversalClient) error {
 		// its one address is the whole Cluster
 		// (TestOneMasterClusterSingleAddressIsUp).
 		if ci, err := rdb.ClusterInfo(ctx).Result(); err == nil &&
-			strings.Contains(ci, "cluster_state:ok") && strings.Contains(ci, "cluster_size:1\r\n") {
+			strings.Contains(ci, "cluster_state:ok") && strings.Contains(ci, "cluster_size:1\r\n") &&
+			servesEverySlot(ctx, rdb) {
 			return nil
 		}
 		return ErrClusterNode
@@ -1081,4 +1082,22 @@ func (c *Cache) waitL2(ctx context.Context, rkey, lkey string, pol Policy, plain
 			return nil
 		}
 	}
+}
+
+// servesEverySlot reports whether the node rdb reaches holds all 16384
+// slots itself (its "myself" line of CLUSTER NODES): cluster_size counts
+// the masters with a slot, so an empty master beside a one-master Cluster
+// reports cluster_size:1 too while refusing every key with MOVED.
+func servesEverySlot(ctx context.Context, rdb redis.UniversalClient) bool {
+	nodes, err := rdb.ClusterNodes(ctx).Result()
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(nodes, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 9 && strings.Contains(f[2], "myself") && strings.Contains(f[2], "master") {
+			return len(f) == 9 && f[8] == "0-16383"
+		}
+	}
+	return false
 }

@@ -911,7 +911,19 @@ func dialFor(tlsOn bool, cfg *tls.Config, fallback time.Duration) fasthttp.DialF
 			timeout = fallback
 		}
 		deadline := time.Now().Add(timeout)
-		c, err := fasthttp.DialDualStackTimeout(fasthttp.AddMissingPort(addr, tlsOn), timeout)
+		addr = fasthttp.AddMissingPort(addr, tlsOn)
+		// IPv4 first, as fasthttp dials by default: its dual-stack dialer
+		// gives up at the first address that times out and rotates its
+		// start, so a name with an unreachable IPv6 address failed every
+		// other dial. Both stacks for an IPv6 literal, or a name with no
+		// IPv4 address (TestIPv6BaseURL).
+		var c net.Conn
+		var err error
+		if host, _, _ := net.SplitHostPort(addr); strings.Contains(host, ":") {
+			c, err = fasthttp.DialDualStackTimeout(addr, timeout)
+		} else if c, err = fasthttp.DialTimeout(addr, timeout); err != nil && strings.HasPrefix(err.Error(), "couldn't find dns entries") {
+			c, err = fasthttp.DialDualStackTimeout(addr, time.Until(deadline))
+		}
 		if err != nil {
 			return nil, err
 		}
