@@ -652,7 +652,7 @@ func (c *Cache) probeL2(ctx context.Context, dealer int64, key string, pol Polic
 			}
 			e.lending.Store(true)
 			if c.l1put(dealer, key, gen, ep, cur, e) {
-				e.lent.Store(nil) // L1 keeps it, with the storage
+				e.keepLent() // L1 keeps it, with the storage or a copy of its length
 			}
 			e.lending.Store(false)
 		case st != stateExpired:
