@@ -235,15 +235,16 @@ func (e *Entry) keepLent() {
 	if cap(body)-len(body) <= len(body)/8 {
 		return // e keeps the storage
 	}
-	// append rounds the capacity to the allocator's size class, which is
-	// what the copy holds: charged as held (a 4,186-byte body takes 4,864).
-	exact := append([]byte(nil), body...)
+	// The copy is charged its length, as a fill's body is: the
+	// allocator's rounding to its size class is what MemoryLimitFor's
+	// eighth allows for every body.
+	exact := append(make([]byte, 0, len(body)), body...)
 	e.vmu.Lock()
 	was := e.held
 	e.plain.Store(&variant{body: exact})
-	e.held = int64(cap(exact) - len(exact))
+	e.held = 0
 	if e.owner != nil {
-		e.owner.bytes.Add(e.held - was)
+		e.owner.bytes.Add(-was)
 	}
 	e.vmu.Unlock()
 	_ = l.Close()

@@ -48,8 +48,13 @@ func TestLentStorageCharged(t *testing.T) {
 	grew := int64(after) - int64(before)
 	t.Logf("plain body %d B; L1 charges %d bytes in %d entries (%.0f B/entry); heap grew %d bytes (%.0f B/entry): %.2fx what L1 charges",
 		plainLen, st.L1Bytes, st.L1Entries, float64(st.L1Bytes)/float64(st.L1Entries), grew, float64(grew)/float64(st.L1Entries), float64(grew)/float64(st.L1Bytes))
-	if grew > st.L1Bytes+st.L1Bytes/8 {
-		t.Errorf("L1 charged %d bytes and holds %d of heap (%.2fx), want at most 1.125x", st.L1Bytes, grew, float64(grew)/float64(st.L1Bytes))
+	// At most the allocator's rounding of a body to its size class above
+	// what L1 charges (this body, 4,186 bytes, takes Go's 4,864 class:
+	// 1.16x, as a fill's body of that length does); before 2026-11-29 the
+	// pooled 8 KiB buffer it was inflated into was kept and not charged
+	// (1.72x).
+	if grew > st.L1Bytes+st.L1Bytes/5 {
+		t.Errorf("L1 charged %d bytes and holds %d of heap (%.2fx), want at most 1.2x", st.L1Bytes, grew, float64(grew)/float64(st.L1Bytes))
 	}
 	runtime.KeepAlive(b)
 }
