@@ -219,10 +219,9 @@ func (e *Entry) inflatePooled() (l *bufpool.Buf, ok bool) {
 }
 
 // keepLent is called when L1 kept e with its plain body in lent storage
-// (inflateLent): e keeps that storage, unless its size class wastes more
-// than an eighth of it (a 600-byte page in a 4 KiB buffer), in which case
-// the body is copied to storage of its own length and the buffer goes back
-// to the pool. L1 charges what e holds (held), so a wasteful buffer kept
+// (inflateLent): the body is copied to storage of its own length and the
+// buffer, a power-of-two size class of at least 4 KiB (a 600-byte page in
+// a 4 KiB buffer), goes back to the pool. L1 charges what e holds (held), so a wasteful buffer kept
 // would cost L1 entries (the scale mix's L1 share fell from 0.77 to 0.72 of
 // hits when it was charged, 2026-11-29). e is still lending: no other
 // request reads its body.
@@ -232,8 +231,8 @@ func (e *Entry) keepLent() {
 		return
 	}
 	body := l.B
-	if cap(body)-len(body) <= len(body)/8 {
-		return // e keeps the storage
+	if cap(body) == len(body) {
+		return // e keeps the storage: nothing of it is wasted
 	}
 	// The copy is charged its length, as a fill's body is: the
 	// allocator's rounding to its size class is what MemoryLimitFor's
