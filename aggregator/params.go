@@ -220,23 +220,41 @@ func (v *validator) failed() *apiError {
 // validUUID reports whether b is a UUID in the canonical 8-4-4-4-12 hex
 // form (any case).
 func validUUID(b []byte) bool {
-	if len(b) != 36 {
+	if len(b) != 36 || b[8] != '-' || b[13] != '-' || b[18] != '-' || b[23] != '-' {
 		return false
 	}
-	for i, c := range b {
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-				return false
-			}
+	// One table load per digit, no branch per byte: the listing checks
+	// every item's id_auto (a per-byte switch cost about 3% of a 20-item
+	// listing miss, bench/ab.sh AB_ROW=c).
+	var bad uint8
+	for _, c := range b[:8] {
+		bad |= notHex[c]
+	}
+	for _, c := range b[9:13] {
+		bad |= notHex[c]
+	}
+	for _, c := range b[14:18] {
+		bad |= notHex[c]
+	}
+	for _, c := range b[19:23] {
+		bad |= notHex[c]
+	}
+	for _, c := range b[24:] {
+		bad |= notHex[c]
+	}
+	return bad == 0
+}
+
+// notHex is 1 for every byte that is not a hex digit (either case).
+var notHex = func() (t [256]uint8) {
+	for i := range t {
+		c := byte(i)
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			t[i] = 1
 		}
 	}
-	return true
-}
+	return t
+}()
 
 // parseInventoryListing validates 4.1's parameters for a valid service.
 func parseInventoryListing(raw *rawParams, service string) (params, *apiError) {
