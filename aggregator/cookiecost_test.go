@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/valyala/fasthttp"
 )
 
 // TestCookieLinesCostLinear: a header block of many Cookie lines costs
@@ -22,21 +20,8 @@ import (
 // lines, before any key check or limit; at 1 MiB, seconds a request.
 func TestCookieLinesCostLinear(t *testing.T) {
 	s := newBenchServer(t, true)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &fasthttp.Server{
-		Handler: s.Handler(), ErrorHandler: s.ErrorHandler, HeaderReceived: s.HeaderReceived, Name: "dealer-edge",
-		ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second,
-		ReadBufferSize:     64 << 10, // server.max_header_bytes: 65536
-		MaxRequestBodySize: 1024, ReduceMemoryUsage: true,
-		NoDefaultServerHeader: true, NoDefaultContentType: true, CloseOnShutdown: true, SecureErrorLogMessage: true,
-	}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	addr := ln.Addr().String()
-	const lines = 5000 // 12 bytes each: the block within 64 KiB
+	addr := serveLikeMainBuf(t, s, 64<<10) // server.max_header_bytes: 65536
+	const lines = 5000                     // 12 bytes each: the block within 64 KiB
 	send := func(line string) (time.Duration, int) {
 		conn, err := net.Dial("tcp", addr)
 		if err != nil {

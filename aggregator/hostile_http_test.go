@@ -16,6 +16,13 @@ import (
 // cmd/dealer-edge (main.go, configs defaults) and returns its address.
 func serveLikeMain(t testing.TB, s *Server) string {
 	t.Helper()
+	return serveLikeMainBuf(t, s, 8<<10)
+}
+
+// serveLikeMainBuf is serveLikeMain with a read buffer of readBuf bytes
+// (server.max_header_bytes).
+func serveLikeMainBuf(t testing.TB, s *Server, readBuf int) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -23,7 +30,7 @@ func serveLikeMain(t testing.TB, s *Server) string {
 	srv := &fasthttp.Server{
 		Handler: s.Handler(), ErrorHandler: s.ErrorHandler, HeaderReceived: s.HeaderReceived, Name: "dealer-edge",
 		ReadTimeout: 2 * time.Second, WriteTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second,
-		ReadBufferSize: 8 << 10, MaxRequestBodySize: 1024, ReduceMemoryUsage: true,
+		ReadBufferSize: readBuf, MaxRequestBodySize: 1024, ReduceMemoryUsage: true,
 		NoDefaultServerHeader: true, NoDefaultContentType: true, CloseOnShutdown: true,
 		SecureErrorLogMessage: true,
 	}
