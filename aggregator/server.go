@@ -346,7 +346,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	} else {
 		rs.hdr.read(&ctx.Request.Header)
 	}
-	bareLF, folded := scanHeaderLines(ctx.Request.Header.RawHeaders())
+	bareLF, folded, te := scanHeaderBlock(ctx.Request.Header.RawHeaders())
 	if bareLF || folded {
 		// Nothing read from such a header block is trusted, not even the
 		// request id to echo.
@@ -408,6 +408,12 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		ctx.SetConnectionClose()
 		return
 	}
+	if te && badTransferEncoding(ctx.Request.Header.RawHeaders()) {
+		rs.route = RouteNotFound
+		s.writeProblem(ctx, rs, problemf(codeBadRequest, "Transfer-Encoding must end with chunked, applied once"))
+		ctx.SetConnectionClose()
+		return
+	}
 	if !ctx.IsGet() && !ctx.IsHead() {
 		rs.route = RouteNotFound
 		// A guides or glossary route's 405 is an answer of the type too
@@ -436,22 +442,76 @@ const maxParsedHeaderLines = 32
 // byte before and after it looked at; a bare LF ends the scan. It does not
 // allocate.
 func scanHeaderLines(raw []byte) (bareLF, folded bool) {
+	bareLF, folded, _ = scanHeaderBlock(raw)
+	return bareLF, folded
+}
+
+// scanHeaderBlock is scanHeaderLines that also reports te, a line that is
+// a Transfer-Encoding field (its name, any case, right before the colon, as
+// fasthttp requires): the one header serve must see in the raw block,
+// since fasthttp drops a Transfer-Encoding: identity line from the parsed
+// headers (badTransferEncoding). The check costs one byte compare a line.
+func scanHeaderBlock(raw []byte) (bareLF, folded, te bool) {
 	folded = len(raw) > 0 && (raw[0] == ' ' || raw[0] == '\t')
+	te = isTELine(raw)
 	off := 0
 	for {
 		i := bytes.IndexByte(raw[off:], '\n')
 		if i < 0 {
-			return false, folded
+			return false, folded, te
 		}
 		i += off
 		if i == 0 || raw[i-1] != '\r' {
-			return true, false
+			return true, false, false
 		}
 		off = i + 1
-		if off < len(raw) && (raw[off] == ' ' || raw[off] == '\t') {
-			folded = true
+		if off < len(raw) {
+			switch raw[off] {
+			case ' ', '\t':
+				folded = true
+			case 't', 'T':
+				te = te || isTELine(raw[off:])
+			}
 		}
 	}
+}
+
+// isTELine reports whether line starts with "Transfer-Encoding:" in any
+// case.
+func isTELine(line []byte) bool {
+	const name = "transfer-encoding:"
+	return len(line) >= len(name) && (line[0]|0x20) == 't' && bytes.EqualFold(line[:len(name)], []byte(name))
+}
+
+// badTransferEncoding reports a request's Transfer-Encoding that RFC 9112
+// section 6.3 makes unreadable: chunked not the final coding, or applied
+// more than once (section 6.1). fasthttp refuses each line's value unless
+// it is chunked or identity, but takes an identity line as no body at all,
+// and two lines, whatever their order, as chunked once: the bytes after
+// the header block of "Transfer-Encoding: identity" would be read as the
+// next request, which a proxy in front framed another way (a smuggled
+// request). Such a request is answered 400 and its connection closed, as
+// the RFC requires.
+func badTransferEncoding(raw []byte) bool {
+	chunked, last := 0, ""
+	for k, v := range rawFields(raw) {
+		if len(k) != len("Transfer-Encoding") || !bytes.EqualFold(k, []byte("Transfer-Encoding")) {
+			continue
+		}
+		for c := range bytes.SplitSeq(v, []byte(",")) {
+			c = bytes.Trim(c, " \t")
+			switch {
+			case len(c) == 0:
+				continue // an empty list element (RFC 9110 5.6.1)
+			case bytes.EqualFold(c, []byte("chunked")):
+				chunked++
+				last = "chunked"
+			default:
+				last = "other"
+			}
+		}
+	}
+	return last != "chunked" || chunked > 1
 }
 
 // hasRawHeader reports whether the raw header block has a field called
