@@ -824,6 +824,10 @@ func callerEnded(svc string, ctx context.Context, callerTimeout bool) error {
 // is not held between calls.
 var bodyBufs = bufpool.New(1 << 20)
 
+// maxReserveBytes is the most readBody reserves for a body on the word of
+// its Content-Length, before the bytes arrive.
+const maxReserveBytes = 2 << 20
+
 // errBodyTooLarge is a body longer than maxResponseBytes.
 var errBodyTooLarge = errors.New("body larger than the limit")
 
@@ -843,8 +847,11 @@ func readBody(resp *fasthttp.Response) (*bufpool.Buf, error) {
 		return nil, errBodyTooLarge
 	} else if cl >= 0 && cap(buf.B) < cl+1 {
 		// One more byte than the body, so the read that meets its end
-		// returns at once.
-		buf.B = make([]byte, 0, cl+1)
+		// returns at once; at most maxReserveBytes before the bytes
+		// arrive (the doubling below takes over): a service that declares
+		// 32 MiB and sends a few bytes, or none, held 32 MiB per call for
+		// its whole timeout.
+		buf.B = make([]byte, 0, min(cl+1, maxReserveBytes))
 	}
 	b := buf.B
 	for {
