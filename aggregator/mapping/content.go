@@ -269,9 +269,9 @@ func ContentItem(r upstream.ContentRecord, contentType string, form ContentForm)
 		H1:              r.H1,
 		MetaDescription: r.MetaDescription,
 		Excerpt:         r.Excerpt,
-		URL:             r.URL,
-		MediaURL:        r.MediaURL,
-		ThumbnailURL:    r.ThumbnailURL,
+		URL:             publicshape.PublicURL(r.URL),
+		MediaURL:        publicshape.PublicURL(r.MediaURL),
+		ThumbnailURL:    publicshape.PublicURL(r.ThumbnailURL),
 		DurationSeconds: max(r.DurationSeconds, 0), // OpenAPI: minimum 0
 		UpdatedAt:       rfc3339(r.UpdatedAt),
 	}
@@ -325,9 +325,9 @@ func listingSource(r *upstream.ContentRecord, contentType string, previewed bool
 		Excerpt:         r.Excerpt,
 		Body:            r.BodyText,
 		PreviewRunes:    PreviewRunes,
-		URL:             r.URL,
-		MediaURL:        r.MediaURL,
-		ThumbnailURL:    r.ThumbnailURL,
+		URL:             publicshape.PublicURL(r.URL),
+		MediaURL:        publicshape.PublicURL(r.MediaURL),
+		ThumbnailURL:    publicshape.PublicURL(r.ThumbnailURL),
 		DurationSeconds: max(r.DurationSeconds, 0), // OpenAPI: minimum 0
 	}
 	if previewed {

@@ -69,7 +69,7 @@ func vehicleItem(v *upstream.Vehicle, sc *itemScalars, name string) publicshape.
 		CatalogType:              publicshape.KnownCatalogType(v.CatalogType),
 		ProfessionalUpfits:       ups,
 		PrimaryProfessionalUpfit: primary,
-		CoverURL:                 v.CoverURL,
+		CoverURL:                 publicshape.PublicURL(v.CoverURL),
 		HasPodcast:               &sc.hasPodcast,
 		HasVideo:                 &sc.hasVideo,
 	}
@@ -124,7 +124,7 @@ func vehicleSource(v *upstream.Vehicle, ups []publicshape.UpfitSource) publicsha
 		CatalogType: publicshape.KnownCatalogType(v.CatalogType),
 		Upfits:      ups,
 		SalePrice:   v.SalePrice,
-		CoverURL:    v.CoverURL,
+		CoverURL:    publicshape.PublicURL(v.CoverURL),
 		Media:       true,
 		HasPodcast:  v.HasPodcast,
 		HasVideo:    v.HasVideo,
@@ -155,7 +155,7 @@ func offerSource(o *upstream.Offer) publicshape.InventoryItemSource {
 		Make:      o.Make,
 		Model:     o.Model,
 		Trim:      o.Version,
-		CoverURL:  o.CoverURL,
+		CoverURL:  publicshape.PublicURL(o.CoverURL),
 	}
 }
 
@@ -189,7 +189,7 @@ func offerItem(o *upstream.Offer, name string) publicshape.InventoryItem {
 		Marca:        o.Make,
 		Modello:      o.Model,
 		Allestimento: o.Version,
-		CoverURL:     o.CoverURL,
+		CoverURL:     publicshape.PublicURL(o.CoverURL),
 	}
 }
 
@@ -284,8 +284,8 @@ func VehicleDetail(v upstream.Vehicle, eq upstream.Equipment, media *upstream.Me
 		ProfessionalUpfits:       ups,
 		PrimaryProfessionalUpfit: primary,
 		PrezzoVendita:            copyFloat(v.SalePrice),
-		CoverURL:                 v.CoverURL,
-		MediaURLs:                copyStrings(v.MediaURLs),
+		CoverURL:                 publicshape.PublicURL(v.CoverURL),
+		MediaURLs:                copyStrings(publicshape.PublicURLs(v.MediaURLs)),
 		AccessoriSerie:           equipment(eq.Standard),
 		AccessoriOpzionali:       confirmedOptionals(eq.Optionals, v.ConfirmedOptionals),
 		Pacchetti:                confirmedPackages(eq.Packages, v.ConfirmedPackages),
@@ -298,11 +298,11 @@ func VehicleDetail(v upstream.Vehicle, eq upstream.Equipment, media *upstream.Me
 	}
 	if media != nil {
 		if p := media.Podcast; p != nil {
-			d.Podcast = &publicshape.Podcast{Title: p.Title, AudioURL: p.AudioURL, DurationSeconds: p.DurationSeconds, Transcript: p.Transcript, PublishedAt: rfc3339(p.PublishedAt)}
+			d.Podcast = &publicshape.Podcast{Title: p.Title, AudioURL: publicshape.PublicURL(p.AudioURL), DurationSeconds: max(p.DurationSeconds, 0), Transcript: p.Transcript, PublishedAt: rfc3339(p.PublishedAt)}
 			d.HasPodcast = true
 		}
 		if vd := media.Video; vd != nil {
-			d.Video = &publicshape.Video{Title: vd.Title, VideoURL: vd.VideoURL, ThumbnailURL: vd.ThumbnailURL, DurationSeconds: vd.DurationSeconds, PublishedAt: rfc3339(vd.PublishedAt)}
+			d.Video = &publicshape.Video{Title: vd.Title, VideoURL: publicshape.PublicURL(vd.VideoURL), ThumbnailURL: publicshape.PublicURL(vd.ThumbnailURL), DurationSeconds: max(vd.DurationSeconds, 0), PublishedAt: rfc3339(vd.PublishedAt)}
 			d.HasVideo = true
 		}
 	}
@@ -343,7 +343,7 @@ func OfferDetail(o upstream.Offer) publicshape.OfferDetail {
 		Marca:      o.Make,
 		Modello:    o.Model,
 		Versione:   o.Version,
-		CoverURL:   o.CoverURL,
+		CoverURL:   publicshape.PublicURL(o.CoverURL),
 		Quotazioni: make([]publicshape.Quotation, 0, len(o.Quotations)),
 	}
 	for _, q := range o.Quotations {
