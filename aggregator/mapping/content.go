@@ -34,8 +34,10 @@ const (
 //   - records of another dealer are dropped (defence in depth: the content
 //     service already scopes by dealer);
 //   - a dealer record with OverrideOf replaces the global record it
-//     overrides (FAQ overrides); it keeps the global record's public id and
-//     slug;
+//     overrides (FAQ overrides); it keeps the global record's public id
+//     (PublicID). Its slug is its own: the content service gives an
+//     override the global record's slug (upstream.ContentRecord.OverrideOf),
+//     and the edge's detail lookup asks the service by slug;
 //   - hidden records are dropped, and so is an override of a hidden global
 //     record;
 //   - in Discovery scope, news whose source_provider is not
