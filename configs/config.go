@@ -598,7 +598,7 @@ func (c *Config) Validate() error {
 		// An address without a port, an empty one (go-redis dials
 		// localhost:6379) or one given twice (Cluster mode) used to pass.
 		host, port, err := net.SplitHostPort(a)
-		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 || strings.Contains(a, "@") {
 			shown := strconv.Quote(a)
 			if strings.Contains(a, "@") {
 				shown = "an entry with userinfo (not shown: it may hold a password)"

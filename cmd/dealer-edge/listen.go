@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/dealer-edge/dealer-edge/configs"
 	"github.com/dealer-edge/dealer-edge/listener"
 	"github.com/dealer-edge/dealer-edge/publicshape"
+	"github.com/dealer-edge/dealer-edge/upstream"
 )
 
 // maxConcurrency is fasthttp's own default and the most the edge derives.
@@ -36,9 +38,13 @@ func fdLimit() uint64 {
 func fdReserve(cfg *configs.Config, services int) uint64 {
 	redisPool := cfg.Redis.PoolSize
 	if redisPool == 0 {
-		redisPool = 10 * 4 // go-redis: 10 per GOMAXPROCS; a few cores
+		redisPool = 10 * runtime.GOMAXPROCS(0) // go-redis' default
 	}
-	return uint64(services*cfg.Upstream.MaxConnsPerHost + redisPool + adminConcurrency + 64)
+	perHost := cfg.Upstream.MaxConnsPerHost
+	if perHost == 0 {
+		perHost = upstream.DefaultMaxConnsPerHost // 0 means the default (upstream.New)
+	}
+	return uint64(services*perHost + redisPool + adminConcurrency + 64)
 }
 
 // concurrency returns the public listener's connection cap: the

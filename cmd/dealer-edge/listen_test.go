@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ func TestConcurrencyBelowTheFDLimit(t *testing.T) {
 		want   int
 		source string
 	}{
-		{"limit minus reserve", def, 65536, 65536 - 1640, "derived"},
+		{"limit minus reserve", def, 65536, 65536 - (5*256 + 10*runtime.GOMAXPROCS(0) + adminConcurrency + 64), "derived"},
 		{"capped at fasthttp's default", def, 1 << 30, maxConcurrency, "derived"},
 		{"small limit: half of it", def, 1024, 512, "derived"},
 		{"tiny limit: half of it", def, 256, 128, "derived"},
