@@ -52,6 +52,8 @@ const (
 	EnvTracesHeaders           = "OTEL_EXPORTER_OTLP_TRACES_HEADERS"
 	EnvTimeout                 = "OTEL_EXPORTER_OTLP_TIMEOUT"
 	EnvTracesTimeout           = "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"
+	EnvProtocol                = "OTEL_EXPORTER_OTLP_PROTOCOL"
+	EnvTracesProtocol          = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
 	EnvCompression             = "OTEL_EXPORTER_OTLP_COMPRESSION"
 	EnvTracesCompression       = "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION"
 	EnvCertificate             = "OTEL_EXPORTER_OTLP_CERTIFICATE"
@@ -117,6 +119,12 @@ func (c *ExportConfig) readEnv(get func(string) (string, bool)) []error {
 		} else {
 			c.Timeout = time.Duration(ms) * time.Millisecond
 		}
+	}
+	if v, name, ok := pick(EnvProtocol, EnvTracesProtocol); ok && v != "http/protobuf" {
+		// The exporter speaks OTLP over HTTP with protobuf bodies only: a
+		// platform that asks for grpc (and points the endpoint at :4317)
+		// would start and then fail every export.
+		errs = append(errs, fmt.Errorf("tracing: %s: %q: only http/protobuf is supported", name, v))
 	}
 	if v, name, ok := pick(EnvCompression, EnvTracesCompression); ok {
 		switch strings.ToLower(v) {

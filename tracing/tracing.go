@@ -241,7 +241,17 @@ func (c Config) tracesURL() string {
 	if c.TracesEndpoint != "" {
 		return c.TracesEndpoint
 	}
-	return strings.TrimSuffix(c.Endpoint, "/") + "/v1/traces"
+	// "/v1/traces" is appended to the URL's path (the OpenTelemetry
+	// specification), before any query: Validate has parsed it.
+	u, err := url.Parse(c.Endpoint)
+	if err != nil {
+		return strings.TrimSuffix(c.Endpoint, "/") + "/v1/traces"
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/traces"
+	if u.RawPath != "" {
+		u.RawPath = strings.TrimSuffix(u.RawPath, "/") + "/v1/traces"
+	}
+	return u.String()
 }
 
 // Tracing is the edge's tracer: an OpenTelemetry SDK provider exporting
@@ -332,7 +342,11 @@ func New(cfg Config, opts Options) (*Tracing, error) {
 	}
 	exp.drops = &drops{limit: int64(qsize)}
 	bopts := []sdktrace.BatchSpanProcessorOption{sdktrace.WithMaxQueueSize(qsize),
-		sdktrace.WithMaxExportBatchSize(bsize), sdktrace.WithBatchTimeout(delay)}
+		sdktrace.WithMaxExportBatchSize(bsize), sdktrace.WithBatchTimeout(delay),
+		// The exporter's timeout (OTEL_EXPORTER_OTLP_TIMEOUT)
+		// bounds an export with its retries; the processor's own default
+		// (OTEL_BSP_EXPORT_TIMEOUT, 30 s) must not cut it shorter.
+		sdktrace.WithExportTimeout(exp.cfg.Timeout + time.Second)}
 	h := newHead(cfg.Sampler, cfg.SamplerArg)
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithSpanProcessor(&gate{next: sdktrace.NewBatchSpanProcessor(exp, bopts...), d: exp.drops}),
