@@ -42,9 +42,21 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("must be a duration string such as \"30s\": %v", err)
 	}
+	if v > MaxDuration || v < -MaxDuration {
+		// Durations are added to each other and to the clock (a key's
+		// TTL plus its stale window, a TTL plus its grace): near the
+		// int64 limit the sum wraps negative and the edge acts as if
+		// the time had passed (auth.stale "2562047h" served no key stale).
+		return fmt.Errorf("must be at most %s (10 years)", MaxDuration)
+	}
 	*d = Duration(v)
 	return nil
 }
+
+// MaxDuration is the longest duration a config field takes: ten years,
+// far above any sensible setting and far below where sums of two durations
+// and a clock reading overflow.
+const MaxDuration = 10 * 365 * 24 * time.Hour
 
 // MarshalJSON writes the duration string.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
