@@ -401,12 +401,14 @@ func (s *Server) fillVehicle(ctx context.Context, dealerID int64, service, idAut
 		return nil, err
 	}
 	var eq upstream.Equipment
+	catalogKnown := false // the catalog answered for the vehicle's version
 	if v.VersionCode != "" {
 		eq, err = s.backend.Equipment(ctx, v.VersionCode)
 		if err != nil && !errors.Is(err, upstream.ErrNotFound) {
 			<-mediaDone
 			return nil, err
 		}
+		catalogKnown = err == nil
 	}
 	<-mediaDone
 	var mp *upstream.Media
@@ -416,6 +418,18 @@ func (s *Server) fillVehicle(ctx context.Context, dealerID int64, service, idAut
 		mediaErr = nil
 	}
 	d := mapping.VehicleDetail(v, eq, mp)
+	if !catalogKnown {
+		// No catalog entry for the version: its standard equipment is
+		// unknown, and so are the confirmed codes' entries. Absent, not
+		// empty: an empty list says "none" (contract 2.5).
+		d.AccessoriSerie, d.AccessoriSerieJSON = nil, nil
+		if len(v.ConfirmedOptionals) > 0 {
+			d.AccessoriOpzionali = nil
+		}
+		if len(v.ConfirmedPackages) > 0 {
+			d.Pacchetti = nil
+		}
+	}
 	body, err := encode(publicshape.InventoryDetail{Service: service, Vehicle: &d})
 	if err != nil {
 		return nil, err

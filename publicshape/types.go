@@ -123,10 +123,10 @@ type VehicleDetail struct {
 	CoverURL                 string              `json:"cover_url,omitempty"`
 	AIContent                *AIContent          `json:"ai_content,omitempty"`
 	MediaURLs                []string            `json:"media_urls,omitempty"`
-	AccessoriSerie           []Equipment         `json:"accessori_serie"`
-	AccessoriOpzionali       []Equipment         `json:"accessori_opzionali"`
-	Pacchetti                []Package           `json:"pacchetti"`
-	AccessoriSerieJSON       []Equipment         `json:"accessori_serie_json"`
+	AccessoriSerie           []Equipment         `json:"accessori_serie,omitzero"`
+	AccessoriOpzionali       []Equipment         `json:"accessori_opzionali,omitzero"`
+	Pacchetti                []Package           `json:"pacchetti,omitzero"`
+	AccessoriSerieJSON       []Equipment         `json:"accessori_serie_json,omitzero"`
 	Podcast                  *Podcast            `json:"podcast,omitempty"`
 	Video                    *Video              `json:"video,omitempty"`
 	HasPodcast               bool                `json:"has_podcast"`
