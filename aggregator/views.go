@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"golang.org/x/sync/errgroup"
 
@@ -62,6 +63,7 @@ type viewMemoKey struct {
 // see listingPage.appendJSON).
 type viewMemoEntry struct {
 	e     *cache.Entry
+	cost  int // counted against viewMemoBytes (viewMemoCost)
 	ct    string
 	recs  []upstream.ContentRecord
 	items []atomic.Pointer[[]byte]
@@ -79,10 +81,17 @@ func (m *viewMemoEntry) itemJSON(i int) ([]byte, error) {
 	return b, nil
 }
 
-// viewMemoCost is what an entry is counted for against viewMemoBytes: its
-// cache form, the decoded records that point into it, and the item JSON
-// (about the size of the cache form again).
-func viewMemoCost(e *cache.Entry) int { return 3 * e.Len() }
+// viewMemoCost is what an entry of n records is counted for against
+// viewMemoBytes: its cache form (kept alive by the memo), the copy the
+// decoded strings point into, the item JSON (about the size of the cache
+// form again, plus its keys), and per record its decoded struct and item
+// slot, whatever the size of its strings (a view of many short records
+// is mostly structs: counting 3 x the cache form alone let the memo hold
+// 8 times its budget, TestViewMemoBoundHoldsForShortRecords).
+func viewMemoCost(e *cache.Entry, n int) int {
+	const perRecord = int(unsafe.Sizeof(upstream.ContentRecord{})) + int(unsafe.Sizeof(atomic.Pointer[[]byte]{})) + 24 + 128
+	return 3*e.Len() + n*perRecord
+}
 
 // get returns the decoded view of e, decoding and remembering it when it
 // is not known yet.
@@ -98,8 +107,8 @@ func (vm *viewMemo) get(dealer int64, ct string, e *cache.Entry) (*viewMemoEntry
 	if err != nil {
 		return nil, err
 	}
-	me := &viewMemoEntry{e: e, ct: ct, recs: recs, items: make([]atomic.Pointer[[]byte], len(recs))}
-	size := viewMemoCost(e)
+	size := viewMemoCost(e, len(recs))
+	me := &viewMemoEntry{e: e, cost: size, ct: ct, recs: recs, items: make([]atomic.Pointer[[]byte], len(recs))}
 	if size > viewMemoBytes/8 {
 		return me, nil
 	}
@@ -109,14 +118,14 @@ func (vm *viewMemo) get(dealer int64, ct string, e *cache.Entry) (*viewMemoEntry
 		vm.m = map[viewMemoKey]*viewMemoEntry{}
 	}
 	if old, ok := vm.m[k]; ok {
-		vm.bytes -= viewMemoCost(old.e)
+		vm.bytes -= old.cost
 		delete(vm.m, k)
 	}
 	for kk, old := range vm.m { // map order: a random victim
 		if vm.bytes+size <= viewMemoBytes {
 			break
 		}
-		vm.bytes -= viewMemoCost(old.e)
+		vm.bytes -= old.cost
 		delete(vm.m, kk)
 	}
 	vm.m[k] = me

@@ -346,7 +346,7 @@ func TestViewMemo(t *testing.T) {
 	if b, _ := vm.get(101, "faq", e2); &b.recs[0] == &a[0] {
 		t.Error("a new entry (refill, purge) was served the old decoded view")
 	}
-	if len(vm.m) != 1 || vm.bytes != viewMemoCost(e2) {
+	if len(vm.m) != 1 || vm.bytes != viewMemoCost(e2, 2) {
 		t.Errorf("one view held: %d entries, %d bytes", len(vm.m), vm.bytes)
 	}
 	if _, err := vm.get(101, "news", cache.NewEntry([]byte("garbage"), time.Time{}, cache.Policy{})); err == nil {
