@@ -240,7 +240,9 @@ func TestKeySnapshotPageAllocations(t *testing.T) {
 	if n != 21*500 {
 		t.Fatalf("%d entries handed over", n)
 	}
-	if allocs > 4 {
+	// Not under -race: its instrumentation allocates on its own (one run in
+	// CI's race step saw 5).
+	if allocs > 4 && !raceEnabled {
 		t.Errorf("%.0f allocations for a page of 500 entries, want at most 4 (none per entry)", allocs)
 	}
 }
