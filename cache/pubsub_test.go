@@ -12,34 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// startReplicaWatched starts a replica of the Sentinel's master and waits
-// until the Sentinel lists it (its INFO poll of the master, every 10s).
-func startReplicaWatched(t *testing.T, sentinel, master string) (masterAddr string, replica *redistest.Server) {
-	t.Helper()
-	ctx := context.Background()
-	sc := redis.NewSentinelClient(&redis.Options{Addr: sentinel})
-	t.Cleanup(func() { _ = sc.Close() })
-	hp, err := sc.GetMasterAddrByName(ctx, master).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	masterAddr = hp[0] + ":" + hp[1]
-	replica = redistest.Start(t, "--replicaof", hp[0], hp[1])
-	waitWithin(t, 15*time.Second, "the sentinel to know the replica", func() bool {
-		rs, err := sc.Replicas(ctx, master).Result()
-		if err != nil {
-			return false
-		}
-		for _, r := range rs {
-			if r["ip"]+":"+r["port"] == replica.Addr && r["master-link-status"] == "ok" {
-				return true
-			}
-		}
-		return false
-	})
-	return masterAddr, replica
-}
-
 // TestSentinelFailoverResubscribes: after a
 // Sentinel failover that leaves the old master running (SENTINEL FAILOVER,
 // as for maintenance), the purge subscription stays on the old master:
@@ -53,8 +25,7 @@ func startReplicaWatched(t *testing.T, sentinel, master string) (masterAddr stri
 // purged entry from L1, while the README bounds a purge's reach at 2 s
 // plus a round trip.
 func TestSentinelFailoverResubscribes(t *testing.T) {
-	sentinel, master := redistest.StartSentinel(t)
-	oldAddr, replica := startReplicaWatched(t, sentinel, master)
+	sentinel, master, oldAddr, replica := redistest.StartSentinelWithReplica(t)
 	ra, rb := sentinelClient(t, sentinel, master), sentinelClient(t, sentinel, master)
 	a := newCache(t, Options{Redis: ra, LockWait: time.Second})
 	b := newCache(t, Options{Redis: rb, LockWait: time.Second})

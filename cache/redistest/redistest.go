@@ -303,7 +303,52 @@ const SentinelMaster = "mymaster"
 // with that password.
 func StartSentinel(t TB, extraConf ...string) (addr, masterName string) {
 	t.Helper()
-	master := Start(t)
+	return startSentinelFor(t, Start(t), extraConf...), SentinelMaster
+}
+
+// StartSentinelWithReplica is StartSentinel with a replica of the master,
+// started (and its replication link up) before the Sentinel, so that the
+// Sentinel's first INFO of the master lists it: a replica started after the
+// Sentinel is found at its next poll, up to 10 s later. The master syncs
+// its replicas without the default 5 s diskless delay. It returns once the
+// Sentinel reports the replica's link ok.
+func StartSentinelWithReplica(t TB) (addr, masterName, masterAddr string, replica *Server) {
+	t.Helper()
+	master := Start(t, "--repl-diskless-sync-delay", "0")
+	replica = Start(t, "--replicaof", "127.0.0.1", strconv.Itoa(master.Port))
+	rc := redis.NewClient(&redis.Options{Addr: replica.Addr, MaxRetries: -1})
+	defer rc.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		info, _ := rc.Info(context.Background(), "replication").Result()
+		if strings.Contains(info, "master_link_status:up") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica %s never linked to master %s: %s", replica.Addr, master.Addr, info)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	addr = startSentinelFor(t, master)
+	sc := redis.NewSentinelClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer sc.Close()
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		rs, _ := sc.Replicas(context.Background(), SentinelMaster).Result()
+		for _, r := range rs {
+			if r["ip"]+":"+r["port"] == replica.Addr && r["master-link-status"] == "ok" {
+				return addr, SentinelMaster, master.Addr, replica
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sentinel %s does not list replica %s: %v", addr, replica.Addr, rs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// startSentinelFor starts a Sentinel monitoring master and returns its
+// address once it reports the master.
+func startSentinelFor(t TB, master *Server, extraConf ...string) string {
+	t.Helper()
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "sentinel.conf")
 	var pass string
@@ -343,7 +388,7 @@ func StartSentinel(t TB, extraConf ...string) (addr, masterName string) {
 		got, err := sc.GetMasterAddrByName(ctx, SentinelMaster).Result()
 		cancel()
 		if err == nil && len(got) == 2 && got[0]+":"+got[1] == master.Addr {
-			return s.Addr, SentinelMaster
+			return s.Addr
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("sentinel on %s does not report master %s: %v %v", s.Addr, master.Addr, got, err)
