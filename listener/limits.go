@@ -154,9 +154,8 @@ func (l *LimitListener) Close() error {
 // it was accepted (as net/http does), so one that a client opened and left
 // silent held a shutdown that long, past a shorter grace period (and the
 // edge then exited 1 with no request in flight). A connection that has
-// sent anything, or has been answered, is left to the server. Only the
-// connections the listener keeps track of (LimitOptions.BusyConns and
-// BusyIdleTimeout set) are seen; it returns how many it closed.
+// sent anything, or has been answered, is left to the server. It returns
+// how many it closed.
 func (l *LimitListener) CloseSilent() int {
 	l.connsMu.Lock()
 	var silent []*limitConn
@@ -222,10 +221,14 @@ func (l *LimitListener) Accept() (net.Conn, error) {
 			l.o.OnReject("concurrency")
 		}
 	}
-	if l.o.BusyConns > 0 && l.o.BusyIdleTimeout > 0 {
+	// Every open connection is kept, for CloseSilent at shutdown (before
+	// 2026-11-29 only with the busy cap on: with server.idle_timeout_busy
+	// 0s a silent connection held a shutdown 5 s); the sweep below needs
+	// the cap.
+	{
 		l.connsMu.Lock()
 		l.conns[lc] = struct{}{}
-		if l.Busy() && time.Since(l.lastSweep) >= l.o.BusyIdleTimeout/2 {
+		if l.o.BusyConns > 0 && l.o.BusyIdleTimeout > 0 && l.Busy() && time.Since(l.lastSweep) >= l.o.BusyIdleTimeout/2 {
 			// Connections that went idle before the pressure began
 			// still wait out the long idle timeout: cut it short.
 			l.lastSweep = time.Now()
@@ -542,6 +545,9 @@ func (c *limitConn) scanRecords(b []byte) {
 // silent reports whether c has sent the server nothing (CloseSilent).
 func (c *limitConn) silent() bool {
 	if c.tlsUnder.Load() {
+		if !c.everRead.Load() && !c.wrote.Load() {
+			return true // not one byte, not even of a handshake
+		}
 		return c.tlsDone.Load() && !c.tlsAppBytes.Load() && !c.tlsAppIO.Load() && c.sockReading.Load() && !c.midRecord.Load()
 	}
 	return !c.wrote.Load() && !c.readSince.Load() && !c.everRead.Load()
@@ -890,11 +896,9 @@ func (c *limitConn) Close() error {
 	}
 	c.closeOnce.Do(func() {
 		c.l.open.Add(-1)
-		if c.l.o.BusyConns > 0 && c.l.o.BusyIdleTimeout > 0 {
-			c.l.connsMu.Lock()
-			delete(c.l.conns, c)
-			c.l.connsMu.Unlock()
-		}
+		c.l.connsMu.Lock()
+		delete(c.l.conns, c)
+		c.l.connsMu.Unlock()
 		c.l.unregister(c)
 	})
 	if resp := c.refusal(); resp != nil && c.answered.CompareAndSwap(false, true) {

@@ -49,6 +49,15 @@ func Proxy(ln net.Listener, o ProxyOptions) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listener: PROXY protocol sources: %w", err)
 	}
-	pl.ConnPolicy = policy
+	pl.ConnPolicy = func(co proxyproto.ConnPolicyOptions) (proxyproto.Policy, error) {
+		// A link-local peer's address carries its zone ("fe80::1%eth0"),
+		// which the library's policy cannot parse: it dropped the
+		// connection instead of serving it. A zone says nothing about
+		// the ranges.
+		if ta, ok := co.Upstream.(*net.TCPAddr); ok && ta.Zone != "" {
+			co.Upstream = &net.TCPAddr{IP: ta.IP, Port: ta.Port}
+		}
+		return policy(co)
+	}
 	return pl, nil
 }

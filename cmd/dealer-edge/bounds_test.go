@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,10 +21,7 @@ func TestEmptyRuntimeVariables(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "dealer-edge")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := edgeBinary(t)
 	for _, c := range []struct{ env, want string }{
 		{"GOMEMLIMIT=", `"msg":"memory limit"`},
 		{"GOGC=", `"by":"server.gc_min_growth_bytes"`},

@@ -35,11 +35,7 @@ func TestSIGTERMDropsNoRequest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "dealer-edge")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := edgeBinary(t)
 
 	cmd := exec.Command(bin, "--demo", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
 	stdout, err := cmd.StdoutPipe()
