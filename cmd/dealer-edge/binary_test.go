@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 var edgeBin struct {
@@ -41,4 +45,39 @@ func TestMain(m *testing.M) {
 		_ = os.RemoveAll(edgeBin.dir)
 	}
 	os.Exit(code)
+}
+
+// runEdgeBinary starts the built edge (edgeBinary) with --demo on free
+// ports, its standard error written to stderr, and returns the process and
+// its public base URL once it printed it; the rest of its standard output
+// is drained. The process is killed at the end of the test if still
+// running.
+func runEdgeBinary(t *testing.T, stderr io.Writer) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(edgeBinary(t), "--demo", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(sc.Text(), "dealer-edge listening on "); ok {
+				addr <- a
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		return cmd, a
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the edge printed no listen address")
+		return nil, ""
+	}
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,27 +18,11 @@ func TestSIGTERMAfterSIGHUPBurst(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	bin := edgeBinary(t)
 	lost := 0
 	const runs = 3 // the SIGTERM was lost in 5 of 6 runs before the fix
 	for run := range runs {
-		cmd := exec.Command(bin, "--demo", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
 		var stderr syncBuffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() && !strings.HasPrefix(sc.Text(), "dealer-edge listening on ") {
-		}
-		go func() {
-			for sc.Scan() {
-			}
-		}()
+		cmd, _ := runEdgeBinary(t, &stderr)
 		pid := cmd.Process.Pid
 		// A burst as a shell loop of `kill -HUP` sends it (a builtin:
 		// about 50 µs apart).

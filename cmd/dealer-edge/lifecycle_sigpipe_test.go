@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"net/http"
 	"os"
-	"os/exec"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -22,37 +19,12 @@ func TestLogReaderGoneDoesNotKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	bin := edgeBinary(t)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--demo", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, base := runEdgeBinary(t, pw)
 	pw.Close()
-	defer func() { _ = cmd.Process.Kill() }()
-	sc := bufio.NewScanner(stdout)
-	var base string
-	for sc.Scan() {
-		if a, ok := strings.CutPrefix(sc.Text(), "dealer-edge listening on "); ok {
-			base = a
-			break
-		}
-	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
-	if base == "" {
-		t.Fatal("no listen address")
-	}
 	pr.Close() // the log reader goes away
 	get := func() error {
 		req, _ := http.NewRequest("GET", base+"/dealer/REWIND/listing?page_size=1", nil)

@@ -48,23 +48,13 @@ func TestSilentConnectionWithoutBusyCap(t *testing.T) {
 		`"concurrency": 1`,
 	} {
 		t.Run(server, func(t *testing.T) {
-			cfg := filepath.Join(t.TempDir(), "edge.json")
-			writeConfig(t, cfg, `{"watch_interval": "0s", "server": {"shutdown_grace": "2s", "read_timeout": "5s", `+server+`}}`)
-			e := startEdge(t, "--demo", "--config", cfg)
+			e := startSilentEdge(t, `"shutdown_grace": "2s", "read_timeout": "5s", `+server, "")
 			c, err := net.Dial("tcp", e.app.addr)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			time.Sleep(100 * time.Millisecond) // accepted, nothing sent
-			start := time.Now()
-			e.signals <- syscall.SIGTERM
-			code := <-e.exit
-			took := time.Since(start)
-			e.exit <- 0 // for the cleanup
-			if code != 0 || took > time.Second {
-				t.Fatalf("exit %d after %v with one silent connection open, want 0 at once", code, took)
-			}
+			stopsAtOnce(t, e, "one silent connection open")
 		})
 	}
 }

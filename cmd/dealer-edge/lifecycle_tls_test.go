@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"net"
-	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,21 +20,11 @@ func TestSilentTCPOnTLSListener(t *testing.T) {
 	ca := testpki.NewCA(t)
 	cp, kp := ca.Leaf(t, 1, time.Now().Add(time.Hour))
 	certFile, keyFile := testpki.WritePair(t, t.TempDir(), 1, cp, kp)
-	cfg := filepath.Join(t.TempDir(), "edge.json")
-	writeConfig(t, cfg, fmt.Sprintf(`{"watch_interval": "0s", "server": {"shutdown_grace": "2s", "read_timeout": "5s"}, "tls": {"cert_file": %q, "key_file": %q}}`, certFile, keyFile))
-	e := startEdge(t, "--demo", "--config", cfg)
+	e := startSilentEdge(t, `"shutdown_grace": "2s", "read_timeout": "5s"`, fmt.Sprintf(`"tls": {"cert_file": %q, "key_file": %q}`, certFile, keyFile))
 	c, err := net.Dial("tcp", e.app.addr) // TCP only: no ClientHello
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	time.Sleep(100 * time.Millisecond) // accepted, nothing sent
-	start := time.Now()
-	e.signals <- syscall.SIGTERM
-	code := <-e.exit
-	took := time.Since(start)
-	e.exit <- 0 // for the cleanup
-	if code != 0 || took > time.Second {
-		t.Fatalf("exit %d after %v with one silent TCP connection on the TLS listener, want 0 at once", code, took)
-	}
+	stopsAtOnce(t, e, "one silent TCP connection on the TLS listener")
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -35,34 +33,8 @@ func TestSIGTERMDropsNoRequest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	bin := edgeBinary(t)
-
-	cmd := exec.Command(bin, "--demo", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill() }()
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "dealer-edge listening on "); ok {
-				addr <- a
-			}
-		}
-	}()
-	var base string
-	select {
-	case base = <-addr:
-	case <-time.After(15 * time.Second):
-		t.Fatalf("no listen address; stderr:\n%s", stderr.String())
-	}
+	cmd, base := runEdgeBinary(t, &stderr)
 
 	const workers = 8
 	var (
@@ -177,9 +149,7 @@ func TestSIGTERMDropsNoRequest(t *testing.T) {
 // still in flight") with none in flight; with the default it took about
 // read_timeout to stop.
 func TestShutdownWithSilentConnection(t *testing.T) {
-	cfg := filepath.Join(t.TempDir(), "edge.json")
-	writeConfig(t, cfg, `{"watch_interval": "0s", "server": {"shutdown_grace": "2s", "read_timeout": "5s"}}`)
-	e := startEdge(t, "--demo", "--config", cfg)
+	e := startSilentEdge(t, `"shutdown_grace": "2s", "read_timeout": "5s"`, "")
 	if r := e.get("/dealer/NOS/listing?page_size=1", "demo-key-alpha"); r.status != 200 {
 		t.Fatalf("before the shutdown: %d", r.status)
 	}
@@ -188,13 +158,35 @@ func TestShutdownWithSilentConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	time.Sleep(100 * time.Millisecond) // accepted, nothing sent
+	stopsAtOnce(t, e, "one silent connection open")
+}
+
+// startSilentEdge starts a --demo edge whose config's server object holds
+// server (and whose top level holds extra, when not empty), for the tests of
+// silent connections at shutdown.
+func startSilentEdge(t *testing.T, server, extra string) *edge {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "edge.json")
+	if extra != "" {
+		extra = ", " + extra
+	}
+	writeConfig(t, cfg, `{"watch_interval": "0s", "server": {`+server+`}`+extra+`}`)
+	return startEdge(t, "--demo", "--config", cfg)
+}
+
+// stopsAtOnce waits a moment (the connections just opened accepted), sends
+// SIGTERM and fails unless the edge exits 0 within a second: what README
+// "Graceful shutdown" step 2 promises with the connections described by
+// what open.
+func stopsAtOnce(t *testing.T, e *edge, what string) {
+	t.Helper()
+	time.Sleep(100 * time.Millisecond)
 	start := time.Now()
 	e.signals <- syscall.SIGTERM
 	code := <-e.exit
 	took := time.Since(start)
 	e.exit <- 0 // for the cleanup
 	if code != 0 || took > time.Second {
-		t.Fatalf("exit %d after %v with one silent connection open, want 0 at once", code, took)
+		t.Fatalf("exit %d after %v with %s, want 0 at once", code, took, what)
 	}
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"crypto/tls"
 	"fmt"
-	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,21 +21,11 @@ func TestShutdownWithSilentTLSConnection(t *testing.T) {
 	ca := testpki.NewCA(t)
 	cp, kp := ca.Leaf(t, 1, time.Now().Add(time.Hour))
 	certFile, keyFile := testpki.WritePair(t, t.TempDir(), 1, cp, kp)
-	cfg := filepath.Join(t.TempDir(), "edge.json")
-	writeConfig(t, cfg, fmt.Sprintf(`{"watch_interval": "0s", "server": {"shutdown_grace": "2s", "read_timeout": "5s"}, "tls": {"cert_file": %q, "key_file": %q}}`, certFile, keyFile))
-	e := startEdge(t, "--demo", "--config", cfg)
+	e := startSilentEdge(t, `"shutdown_grace": "2s", "read_timeout": "5s"`, fmt.Sprintf(`"tls": {"cert_file": %q, "key_file": %q}`, certFile, keyFile))
 	c, err := tls.Dial("tcp", e.app.addr, &tls.Config{RootCAs: ca.Pool, ServerName: "127.0.0.1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	time.Sleep(100 * time.Millisecond) // handshake done, no request sent
-	start := time.Now()
-	e.signals <- syscall.SIGTERM
-	code := <-e.exit
-	took := time.Since(start)
-	e.exit <- 0 // for the cleanup
-	if code != 0 || took > time.Second {
-		t.Fatalf("exit %d after %v with one handshaken, silent TLS connection open, want 0 at once", code, took)
-	}
+	stopsAtOnce(t, e, "one handshaken, silent TLS connection open")
 }
