@@ -47,7 +47,7 @@ func (s *Server) ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
 	switch {
 	case errors.As(err, &small):
 		code, detail = codeHeaderTooLarge, "request headers are too large"
-	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+	case errors.Is(err, fasthttp.ErrBodyTooLarge), isRequestTooLarge(err), connTooLarge(ctx.Conn()):
 		code, detail = codeRequestTooLarge, "request body is too large; GET requests carry no body"
 	case errors.As(err, &ne) && ne.Timeout():
 		code, detail = codeRequestTimeout, "the request was not received in time"
@@ -108,4 +108,21 @@ func normalizeCost(uri []byte) int {
 		}
 	}
 	return n * k
+}
+
+// isRequestTooLarge reports a connection layer's refusal of a request
+// that sent too many bytes before its answer (the listener's
+// ErrRequestTooLarge: a chunk-size line without end), by its
+// RequestTooLarge method.
+func isRequestTooLarge(err error) bool {
+	var tl interface{ RequestTooLarge() bool }
+	return errors.As(err, &tl) && tl.RequestTooLarge()
+}
+
+// connTooLarge asks the connection (the listener's) whether its last read
+// was refused as too many bytes without an answer: fasthttp wraps the read
+// error of a chunked body in ErrBrokenChunk, which does not unwrap.
+func connTooLarge(c net.Conn) bool {
+	tl, ok := c.(interface{ RequestTooLarge() bool })
+	return ok && tl.RequestTooLarge()
 }

@@ -31,6 +31,17 @@ var ErrTooManyConns = errors.New("listener: too many connections from this clien
 // OverloadResponse.
 var ErrOverloaded = errors.New("listener: too many open connections")
 
+// ErrRequestTooLarge is a Read's error on a connection that sent more than
+// LimitOptions.MaxUnansweredBytes since the server last wrote to it. Its
+// RequestTooLarge method (true) lets a server's error handler, which need
+// not import this package, answer it as a request too large.
+var ErrRequestTooLarge error = requestTooLarge{}
+
+type requestTooLarge struct{}
+
+func (requestTooLarge) Error() string         { return "listener: too many bytes sent without an answer" }
+func (requestTooLarge) RequestTooLarge() bool { return true }
+
 // IsRefusal reports whether err is a listener layer's refusal of a
 // connection (over the per-client cap, or a PROXY header missing or
 // malformed) surfacing as its first Read's error: the client was answered,
@@ -67,6 +78,15 @@ type LimitOptions struct {
 	// this long from now, so idle connections are closed sooner (those
 	// already idle when the pressure begins too, parked ones included).
 	BusyIdleTimeout time.Duration
+	// MaxUnansweredBytes caps the bytes a connection may send the server
+	// between two of the server's writes (a request's header block and
+	// body, or pipelined requests whose answers are not written yet): a
+	// read past it fails with ErrRequestTooLarge, and the server answers
+	// and closes the connection. 0 means no cap. It bounds what no server
+	// limit does: fasthttp reads a chunked body's chunk-size line,
+	// extensions and whitespace included, without a bound, so one
+	// request's "3;aaaa..." ran for the whole read timeout at line rate.
+	MaxUnansweredBytes int64
 	// OnReject, when set, is called with "per_ip" for every connection
 	// refused by MaxConnsPerIP, and with "concurrency" for every one
 	// answered OverloadResponse.
@@ -374,6 +394,9 @@ type limitConn struct {
 	net.Conn
 	l       *LimitListener
 	checked bool // only the serving goroutine reads
+	// overRead: the bytes read since the last write passed
+	// MaxUnansweredBytes; the next Read fails (owner goroutine only).
+	overRead bool
 	// registered, key and closed are guarded by l.mu (see register).
 	registered bool
 	key        netip.Addr
@@ -392,9 +415,12 @@ type limitConn struct {
 	// writes its close_notify alert through Write. idleUntil is set by the
 	// owner and read by the parker's sweep, and the accept loop's sweep
 	// lowers it to the busy cap when pressure begins (lowerIdleUntil).
-	wrote     atomic.Bool // an answer was written: the connection is keep-alive
-	readSince atomic.Bool // bytes were read since the last write
-	everRead  atomic.Bool // a byte was read, ever (CloseSilent)
+	// unanswered counts the bytes read since the last write
+	// (MaxUnansweredBytes).
+	unanswered atomic.Int64
+	wrote      atomic.Bool // an answer was written: the connection is keep-alive
+	readSince  atomic.Bool // bytes were read since the last write
+	everRead   atomic.Bool // a byte was read, ever (CloseSilent)
 	// Under TLS (set by the TLS layer, see tlsConn) the bytes above are the
 	// handshake's too; CloseSilent goes by these instead: the handshake is
 	// done, no byte was read since, the TLS layer handed the server no
@@ -471,6 +497,12 @@ func (c *limitConn) Read(b []byte) (int, error) {
 	}
 	if c.overCap {
 		return 0, ErrOverloaded
+	}
+	if c.overRead {
+		if c.unanswered.Load() > c.l.o.MaxUnansweredBytes {
+			return 0, ErrRequestTooLarge
+		}
+		c.overRead = false // written since
 	}
 	if len(c.stash) > 0 {
 		n := copy(b, c.stash)
@@ -686,12 +718,27 @@ func (c *limitConn) Write(b []byte) (int, error) {
 	if n > 0 {
 		c.wrote.Store(true)
 		c.readSince.Store(false)
+		if c.l.o.MaxUnansweredBytes > 0 {
+			c.unanswered.Store(0)
+		}
 	}
 	return n, err
 }
 
-// noteTail records the end of the bytes handed to the server (tail).
+// RequestTooLarge reports that c's last Read failed with
+// ErrRequestTooLarge and nothing was written since: a server's error
+// handler asks its connection (fasthttp wraps the read error of a chunked
+// body in an error that does not unwrap). Called by the serving goroutine.
+func (c *limitConn) RequestTooLarge() bool {
+	return c.overRead && c.unanswered.Load() > c.l.o.MaxUnansweredBytes
+}
+
+// noteTail records the end of the bytes handed to the server (tail), and
+// counts them toward MaxUnansweredBytes.
 func (c *limitConn) noteTail(b []byte) {
+	if max := c.l.o.MaxUnansweredBytes; max > 0 && c.unanswered.Add(int64(len(b))) > max {
+		c.overRead = true
+	}
 	if c.tail == 0 && !c.everRead.Load() {
 		c.everRead.Store(true)
 	}

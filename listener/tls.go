@@ -203,6 +203,9 @@ func (c *tlsConn) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
+// RequestTooLarge is the limits layer's (limitConn.RequestTooLarge).
+func (c *tlsConn) RequestTooLarge() bool { return c.lc != nil && c.lc.RequestTooLarge() }
+
 func (c *tlsConn) Close() error {
 	if c.refused.Load() {
 		return c.Conn.NetConn().Close() // no handshake, so nothing to close in TLS

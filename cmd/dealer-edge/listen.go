@@ -98,6 +98,12 @@ func (a *app) listenPublic(cfg *configs.Config, conc int) error {
 			ParkAfter:       cfg.Server.ParkIdleAfter.D(),
 			ParkAbove:       cfg.Server.ParkAbove,
 			OnReject:        func(reason string) { a.metrics.ConnRejected(reason) },
+			// Far above any request the server takes (a header block of
+			// max_header_bytes and a body of 1 KiB) or a run of pipelined
+			// ones read before their answers go out, far below the
+			// megabytes a second one connection can send for the read
+			// timeout's length.
+			MaxUnansweredBytes: max(4<<20, 64*int64(cfg.Server.MaxHeaderBytes)),
 		},
 	}
 	a.metrics.DeclareConnRejections()
