@@ -430,6 +430,14 @@ func (s *Server) fillVehicle(ctx context.Context, dealerID int64, service, idAut
 			d.Pacchetti = nil
 		}
 	}
+	// confirmed codes of which the catalog's entry resolves
+	// none are unknown too, not "none selected".
+	if len(v.ConfirmedOptionals) > 0 && len(d.AccessoriOpzionali) == 0 {
+		d.AccessoriOpzionali = nil
+	}
+	if len(v.ConfirmedPackages) > 0 && len(d.Pacchetti) == 0 {
+		d.Pacchetti = nil
+	}
 	body, err := encode(publicshape.InventoryDetail{Service: service, Vehicle: &d})
 	if err != nil {
 		return nil, err

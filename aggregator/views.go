@@ -271,7 +271,11 @@ func (s *Server) listingSelection(ctx context.Context, st *liveSettings, dealerI
 		return err
 	}))
 	g.Go(guard(func() (err error) {
-		matched, err = s.backend.Content(ctx, dealerID, ct, upstream.ContentFilter{Q: p.q, Category: p.category, Topic: p.topic, Brand: p.brand, Summary: true})
+		// Only q goes to the service: category, topic and brand (up to
+		// 1,024 characters each) are matched on the view below, as
+		// without q (a long filter made the call's URL too
+		// large for the service and opened the type's breaker).
+		matched, err = s.backend.Content(ctx, dealerID, ct, upstream.ContentFilter{Q: p.q, Summary: true})
 		return err
 	}))
 	if err := g.Wait(); err != nil {
@@ -286,8 +290,9 @@ func (s *Server) listingSelection(ctx context.Context, st *liveSettings, dealerI
 		hit[recKey{matched[i].DealerID, matched[i].Slug}] = true
 	}
 	out := viewSelection{view: view, memo: memo, sel: []int32{}}
+	filtered := p.category != "" || p.topic != "" || p.brand != ""
 	for i := range view {
-		if hit[recKey{view[i].DealerID, view[i].Slug}] {
+		if hit[recKey{view[i].DealerID, view[i].Slug}] && (!filtered || mapping.Match(&view[i], p.category, p.topic, p.brand)) {
 			out.sel = append(out.sel, int32(i))
 		}
 	}

@@ -88,6 +88,9 @@ type ExportConfig struct {
 	// caVar and certVar name the variables CAFile and the client pair
 	// were read from (a TRACES_ one or the generic one), for errors.
 	caVar, certVar string
+	// badProtocol is the error of an OTLP protocol other than
+	// http/protobuf, an error only when tracing is on (WithEnv).
+	badProtocol error
 }
 
 // readEnv reads the exporter variables into c; malformed values are
@@ -123,8 +126,9 @@ func (c *ExportConfig) readEnv(get func(string) (string, bool)) []error {
 	if v, name, ok := pick(EnvProtocol, EnvTracesProtocol); ok && v != "http/protobuf" {
 		// The exporter speaks OTLP over HTTP with protobuf bodies only: a
 		// platform that asks for grpc (and points the endpoint at :4317)
-		// would start and then fail every export.
-		errs = append(errs, fmt.Errorf("tracing: %s: %q: only http/protobuf is supported", name, v))
+		// would start and then fail every export. refused by
+		// WithEnv only when tracing is on.
+		c.badProtocol = fmt.Errorf("tracing: %s: %q: only http/protobuf is supported", name, v)
 	}
 	if v, name, ok := pick(EnvCompression, EnvTracesCompression); ok {
 		switch strings.ToLower(v) {

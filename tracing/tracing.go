@@ -157,6 +157,9 @@ func (c Config) WithEnv(lookup func(string) (string, bool)) (Config, error) {
 		}
 	}
 	errs = append(errs, c.Export.readEnv(get)...)
+	if c.Export.badProtocol != nil && c.Enabled() {
+		errs = append(errs, c.Export.badProtocol)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return c, err
 	}

@@ -842,7 +842,8 @@ func readBody(resp *fasthttp.Response) (*bufpool.Buf, error) {
 		buf.B = append(buf.B, resp.Body()...)
 		return buf, nil
 	}
-	if cl := resp.Header.ContentLength(); cl > maxResponseBytes {
+	cl := resp.Header.ContentLength()
+	if cl > maxResponseBytes {
 		_ = buf.Close()
 		return nil, errBodyTooLarge
 	} else if cl >= 0 && cap(buf.B) < cl+1 {
@@ -863,6 +864,11 @@ func readBody(resp *fasthttp.Response) (*bufpool.Buf, error) {
 			nc := max(2*cap(b), 64<<10)
 			if nc >= maxResponseBytes {
 				nc = maxResponseBytes + 1
+			}
+			if cl >= 0 && cl+1 > cap(b) {
+				// the first maxReserveBytes arrived as
+				// declared: the rest at once, no more than declared.
+				nc = cl + 1
 			}
 			nb := make([]byte, len(b), nc)
 			copy(nb, b)

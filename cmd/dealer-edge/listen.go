@@ -40,6 +40,9 @@ func fdReserve(cfg *configs.Config, services int) uint64 {
 	if redisPool == 0 {
 		redisPool = 10 * runtime.GOMAXPROCS(0) // go-redis' default
 	}
+	if n := len(cfg.Redis.Addrs); n > 1 && cfg.Redis.MasterName == "" {
+		redisPool *= n // Cluster mode keeps a pool per node
+	}
 	perHost := cfg.Upstream.MaxConnsPerHost
 	if perHost == 0 {
 		perHost = upstream.DefaultMaxConnsPerHost // 0 means the default (upstream.New)
