@@ -82,7 +82,7 @@ func newBreaker(svc string, b BreakerSettings, onChange func(svc, from, to strin
 			return err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrCursorExpired) || errors.Is(err, ErrUnchanged)
 		},
 		IsExcluded: func(err error) bool {
-			return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+			return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, errCallTooLarge)
 		},
 	}
 	if onChange != nil {

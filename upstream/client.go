@@ -762,6 +762,13 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any,
 		// "Cursor expired" on the key index's change feed only
 		// (doc.go); elsewhere a 410 is any other status.
 		return fmt.Errorf("upstream %s: %w", s.name, ErrCursorExpired)
+	case sc == fasthttp.StatusRequestURITooLong || sc == fasthttp.StatusRequestHeaderFieldsTooLarge:
+		// The service refused this call's size, something a client's
+		// parameters can cause: unavailable for that call, but not the
+		// service's failure, so not one of its breaker's (a client
+		// repeating such a request kept a breaker shared by every dealer
+		// open).
+		return fmt.Errorf("upstream %s: %w: %w (status %d)", s.name, ErrUnavailable, errCallTooLarge, sc)
 	default:
 		return unavailable(s.name, "status "+strconv.Itoa(sc))
 	}
@@ -1002,6 +1009,10 @@ var decodeOptions = json.JoinOptions(
 func notFound(svc string) error {
 	return fmt.Errorf("upstream %s: %w", svc, ErrNotFound)
 }
+
+// errCallTooLarge is a service's 414 or 431: the call was too large for
+// it, which the breaker excludes.
+var errCallTooLarge = errors.New("call too large for the service")
 
 func unavailable(svc string, cause any) error {
 	return fmt.Errorf("upstream %s: %w: %v", svc, ErrUnavailable, cause)
