@@ -441,14 +441,23 @@ func (c *Cache) probeBulk(ctx context.Context, dealer int64, key []byte, pol Pol
 	// node visible to lookups before its admission may take it out again.
 	kept := false
 	if fits(c.l1, key, e) && c.l1.wouldAdmit(keyHash(dealer, xxhash.Sum64(key)), cost) {
+		if len(l.B) > 0 {
+			// The hot tier keeps the bodies in storage of their own
+			// lengths, and the pooled buffers go back (Entry.rehome).
+			e.rehome()
+		}
+		_ = l.Close()
+		l = nil
 		c.l1.put(dealer, string(key), gen, ep, &cur.gen, e)
 		kept = true
 	}
-	if !kept && (st == stateFresh || st == stateStale) && len(l.B) > 0 {
+	switch {
+	case kept:
+	case (st == stateFresh || st == stateStale) && len(l.B) > 0:
 		e.lent.Store(l)
-	} else if len(l.B) == 0 {
+	case len(l.B) == 0:
 		_ = l.Close() // nothing was copied into it
-	} // else the entry keeps the storage (in L1, or as the flight's fallback)
+	} // else the entry keeps the storage (as the flight's fallback)
 	switch st {
 	case stateFresh:
 		c.bulk.hits.Add(1)
