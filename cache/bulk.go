@@ -433,10 +433,13 @@ func (c *Cache) probeBulk(ctx context.Context, dealer int64, key []byte, pol Pol
 		c.bulk.del(dealer, gen, ep, key)
 		return outcome{}, false
 	}
-	if len(l.B) > 0 {
-		e.held += int64(cap(l.B) - len(l.B)) // the value's pooled buffer, kept whole
-	}
+	// The cost the hot tier will charge: a kept hit is rehomed to storage
+	// of its bodies' lengths, so the pooled buffer's slack is not part of
+	// it; an entry not kept holds the buffer whole (held, below).
 	cost := nodeSize(key, e) + e.codingsSize()
+	if len(l.B) > 0 {
+		cost -= e.held // an identity client's body inflated into pooled storage: rehomed too
+	}
 	// Only an entry never offered to the hot tier is lent: put makes a
 	// node visible to lookups before its admission may take it out again.
 	kept := false
@@ -450,6 +453,9 @@ func (c *Cache) probeBulk(ctx context.Context, dealer int64, key []byte, pol Pol
 		l = nil
 		c.l1.put(dealer, string(key), gen, ep, &cur.gen, e)
 		kept = true
+	}
+	if !kept && len(l.B) > 0 {
+		e.held += int64(cap(l.B) - len(l.B)) // the value's pooled buffer, kept whole
 	}
 	switch {
 	case kept:

@@ -718,11 +718,22 @@ func (c *limitConn) Write(b []byte) (int, error) {
 	if n > 0 {
 		c.wrote.Store(true)
 		c.readSince.Store(false)
-		if c.l.o.MaxUnansweredBytes > 0 {
+		if c.l.o.MaxUnansweredBytes > 0 && !c.tlsUnder.Load() {
+			// Under TLS the TLS layer's own records (a KeyUpdate a
+			// client asked for, session tickets) are no answer: the
+			// count starts again at the server's writes (tlsConn.Write).
 			c.unanswered.Store(0)
 		}
 	}
 	return n, err
+}
+
+// resetUnanswered starts the MaxUnansweredBytes count again: the server wrote
+// application data (tlsConn.Write) or the TLS handshake completed.
+func (c *limitConn) resetUnanswered() {
+	if c.l.o.MaxUnansweredBytes > 0 {
+		c.unanswered.Store(0)
+	}
 }
 
 // RequestTooLarge reports that c's last Read failed with

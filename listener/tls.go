@@ -178,6 +178,7 @@ func (c *tlsConn) Read(b []byte) (int, error) {
 			return 0, err
 		}
 		c.lc.tlsDone.Store(true)
+		c.lc.resetUnanswered() // the handshake's bytes are not a request's
 	}
 	n, err := c.Conn.Read(b)
 	if n > 0 {
@@ -200,7 +201,11 @@ func (c *tlsConn) Write(b []byte) (int, error) {
 	if c.lc != nil {
 		c.lc.tlsAppIO.Store(true)
 	}
-	return c.Conn.Write(b)
+	n, err := c.Conn.Write(b)
+	if n > 0 && c.lc != nil {
+		c.lc.resetUnanswered()
+	}
+	return n, err
 }
 
 // RequestTooLarge is the limits layer's (limitConn.RequestTooLarge).
