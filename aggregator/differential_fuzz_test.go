@@ -62,19 +62,9 @@ func FuzzPipelineFraming(f *testing.F) {
 		if err != nil || r2.Header.Get("X-Request-ID") != "marker-2" || r2.URL.Path != "/no/such/route" || br.Buffered() != 0 {
 			return
 		}
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-		if _, err := conn.Write([]byte(all)); err != nil {
+		raw, ok := exchangeAll(t, addr, all, true)
+		if !ok {
 			return
-		}
-		_ = conn.(*net.TCPConn).CloseWrite()
-		raw, err := io.ReadAll(conn)
-		if err != nil && !isReset(err) {
-			t.Fatalf("reading the answers: %v", err)
 		}
 		rd := bufio.NewReader(bytes.NewReader(raw))
 		var ids []string
@@ -136,19 +126,9 @@ func FuzzHeaderView(f *testing.F) {
 		if err != nil || r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
 			return
 		}
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-		if _, err := conn.Write([]byte(req)); err != nil {
+		raw, ok := exchangeAll(t, addr, req, true)
+		if !ok {
 			return
-		}
-		_ = conn.(*net.TCPConn).CloseWrite()
-		raw, err := io.ReadAll(conn)
-		if err != nil && !isReset(err) {
-			t.Fatalf("reading the answer: %v", err)
 		}
 		resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(raw)), &http.Request{Method: "GET"})
 		if err != nil {
@@ -204,16 +184,10 @@ func FuzzHeadMatchesGet(f *testing.F) {
 			req += "Accept-Encoding: " + ae + "\r\n"
 		}
 		req += "Connection: close\r\n\r\n"
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-		if _, err := conn.Write([]byte(req)); err != nil {
+		raw, ok := exchangeAll(t, addr, req, false)
+		if !ok {
 			return nil, nil
 		}
-		raw, _ := io.ReadAll(conn)
 		resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(raw)), &http.Request{Method: method})
 		if err != nil {
 			return nil, raw
@@ -240,4 +214,29 @@ func FuzzHeadMatchesGet(f *testing.F) {
 			}
 		}
 	})
+}
+
+// exchangeAll writes req on a new connection to addr (closing its write
+// side after it when closeWrite) and reads everything the edge sends until
+// it closes; ok is false when the write failed. A read error other than a
+// reset fails the test when closeWrite (the edge must answer in full).
+func exchangeAll(t *testing.T, addr, req string, closeWrite bool) (raw []byte, ok bool) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := conn.Write([]byte(req)); err != nil {
+		return nil, false
+	}
+	if closeWrite {
+		_ = conn.(*net.TCPConn).CloseWrite()
+	}
+	raw, err = io.ReadAll(conn)
+	if closeWrite && err != nil && !isReset(err) {
+		t.Fatalf("reading the answers: %v", err)
+	}
+	return raw, true
 }
