@@ -34,24 +34,8 @@ func TestChunkExtensionBounded(t *testing.T) {
 	if _, err := io.WriteString(c, head); err != nil {
 		t.Fatal(err)
 	}
-	const limit = 64 << 20 // stop after 64 MiB of extension
-	var sent atomic.Int64
 	answered := make(chan struct{})
-	go func() {
-		blk := bytes.Repeat([]byte("a"), 64<<10)
-		for sent.Load() < limit {
-			select {
-			case <-answered:
-				return
-			default:
-			}
-			n, err := c.Write(blk)
-			sent.Add(int64(n))
-			if err != nil {
-				return
-			}
-		}
-	}()
+	sent := floodExtension(c, answered)
 	start := time.Now()
 	resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: "GET"})
 	close(answered)
@@ -70,4 +54,27 @@ func TestChunkExtensionBounded(t *testing.T) {
 		t.Errorf("the edge read %d MiB of one chunk-size line and answered after %v: a chunk extension is not bounded (want 413 within 2 s, after at most 16 MiB sent)",
 			sent.Load()>>20, took.Round(time.Millisecond))
 	}
+}
+
+// floodExtension writes chunk-extension bytes ("aaa...") to c from a
+// goroutine, 64 KiB at a time, until stop is closed, a write fails or 64
+// MiB went out; it returns the count written so far.
+func floodExtension(c net.Conn, stop <-chan struct{}) *atomic.Int64 {
+	sent := new(atomic.Int64)
+	go func() {
+		blk := bytes.Repeat([]byte("a"), 64<<10)
+		for sent.Load() < 64<<20 {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			n, err := c.Write(blk)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return sent
 }

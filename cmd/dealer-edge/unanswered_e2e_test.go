@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/tls"
-	"sync/atomic"
 
 	"fmt"
 	"github.com/dealer-edge/dealer-edge/internal/testpki"
@@ -97,22 +96,7 @@ func TestChunkExtensionTLSAndProxy(t *testing.T) {
 				t.Fatal(err)
 			}
 			stop := make(chan struct{})
-			var sent atomic.Int64
-			go func() {
-				blk := bytes.Repeat([]byte("a"), 64<<10)
-				for sent.Load() < 64<<20 {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					n, err := c.Write(blk)
-					sent.Add(int64(n))
-					if err != nil {
-						return
-					}
-				}
-			}()
+			sent := floodExtension(c, stop)
 			br := bufio.NewReader(c)
 			resp, err := http.ReadResponse(br, &http.Request{Method: "GET"})
 			close(stop)
