@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os/exec"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,7 +79,10 @@ func TestUnansweredCapUnderTLSKeyUpdate(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+			// The client's output buffers are read only once it has
+			// ended (exec's goroutines write them until Wait returns).
+			stopClient := sync.OnceFunc(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+			defer stopClient()
 			time.Sleep(300 * time.Millisecond) // handshake
 			blk := bytes.Repeat([]byte("a"), 16<<10)
 			var sent int64
@@ -110,6 +114,7 @@ func TestUnansweredCapUnderTLSKeyUpdate(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Fatalf("server still reading after the client sent %d bytes with no answer (cap %d)", sent, limit)
 			}
+			stopClient()
 			t.Logf("server read %d bytes, err %v; client stderr KEYUPDATE lines: %d", r.n, r.err, bytes.Count(errb.Bytes(), []byte("KEYUPDATE")))
 			if !errors.Is(r.err, ErrRequestTooLarge) || r.n > 2*limit {
 				t.Fatalf("server read %d bytes without answering one, err %v: MaxUnansweredBytes %d not enforced", r.n, r.err, limit)
