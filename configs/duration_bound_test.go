@@ -14,9 +14,9 @@ import (
 func TestDurationsBounded(t *testing.T) {
 	dir := t.TempDir()
 	for body, want := range map[string]string{
-		`{"auth": {"stale": "2562047h47m16s"}}`: "auth.stale",
+		`{"auth": {"stale": "2562047h47m16s"}}`:  "auth.stale",
 		`{"server": {"read_timeout": "87601h"}}`: "server.read_timeout",
-		`{"auth": {"stale": "87600h"}}`:         "",
+		`{"auth": {"stale": "87600h"}}`:          "",
 	} {
 		p := filepath.Join(dir, "c.json")
 		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
