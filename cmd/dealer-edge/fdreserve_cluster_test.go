@@ -20,8 +20,8 @@ func TestConcurrencyReserveClusterPools(t *testing.T) {
 	cluster := configs.Default()
 	cluster.Redis.Addrs = []string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379"}
 	cluster.Redis.PoolSize = 2000
-	one := fdReserve(single, 5)
-	three := fdReserve(cluster, 5)
+	one := fdReserve(single, 5, redisServers{})
+	three := fdReserve(cluster, 5, redisServers{})
 	if three < one+2*2000 {
 		t.Fatalf("fdReserve: single node %d, 3-node cluster %d: the cluster's two more pools of 2000 are not kept", one, three)
 	}

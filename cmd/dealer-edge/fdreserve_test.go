@@ -16,8 +16,8 @@ func TestConcurrencyReserveZeroMaxConns(t *testing.T) {
 	def := configs.Default() // max_conns_per_host 256
 	zero := configs.Default()
 	zero.Upstream.MaxConnsPerHost = 0 // "means that field's default"
-	want, _ := concurrency(def, 65536, 5)
-	got, note := concurrency(zero, 65536, 5)
+	want, _ := concurrency(def, 65536, 5, redisServers{})
+	got, note := concurrency(zero, 65536, 5, redisServers{})
 	if got != want {
 		t.Fatalf("upstream.max_conns_per_host 0 (the default pools, 5x256 connections) derives concurrency %d, the explicit default %d: "+
 			"the reserve counts no upstream connection (%s)", got, want, note)
@@ -33,8 +33,8 @@ func TestConcurrencyReserveDefaultRedisPool(t *testing.T) {
 	zero := configs.Default() // pool_size 0: go-redis opens up to 10 x 32 = 320
 	explicit := configs.Default()
 	explicit.Redis.PoolSize = 10 * runtime.GOMAXPROCS(0)
-	want, _ := concurrency(explicit, 65536, 5)
-	got, note := concurrency(zero, 65536, 5)
+	want, _ := concurrency(explicit, 65536, 5, redisServers{})
+	got, note := concurrency(zero, 65536, 5, redisServers{})
 	if got != want {
 		t.Fatalf("redis.pool_size 0 at GOMAXPROCS 32 derives concurrency %d, an explicit pool of %d derives %d (%s)", got, explicit.Redis.PoolSize, want, note)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/valyala/fasthttp"
 
 	"github.com/dealer-edge/dealer-edge/configs"
@@ -33,21 +35,72 @@ func fdLimit() uint64 {
 
 // fdReserve is how many file descriptors the edge keeps for everything
 // but public connections: the upstream pools (one per service), the
-// Redis pool, the admin listener's connections and some for files, the
-// listeners themselves and the embedded services.
-func fdReserve(cfg *configs.Config, services int) uint64 {
-	redisPool := cfg.Redis.PoolSize
-	if redisPool == 0 {
-		redisPool = 10 * runtime.GOMAXPROCS(0) // go-redis' default
-	}
-	if n := len(cfg.Redis.Addrs); n > 1 && cfg.Redis.MasterName == "" {
-		redisPool *= n // Cluster mode keeps a pool per node
-	}
+// Redis connections (redisReserve), the admin listener's connections and
+// some for files, the listeners themselves and the embedded services.
+func fdReserve(cfg *configs.Config, services int, rs redisServers) uint64 {
 	perHost := cfg.Upstream.MaxConnsPerHost
 	if perHost == 0 {
 		perHost = upstream.DefaultMaxConnsPerHost // 0 means the default (upstream.New)
 	}
-	return uint64(services*perHost + redisPool + adminConcurrency + 64)
+	return uint64(services*perHost) + redisReserve(cfg, rs) + adminConcurrency + 64
+}
+
+// redisServers is what the Redis client was found talking to at start
+// (findRedisServers): the masters of a Cluster, each with pools of its
+// own, and its replicas. Zero: not a Cluster, or not reachable then.
+type redisServers struct{ masters, replicas int }
+
+// redisReserve is the most connections the Redis client opens: go-redis
+// keeps, per server it sends commands to (the one node, the Sentinel's
+// master, each master of a Cluster), a pool of redis.pool_size and a
+// pipeline pool of redis.DefaultPipelinePoolSize (10: the cache's batcher,
+// generation reads and purges are pipelines), both filled under load
+// (TestFDReserveCoversRedisConnections). A Cluster's masters are those
+// found at start, or the addresses listed when more (a seed list of 3 of
+// a 6-master Cluster: 6 pools, TestFDReserveCoversDiscoveredMasters);
+// its replicas get a connection each (the slot map is read from any
+// node). One more for the purge subscription, two for a Sentinel's.
+func redisReserve(cfg *configs.Config, rs redisServers) uint64 {
+	pool := cfg.Redis.PoolSize
+	if pool == 0 {
+		pool = 10 * runtime.GOMAXPROCS(0) // go-redis' default
+	}
+	perServer := uint64(pool + redis.DefaultPipelinePoolSize)
+	switch n := len(cfg.Redis.Addrs); {
+	case cfg.Redis.MasterName != "":
+		return perServer + 1 + 2
+	case n > 1: // Cluster mode
+		return uint64(max(n, rs.masters))*perServer + uint64(rs.replicas) + 1
+	}
+	return perServer + 1
+}
+
+// findRedisServers counts the masters and replicas of a Cluster rdb is a
+// client of, within budget (reading the slot map opens no pool of its
+// own): the pools go-redis opens are per node found, not per seed listed.
+// Zero for a client of one server, or when the Cluster cannot be read.
+func findRedisServers(rdb redis.UniversalClient, budget time.Duration) redisServers {
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		return redisServers{}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	slots, err := cc.ClusterSlots(ctx).Result()
+	if err != nil {
+		return redisServers{}
+	}
+	masters, replicas := map[string]bool{}, map[string]bool{}
+	for _, s := range slots {
+		for i, n := range s.Nodes {
+			if i == 0 {
+				masters[n.Addr] = true
+			} else {
+				replicas[n.Addr] = true
+			}
+		}
+	}
+	return redisServers{masters: len(masters), replicas: len(replicas)}
 }
 
 // concurrency returns the public listener's connection cap: the
@@ -55,7 +108,7 @@ func fdReserve(cfg *configs.Config, services int) uint64 {
 // edge needs besides (at least half the limit), so that a flood of
 // connections is answered 503 by the server before the process runs out
 // of descriptors. The note says how it was found.
-func concurrency(cfg *configs.Config, limit uint64, services int) (n int, note string) {
+func concurrency(cfg *configs.Config, limit uint64, services int, rs redisServers) (n int, note string) {
 	if cfg.Server.Concurrency > 0 {
 		n = cfg.Server.Concurrency
 		if limit > 0 && uint64(n) > limit {
@@ -66,7 +119,7 @@ func concurrency(cfg *configs.Config, limit uint64, services int) (n int, note s
 	if limit == 0 {
 		return maxConcurrency, "no file-descriptor limit"
 	}
-	reserve := fdReserve(cfg, services)
+	reserve := fdReserve(cfg, services, rs)
 	free := limit / 2
 	if limit > reserve && limit-reserve > free {
 		free = limit - reserve

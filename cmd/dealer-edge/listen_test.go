@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dealer-edge/dealer-edge/configs"
+	"github.com/redis/go-redis/v9"
 )
 
 func TestConcurrencyBelowTheFDLimit(t *testing.T) {
@@ -21,7 +22,7 @@ func TestConcurrencyBelowTheFDLimit(t *testing.T) {
 		want   int
 		source string
 	}{
-		{"limit minus reserve", def, 65536, 65536 - (5*256 + 10*runtime.GOMAXPROCS(0) + adminConcurrency + 64), "derived"},
+		{"limit minus reserve", def, 65536, 65536 - (5*256 + 10*runtime.GOMAXPROCS(0) + redis.DefaultPipelinePoolSize + 1 + adminConcurrency + 64), "derived"},
 		{"capped at fasthttp's default", def, 1 << 30, maxConcurrency, "derived"},
 		{"small limit: half of it", def, 1024, 512, "derived"},
 		{"tiny limit: half of it", def, 256, 128, "derived"},
@@ -30,7 +31,7 @@ func TestConcurrencyBelowTheFDLimit(t *testing.T) {
 		{"configured above the limit", withConc(5000), 256, 5000, "configured above"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, note := concurrency(tc.cfg, tc.limit, 5)
+			got, note := concurrency(tc.cfg, tc.limit, 5, redisServers{})
 			if got != tc.want || !strings.HasPrefix(note, tc.source) {
 				t.Fatalf("concurrency = %d (%s), want %d (%s...)", got, note, tc.want, tc.source)
 			}

@@ -692,7 +692,12 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 	// stays below the file-descriptor limit (logged) so that a flood
 	// meets that answer rather than a process out of descriptors.
 	fds := fdLimit()
-	conc, concNote := concurrency(cfg, fds, len(upstream.Services))
+	var rs redisServers
+	if fds > 0 && cfg.Server.Concurrency == 0 {
+		// A Cluster's pools are per master found, not per seed listed.
+		rs = findRedisServers(a.rdb, max(to, 200*time.Millisecond))
+	}
+	conc, concNote := concurrency(cfg, fds, len(upstream.Services), rs)
 	logger.Info("connection limits", "fd_limit", fds, "concurrency", conc, "concurrency_source", concNote,
 		"max_conns_per_ip", cfg.Server.MaxConnsPerIP, "proxy_protocol", cfg.Server.ProxyProtocol, "tls", cfg.TLS.CertFile != "")
 	a.srv = &fasthttp.Server{
