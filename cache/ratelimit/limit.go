@@ -18,9 +18,10 @@ type Limit struct {
 	Burst int
 }
 
-// Bounds of a valid Limit. Inside Redis times are integer microseconds, so
-// a rate above MaxRate behaves as MaxRate; MaxRefill bounds Burst/Rate so
-// the arithmetic cannot overflow.
+// Bounds of a valid Limit. The emission interval is a whole number of
+// nanoseconds, rounded up (1,000 at MaxRate; 3,334 for 300,000/s, enforced
+// as 299,940/s); MaxRefill bounds Burst/Rate so the arithmetic cannot
+// overflow, in process and in the Redis script's Lua numbers.
 const (
 	MaxRate   = 1e6
 	MaxBurst  = 1 << 30

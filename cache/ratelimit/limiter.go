@@ -399,7 +399,7 @@ func fromLease(e *entry, lim Limit, cost, now int64) (Decision, bool) {
 		return Decision{}, false
 	}
 	if ls.granted == 0 {
-		t := lim.interval(1e6) * 1000
+		t := lim.interval(1e9)
 		if until := ls.deniedUntil + (cost-1)*t; now < until {
 			// The tokens there are now (fewer than cost): the first came
 			// at deniedUntil, one more every interval since.
@@ -427,7 +427,7 @@ func fromLease(e *entry, lim Limit, cost, now int64) (Decision, bool) {
 				// per interval: the remaining count follows it, so r and t
 				// of the RateLimit field agree (t = 0 only with r at the
 				// burst).
-				refilled := (now - ls.start) / (lim.interval(1e6) * 1000)
+				refilled := (now - ls.start) / lim.interval(1e9)
 				return Decision{
 					Allowed:   true,
 					Limit:     lim,
@@ -473,7 +473,7 @@ func (l *Limiter) refill(ctx context.Context, e *entry, lim Limit, cost, now int
 		// to now, as before, held back cheaper requests the bucket could
 		// pay and told a retry of the same cost to wait up to cost-1
 		// intervals more than the Retry-After it had been given.
-		ls.deniedUntil = now + res.retryUS*1000 - (cost-1)*lim.interval(1e6)*1000
+		ls.deniedUntil = now + res.retryUS*1000 - (cost-1)*lim.interval(1e9)
 		e.lease.Store(ls)
 		return Decision{
 			Limit:      lim,

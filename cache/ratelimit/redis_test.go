@@ -30,6 +30,14 @@ func TestRedisExactAdmissions(t *testing.T) {
 		{"1/s burst 3", Limit{Rate: 1, Burst: 3}, 10 * time.Millisecond, 5 * time.Second},
 		{"default 50/s burst 100 (k=6)", Limit{Rate: 50, Burst: 100}, time.Millisecond, 2 * time.Second},
 		{"1000/s burst 100 (k=20)", Limit{Rate: 1000, Burst: 100}, 250 * time.Microsecond, time.Second},
+		// Rates whose emission interval is not a whole number of
+		// microseconds: Redis kept the TAT in whole microseconds and
+		// rounded the interval up, so 300,000/s was enforced as 250,000/s
+		// and 700,000/s as 500,000/s (the in-process fallback enforced the
+		// configured rate).
+		{"100k/s burst 1000 (k=250)", Limit{Rate: 1e5, Burst: 1000}, time.Microsecond, 10 * time.Millisecond},
+		{"300k/s burst 1000 (k=250)", Limit{Rate: 3e5, Burst: 1000}, time.Microsecond, 10 * time.Millisecond},
+		{"700k/s burst 1000 (k=250)", Limit{Rate: 7e5, Burst: 1000}, time.Microsecond, 10 * time.Millisecond},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -478,8 +486,10 @@ func TestRedisRetryAfter(t *testing.T) {
 			if rej.Allowed || rej.RetryAfter <= 0 {
 				t.Fatalf("no rejection after the drain: %+v", rej)
 			}
-			interval := time.Duration(tt.lim.interval(1e6)) * time.Microsecond
-			if want := interval - tt.gap%interval; rej.RetryAfter != want {
+			// The script keeps the TAT to the nanosecond and answers times
+			// rounded up to whole microseconds.
+			interval := time.Duration(tt.lim.interval(1e9))
+			if want := (interval - tt.gap%interval).Round(time.Microsecond); rej.RetryAfter < interval-tt.gap%interval || rej.RetryAfter != want && rej.RetryAfter != want+time.Microsecond {
 				t.Fatalf("RetryAfter %v, want %v (one emission interval %v less the %v gap)", rej.RetryAfter, want, interval, tt.gap)
 			}
 			ra := rej.RetryAfter
@@ -500,7 +510,9 @@ func TestRedisRetryAfter(t *testing.T) {
 			if d := a.Allow(ctx, 4, key, tt.lim); !d.Allowed || d.Source != SourceRedis {
 				t.Fatalf("at RetryAfter: %+v, want admitted by Redis", d)
 			}
-			if d := fresh().Allow(ctx, 4, key, tt.lim); d.Allowed || d.Source != SourceRedis || d.RetryAfter != interval {
+			// The next token is one interval after the one just taken, which
+			// came at most 1µs (the rounding of RetryAfter) before now.
+			if d := fresh().Allow(ctx, 4, key, tt.lim); d.Allowed || d.Source != SourceRedis || d.RetryAfter <= interval-time.Microsecond || d.RetryAfter > interval+time.Microsecond-1 {
 				t.Fatalf("second request at RetryAfter: %+v, want rejected by Redis for one interval %v", d, interval)
 			}
 			if st := a.Stats(); st.RedisErrors != 0 || st.FallbackActive {
@@ -568,4 +580,31 @@ func (cl *callLog) account(lim Limit) (granted, lost int64) {
 		lostNS += int64(c.recv.Sub(prev))
 	}
 	return granted, int64(lim.Rate * time.Duration(lostNS).Seconds())
+}
+
+// TestTATWrittenBeforeNanoseconds: a bucket written by the script before
+// it kept nanoseconds (the TAT as whole microseconds, no fraction), as an
+// instance of the previous release writes it during a rolling upgrade, is
+// read as that TAT; the script answers it and writes "<µs>.<ns>".
+func TestTATWrittenBeforeNanoseconds(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	ctx := context.Background()
+	clk := newFakeClock()
+	l := newLimiter(t, Options{Redis: c, Now: clk.Now, MaxLease: 1})
+	lim := Limit{Rate: 10, Burst: 10}
+	key := "edge:v1:{d3}:rl:old"
+	// 3 tokens spent: the TAT is 300ms ahead of now.
+	nowUS := clk.Now().UnixNano() / 1000
+	if err := c.Set(ctx, key, strconv.FormatInt(nowUS+300_000, 10), time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	d := l.Allow(ctx, 3, "old", lim)
+	if !d.Allowed || d.Remaining != 6 || d.Reset != 400*time.Millisecond {
+		t.Fatalf("on a TAT of whole microseconds: %+v, want admitted with 6 left, full in 400ms", d)
+	}
+	v, err := c.Get(ctx, key).Result()
+	if want := strconv.FormatInt(nowUS+400_000, 10) + ".000"; err != nil || v != want {
+		t.Fatalf("stored %q %v, want %q", v, err, want)
+	}
 }

@@ -12,13 +12,21 @@ import (
 // takeScript is GCRA taking up to n tokens at once, atomically.
 //
 // The bucket is one string key holding the theoretical arrival time (TAT)
-// in integer microseconds. A token may be taken at now when, after taking
-// it, TAT - now <= burst*T (T = emission interval). The key expires when
-// the bucket would be full again, so an idle key costs no memory and a
-// missing key means a full bucket.
+// as "<microseconds>.<nanoseconds>": whole microseconds since the epoch
+// and the nanoseconds past them, three digits (a value without the
+// fraction, as written before 2026-11-29, is read as whole microseconds).
+// The script computes with the TAT relative to now, in nanoseconds, which
+// a Lua number (a double) holds exactly: an absolute time in nanoseconds
+// (about 1.8e18) does not, and whole microseconds could not carry an
+// emission interval that is not a whole number of them (300,000/s, an
+// interval of 3.33 µs, was enforced as 250,000/s: TestRedisExactAdmissions).
+// A token may be taken at now when, after taking it, TAT - now <= burst*T
+// (T = emission interval). The key expires when the bucket would be full
+// again, so an idle key costs no memory and a missing key means a full
+// bucket.
 //
 //	KEYS[1] bucket key
-//	ARGV[1] T, emission interval in microseconds (integer >= 1)
+//	ARGV[1] T, emission interval in nanoseconds (integer >= 1)
 //	ARGV[2] burst (integer >= 1)
 //	ARGV[3] n, tokens wanted (integer >= 1)
 //	ARGV[4] now in microseconds, or 0 to use the server's clock (TIME). The
@@ -40,7 +48,8 @@ import (
 // Reply: {granted, remaining, reset_us, retry_us}: granted 0 or in
 // [least, n]; remaining tokens in the bucket after the grant; reset_us the
 // time until the bucket is full; retry_us, when granted is 0, the time
-// until least tokens can be taken.
+// until least tokens can be taken. Both times are rounded up to whole
+// microseconds, so a retry after retry_us finds its tokens.
 //
 // Numbers are written with string.format('%d') because Redis converts Lua
 // numbers to arguments in a form that can lose digits at 16 digits.
@@ -54,36 +63,48 @@ if not callerClock then
   local tm = redis.call('TIME')
   now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
 end
-local debt = tonumber(ARGV[5]) or 0
+local debt = (tonumber(ARGV[5]) or 0) * 1000
 local least = tonumber(ARGV[6]) or 1
 if least < 1 then
   least = 1
 end
-local tat = tonumber(redis.call('GET', KEYS[1]))
-if tat == nil or tat < now then
-  tat = now
+-- d: the TAT less now, in nanoseconds, at least 0
+local d = 0
+local v = redis.call('GET', KEYS[1])
+if v then
+  local us, ns = string.match(v, '^(%d+)%.?(%d*)$')
+  if us then
+    d = (tonumber(us) - now) * 1000
+    if ns ~= '' then
+      d = d + tonumber(ns)
+    end
+  end
+end
+if d < 0 then
+  d = 0
 end
 local raised = false
-if now + debt > tat then
-  tat = now + debt
+if debt > d then
+  d = debt
   raised = true
 end
 local function store()
-  local px = math.floor((tat - now) / 1000) + 1
+  local us = math.floor(d / 1000)
+  local px = math.floor(d / 1000000) + 1
   if callerClock and px < 1000 then
     px = 1000
   end
-  redis.call('SET', KEYS[1], string.format('%d', tat), 'PX', string.format('%d', px))
+  redis.call('SET', KEYS[1], string.format('%d.%03d', now + us, d - us * 1000), 'PX', string.format('%d', px))
 end
-local limit = now + burst * t
-if tat > limit then
+local limit = burst * t
+if d > limit then
   -- the key's limit changed (a plan change or reload) to one whose
   -- bucket refills sooner: the key is empty under it, not in debt for
   -- the old plan's longer window
-  tat = limit
+  d = limit
   raised = true
 end
-local avail = math.floor((limit - tat) / t)
+local avail = math.floor((limit - d) / t)
 if avail < 0 then
   avail = 0
 end
@@ -92,14 +113,14 @@ if got > avail then
   got = avail
 end
 if got >= least then
-  tat = tat + got * t
+  d = d + got * t
   store()
-  return {got, avail - got, tat - now, 0}
+  return {got, avail - got, math.ceil(d / 1000), 0}
 end
 if raised then
   store() -- the debt is paid even when this call is refused
 end
-return {0, avail, tat - now, tat + least * t - limit}
+return {0, avail, math.ceil(d / 1000), math.ceil((d + least * t - limit) / 1000)}
 `
 
 var gcra = redis.NewScript(takeScript)
@@ -117,7 +138,7 @@ type takeResult struct {
 // ARGV[6].
 func take(ctx context.Context, c redis.Scripter, key string, lim Limit, n, least, nowUS, debtUS int64) (takeResult, error) {
 	v, err := gcra.Run(ctx, c, []string{key},
-		lim.interval(1e6), lim.Burst, n, nowUS, max(debtUS, 0), least).Result()
+		lim.interval(1e9), lim.Burst, n, nowUS, max(debtUS, 0), least).Result()
 	if err != nil {
 		return takeResult{}, err
 	}
