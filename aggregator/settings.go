@@ -214,9 +214,15 @@ func validPolicy(field string, p cache.Policy) error {
 	return nil
 }
 
+// validLimit refuses a limit the limiter cannot enforce (ratelimit.Limit's
+// Validate): one it refuses at every request, as SourceInvalid, so that
+// every request of the plan would be a 429 with Retry-After 1 for as long
+// as the settings stood (rate above 1e6/s, burst above 2^30, a refill of
+// over 7 days; until 2026-11-29 only rate > 0 and burst >= 1 were checked
+// here, and only the configs package's stricter check kept them out).
 func validLimit(field string, l ratelimit.Limit) error {
-	if l.Rate <= 0 || l.Burst < 1 {
-		return fmt.Errorf("%s: rate must be positive and burst at least 1", field)
+	if err := l.Validate(); err != nil {
+		return fmt.Errorf("%s: %s", field, strings.TrimPrefix(err.Error(), "ratelimit: "))
 	}
 	return nil
 }
