@@ -93,7 +93,9 @@
 // small (an instance that sees a key rarely leases one token).
 //
 // Outside the bound: a Redis restart or failover without persistence
-// forgets buckets (keys start full again), and while Redis is unavailable
+// forgets buckets (keys start full again), as does a Redis at its
+// maxmemory that evicts them (volatile-ttl evicts them first: they
+// expire within their refill window), and while Redis is unavailable
 // the FailMode decides (below). When MaxKeys forces out a key that still
 // holds a lease, requests in flight may spend it alongside a new one.
 //

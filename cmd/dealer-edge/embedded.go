@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -96,15 +97,22 @@ func (e *embeddedRedis) run() {
 }
 
 // sweep measures the store and, over the cap, evicts the keys closest to
-// expiry first (Redis's volatile-ttl; keys without a TTL last) down to 90%
-// of it. Writes are never refused: the cache and the rate limiter see no
-// error from a full store, only entries that left early.
+// expiry first (Redis's volatile-ttl; keys without a TTL after them, the
+// rate limiters' buckets last) down to 90% of it. Writes are never
+// refused: the cache and the rate limiter see no error from a full store,
+// only entries that left early. A bucket expires when it is full again,
+// within seconds, before any cache entry: evicted by expiry it went first,
+// and every sweep over the cap (one each embeddedTick while a flood of
+// fills holds the store there) gave every drained key its burst again
+// (TestEmbeddedRedisKeepsRateLimitBuckets). Buckets are small and leave by
+// themselves; evicting one is the last resort.
 func (e *embeddedRedis) sweep() {
 	db := e.mr.DB(e.db)
 	type entry struct {
-		key  string
-		size int64
-		ttl  time.Duration
+		key    string
+		size   int64
+		ttl    time.Duration
+		bucket bool
 	}
 	keys := db.Keys()
 	entries := make([]entry, 0, len(keys))
@@ -116,11 +124,16 @@ func (e *embeddedRedis) sweep() {
 			size += int64(len(v))
 		}
 		total += size
-		entries = append(entries, entry{k, size, db.TTL(k)})
+		entries = append(entries, entry{k, size, db.TTL(k), isRateLimitBucket(k)})
 	}
 	if total > e.max {
 		slices.SortFunc(entries, func(a, b entry) int {
 			switch {
+			case a.bucket != b.bucket:
+				if a.bucket {
+					return 1
+				}
+				return -1
 			case a.ttl == 0 && b.ttl != 0:
 				return 1
 			case b.ttl == 0 && a.ttl != 0:
@@ -147,4 +160,14 @@ func (e *embeddedRedis) sweep() {
 	}
 	e.keys.Store(int64(len(keys)))
 	e.bytes.Store(total)
+}
+
+// isRateLimitBucket reports whether key is a rate limiter's bucket,
+// "<prefix>:{<tag>}:rl:<id>" (cache/ratelimit): the hash tag's closing
+// brace, the first in the key, is followed by ":rl:". A cache key has its
+// kind and generation there ("}:g1:", "}:l1:"), so no request's text in a
+// cache key's tail can make it one.
+func isRateLimitBucket(key string) bool {
+	i := strings.IndexByte(key, '}')
+	return i >= 0 && strings.HasPrefix(key[i+1:], ":rl:")
 }

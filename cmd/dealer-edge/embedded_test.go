@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
 )
 
 func embeddedClient(t *testing.T, maxBytes int64) (*embeddedRedis, *redis.Client) {
@@ -141,5 +143,76 @@ func TestEmbeddedRedisEvictsOverTheCap(t *testing.T) {
 	}
 	if n := c.DBSize(ctx).Val(); n != e.Stats().Keys {
 		t.Fatalf("DBSIZE %d, measured %d keys", n, e.Stats().Keys)
+	}
+}
+
+// TestEmbeddedRedisKeepsRateLimitBuckets: over its cap the embedded Redis
+// evicted the keys closest to expiry first, and a rate-limit bucket
+// expires when it is full again (seconds), long before any cache entry
+// (minutes): every sweep over the cap (one each 250 ms while a flood of
+// fills holds the store there) erased every drained bucket, and each key
+// was granted its burst again. The buckets go last: a key drained before
+// the sweep is still refused after it.
+func TestEmbeddedRedisKeepsRateLimitBuckets(t *testing.T) {
+	const limit = 1 << 20
+	e, err := newEmbeddedRedis(limit, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	c := redis.NewClient(&redis.Options{Addr: e.Addr()})
+	defer c.Close()
+	ctx := context.Background()
+	lim := ratelimit.Limit{Rate: 1, Burst: 5}
+	newLim := func() *ratelimit.Limiter {
+		l, err := ratelimit.New(ratelimit.Options{Redis: c, RedisTimeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = l.Close() })
+		return l
+	}
+	l := newLim()
+	for i := range lim.Burst {
+		if d := l.Allow(ctx, 7, "drained", lim); !d.Allowed {
+			t.Fatalf("request %d of the burst refused: %+v", i, d)
+		}
+	}
+	// Cache fills (minutes of TTL) take the store over its cap.
+	val := strings.Repeat("x", 4000)
+	p := c.Pipeline()
+	for i := range 600 {
+		p.Set(ctx, fmt.Sprintf("edge:v1:{d7}:g1:search:%d", i), val, 3*time.Minute)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.sweep()
+	if b := e.Stats().Bytes; b > limit {
+		t.Fatalf("%d bytes after the sweep, over the cap %d", b, limit)
+	}
+	// Another limiter on the same Redis holds no local state of the key:
+	// its answer is the bucket's.
+	if d := newLim().Allow(ctx, 7, "drained", lim); d.Allowed {
+		t.Fatalf("a drained key admitted again after a sweep over the cap (%+v): its bucket was evicted", d)
+	}
+}
+
+// TestIsRateLimitBucket: the key forms of both limiters and of the probe
+// are buckets; a cache entry or lock whose request text holds "}:rl:" is
+// not.
+func TestIsRateLimitBucket(t *testing.T) {
+	for key, want := range map[string]bool{
+		"edge:v1:{d42}:rl:0123abcd":          true,
+		"edge:v1:addr:{d513}:rl:0123abcd":    true,
+		"edge:v1:{probe}:rl:probe":           true,
+		"edge:v1:{d42}:g3e2:search:q=}:rl:x": false,
+		"edge:v1:{d42}:l3:listing:}:rl:":     false,
+		"edge:v1:purge:epoch":                false,
+		"edge:v1:{d42}:gen":                  false,
+	} {
+		if got := isRateLimitBucket(key); got != want {
+			t.Errorf("isRateLimitBucket(%q) = %v, want %v", key, got, want)
+		}
 	}
 }
