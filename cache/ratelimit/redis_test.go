@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -606,5 +608,98 @@ func TestTATWrittenBeforeNanoseconds(t *testing.T) {
 	v, err := c.Get(ctx, key).Result()
 	if want := strconv.FormatInt(nowUS+400_000, 10) + ".000"; err != nil || v != want {
 		t.Fatalf("stored %q %v, want %q", v, err, want)
+	}
+}
+
+// previousTakeScript is takeScript as released before 2026-11-29 (the TAT
+// in whole microseconds): the script an instance of the previous release
+// runs on the same buckets during a rolling upgrade.
+const previousTakeScript = `
+local t = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local want = tonumber(ARGV[3])
+local now = tonumber(ARGV[4])
+local callerClock = now ~= nil and now > 0
+if not callerClock then
+  local tm = redis.call('TIME')
+  now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
+end
+local debt = tonumber(ARGV[5]) or 0
+local least = tonumber(ARGV[6]) or 1
+if least < 1 then
+  least = 1
+end
+local tat = tonumber(redis.call('GET', KEYS[1]))
+if tat == nil or tat < now then
+  tat = now
+end
+local raised = false
+if now + debt > tat then
+  tat = now + debt
+  raised = true
+end
+local function store()
+  local px = math.floor((tat - now) / 1000) + 1
+  if callerClock and px < 1000 then
+    px = 1000
+  end
+  redis.call('SET', KEYS[1], string.format('%d', tat), 'PX', string.format('%d', px))
+end
+local limit = now + burst * t
+if tat > limit then
+  -- the key's limit changed (a plan change or reload) to one whose
+  -- bucket refills sooner: the key is empty under it, not in debt for
+  -- the old plan's longer window
+  tat = limit
+  raised = true
+end
+local avail = math.floor((limit - tat) / t)
+if avail < 0 then
+  avail = 0
+end
+local got = want
+if got > avail then
+  got = avail
+end
+if got >= least then
+  tat = tat + got * t
+  store()
+  return {got, avail - got, tat - now, 0}
+end
+if raised then
+  store() -- the debt is paid even when this call is refused
+end
+return {0, avail, tat - now, tat + least * t - limit}
+`
+
+// TestPreviousScriptReadsNanoseconds: the previous release's script reads
+// a bucket this one wrote ("<µs>.<ns>") as that TAT, give or take the
+// nanoseconds, during a rolling upgrade.
+func TestPreviousScriptReadsNanoseconds(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	ctx := context.Background()
+	clk := newFakeClock()
+	l := newLimiter(t, Options{Redis: c, Now: clk.Now, MaxLease: 1})
+	lim := Limit{Rate: 3, Burst: 10} // an interval of 333,333,334 ns
+	for range 3 {
+		if !l.Allow(ctx, 3, "mixed", lim).Allowed {
+			t.Fatal("refused within the burst")
+		}
+	}
+	key := "edge:v1:{d3}:rl:mixed"
+	if v := c.Get(ctx, key).Val(); !strings.HasSuffix(v, ".002") {
+		t.Fatalf("stored %q, want the TAT 1,000,000,002 ns ahead", v)
+	}
+	nowUS := clk.Now().UnixNano() / 1000
+	v, err := redis.NewScript(previousTakeScript).Run(ctx, c, []string{key},
+		lim.interval(1e6), lim.Burst, 1, nowUS, 0, 1).Int64Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The old interval is 333,334 µs: one more token taken, 6 left, full
+	// in 1,000,000 + 333,334 µs (the nanoseconds dropped).
+	if want := []int64{1, 6, 1_333_334, 0}; !slices.Equal(v, want) {
+		t.Fatalf("previous script's reply %v, want %v", v, want)
 	}
 }
