@@ -156,6 +156,14 @@ func (a *Admin) serve(ctx *fasthttp.RequestCtx) {
 		problem(ctx, fasthttp.StatusMethodNotAllowed, "method not allowed", "use "+r.method)
 		return
 	}
+	// Authentication before the body's rules: a caller without the token
+	// learns nothing of what an endpoint takes (415 and 400 are for
+	// callers that have it).
+	if !r.open && !a.authorized(ctx) {
+		ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="dealer-edge-admin"`)
+		problem(ctx, fasthttp.StatusUnauthorized, "unauthorized", "send the admin token as Authorization: Bearer <token>")
+		return
+	}
 	if r.method == fasthttp.MethodPost {
 		// State-changing endpoints take no body or a JSON one: a form or
 		// text/plain body is what a cross-site page can send without a
@@ -170,11 +178,6 @@ func (a *Admin) serve(ctx *fasthttp.RequestCtx) {
 				return
 			}
 		}
-	}
-	if !r.open && !a.authorized(ctx) {
-		ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="dealer-edge-admin"`)
-		problem(ctx, fasthttp.StatusUnauthorized, "unauthorized", "send the admin token as Authorization: Bearer <token>")
-		return
 	}
 	r.h(ctx)
 }
@@ -239,14 +242,14 @@ func loopbackHost(host string, local net.Addr) bool {
 	return true
 }
 
-// authorized checks the bearer token in constant time (over hashes, so
-// not even its length leaks).
 // pprofIndex lists the profiles (net/http/pprof's index page).
 var pprofIndex = fasthttpadaptor.NewFastHTTPHandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	r.URL.Path = "/debug/pprof/"
 	pprof.Index(w, r)
 })
 
+// authorized checks the bearer token in constant time (over hashes, so
+// not even its length leaks).
 func (a *Admin) authorized(ctx *fasthttp.RequestCtx) bool {
 	if a.o.Token == "" {
 		return true

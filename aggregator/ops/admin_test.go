@@ -324,6 +324,12 @@ func TestAdminRefusesForeignPages(t *testing.T) {
 		{"bad JSON body", open, "POST", "/admin/reload", []string{"Content-Type", "application/json"}, "{", 400},
 		{"token set: any Host with the token", withToken, "GET", "/metrics", []string{"Host", "edge.internal:9091", "Authorization", "Bearer s3cret-admin-token"}, "", 200},
 		{"token set: cross-origin still refused", withToken, "POST", "/admin/reload", []string{"Host", "edge.internal:9091", "Origin", "https://evil.example", "Authorization", "Bearer s3cret-admin-token"}, "", 403},
+		// Authentication comes before the body's rules: a caller without
+		// the token learns nothing of what a state-changing endpoint takes.
+		{"token set: no token, text/plain body", withToken, "POST", "/admin/purge?dealer_id=1", []string{"Host", "edge.internal:9091", "Content-Type", "text/plain"}, "dealer_id=1", 401},
+		{"token set: no token, bad JSON body", withToken, "POST", "/admin/reload", []string{"Host", "edge.internal:9091", "Content-Type", "application/json"}, "{", 401},
+		{"token set: wrong token, form body", withToken, "POST", "/admin/reload", []string{"Host", "edge.internal:9091", "Authorization", "Bearer wrong", "Content-Type", "application/x-www-form-urlencoded"}, "a=b", 401},
+		{"token set: the token, text/plain body", withToken, "POST", "/admin/reload", []string{"Host", "edge.internal:9091", "Authorization", "Bearer s3cret-admin-token", "Content-Type", "text/plain"}, "x", 415},
 		{"token set: own origin", withToken, "POST", "/admin/reload", []string{"Host", "edge.internal:9091", "Origin", "http://edge.internal:9091", "Authorization", "Bearer s3cret-admin-token"}, "", 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
