@@ -77,8 +77,8 @@ func TestContentPageCases(t *testing.T) {
 		name, body string
 		ok         bool
 	}{
-		{"empty", `{}`, true},
-		{"null", `null`, true},
+		{"no items member", `{}`, false}, // malformed, not an empty list (errNoItems)
+		{"null", `null`, false},
 		{"null items", `{"items":null}`, true},
 		{"empty items", `{"items":[]}`, true},
 		{"a record", `{"items":[{"id":1,"type":"faq","dealer_id":101,"slug":"a","title":"T\u00e8","updated_at":"2026-01-02T03:04:05Z","hidden_for_dealer":false,"override_of":0,"duration_seconds":30}]}`, true},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/bits"
 )
 
@@ -42,13 +43,24 @@ func scanObject[T any](s *invScanner, dst *T, shape objectShape, field func(s *i
 	}
 }
 
+// errNoItems refuses a content list without its items member ({}, null,
+// an object of another shape): a malformed answer, never an empty list
+// (that is "items":[] or "items":null).
+var errNoItems = errors.New("no items member")
+
 func (s *invScanner) contentList(l *contentList) error {
-	return scanObject(s, l, shapeTop, func(s *invScanner, l *contentList, id uint8) error {
+	seen := false
+	err := scanObject(s, l, shapeTop, func(s *invScanner, l *contentList, id uint8) error {
 		if id == topItems {
+			seen = true
 			return s.contentItems(&l.Items)
 		}
 		return s.skip()
 	})
+	if err == nil && !seen {
+		err = fmt.Errorf("%w: %w", errInventory, errNoItems)
+	}
+	return err
 }
 
 // maxPooledRecords bounds the record buffer a pooled scanner keeps.
@@ -224,6 +236,9 @@ func (p *contentPageSink) decodeBody(body []byte) error {
 		}
 		return s.skip()
 	})
+	if err == nil && !mapped {
+		err = fmt.Errorf("%w: %w", errInventory, errNoItems)
+	}
 	if err == nil {
 		s.ws()
 		if s.i != len(s.b) {

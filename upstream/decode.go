@@ -573,15 +573,21 @@ func (r *fieldReader) quotation(q *Quotation) error {
 }
 
 func (r *fieldReader) contentList(l *contentList) error {
-	return r.object(func(name string) (err error) {
+	seen := false
+	err := r.object(func(name string) (err error) {
 		switch name {
 		case "items":
+			seen = true
 			err = list(r, &l.Items, r.content)
 		default:
 			err = r.skip()
 		}
 		return err
 	})
+	if err == nil && !seen {
+		err = errNoItems
+	}
+	return err
 }
 
 func (r *fieldReader) content(c *ContentRecord) error {

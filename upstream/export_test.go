@@ -1,6 +1,9 @@
 package upstream
 
-import "github.com/go-json-experiment/json"
+import (
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
 
 // DecodeBody is decodeBody, for the benchmarks of package upstream_test.
 var DecodeBody = decodeBody
@@ -17,8 +20,26 @@ var DecodeFields = decodeFields
 // inventory scanner is compared with.
 var DecodeFieldReader = readFields
 
-// DecodeReflect is the reflection decoder alone (decodeOptions).
-func DecodeReflect(body []byte, out any) error { return json.Unmarshal(body, out, decodeOptions) }
+// DecodeReflect is the reflection decoder alone (decodeOptions), with
+// the field decoders' one rule beyond it: a content list must have its
+// items member (errNoItems; null is an empty list).
+func DecodeReflect(body []byte, out any) error {
+	if err := json.Unmarshal(body, out, decodeOptions); err != nil {
+		return err
+	}
+	if _, ok := out.(*contentList); ok {
+		var has struct {
+			Items jsontext.Value `json:"items"`
+		}
+		if err := json.Unmarshal(body, &has, decodeOptions); err != nil {
+			return err
+		}
+		if has.Items == nil {
+			return errNoItems
+		}
+	}
+	return nil
+}
 
 // UnquoteFast runs the scanner's one-pass unquoting on the JSON string q
 // (quotes included): the value and true, or false where the scanner
