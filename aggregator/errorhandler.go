@@ -14,11 +14,13 @@ const (
 	codeBadRequest      = "bad_request"
 	codeRequestTooLarge = "request_too_large"
 	codeHeaderTooLarge  = "request_header_too_large"
+	codeURITooLong      = "uri_too_long"
 	codeRequestTimeout  = "request_timeout"
 )
 
 // ErrorHandler answers requests fasthttp could not parse (set it as
-// fasthttp.Server.ErrorHandler): oversized headers (431), oversized
+// fasthttp.Server.ErrorHandler): an oversized request line (414) or
+// headers (431), oversized
 // bodies (413), read timeouts (408) and malformed requests (400), each as
 // a problem+json body, never a 5xx, logged and counted like any answer.
 func (s *Server) ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
@@ -45,6 +47,10 @@ func (s *Server) ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
 	var ne net.Error
 	code, detail := codeBadRequest, "the request is not valid HTTP"
 	switch {
+	case errors.As(err, &small) && requestLineOpen(ctx.Conn()):
+		// The read buffer filled before the request line ended: the
+		// target is what is too long (RFC 9112 section 3: 414).
+		code, detail = codeURITooLong, "the request target is too long"
 	case errors.As(err, &small):
 		code, detail = codeHeaderTooLarge, "request headers are too large"
 	case errors.Is(err, fasthttp.ErrBodyTooLarge), isRequestTooLarge(err), connTooLarge(ctx.Conn()):
@@ -117,6 +123,16 @@ func normalizeCost(uri []byte) int {
 func isRequestTooLarge(err error) bool {
 	var tl interface{ RequestTooLarge() bool }
 	return errors.As(err, &tl) && tl.RequestTooLarge()
+}
+
+// requestLineOpen asks the connection (the listener's) whether the request
+// line being read had not ended when the server's read buffer filled: no
+// LF since the last request head (its RequestLineOpen method). A
+// connection that cannot tell is taken as one whose headers are too large
+// (431).
+func requestLineOpen(c net.Conn) bool {
+	lo, ok := c.(interface{ RequestLineOpen() bool })
+	return ok && lo.RequestLineOpen()
 }
 
 // connTooLarge asks the connection (the listener's) whether its last read

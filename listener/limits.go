@@ -444,6 +444,7 @@ type limitConn struct {
 	// high byte; fewer after a shorter history), for atBoundary. Only the
 	// goroutine that reads touches it.
 	tail      uint32
+	line      requestLine  // of the plain bytes (under TLS, tlsConn's)
 	idleUntil atomic.Int64 // the idle deadline in force (after the busy cap), Unix ns; 0: none
 	// The deadlines in force on the socket (see SetWriteDeadline and
 	// armRead), and the read deadline the server asked for last (capped,
@@ -744,9 +745,18 @@ func (c *limitConn) RequestTooLarge() bool {
 	return c.overRead && c.unanswered.Load() > c.l.o.MaxUnansweredBytes
 }
 
+// RequestLineOpen reports that no LF was handed to the server since the
+// last request head ended: a server whose read buffer filled before the
+// head's end was reading a request line longer than its buffer (414, not
+// 431). Called by the serving goroutine.
+func (c *limitConn) RequestLineOpen() bool { return !c.line.ended }
+
 // noteTail records the end of the bytes handed to the server (tail), and
 // counts them toward MaxUnansweredBytes.
 func (c *limitConn) noteTail(b []byte) {
+	if !c.tlsUnder.Load() {
+		c.line.note(b)
+	}
 	if max := c.l.o.MaxUnansweredBytes; max > 0 && c.unanswered.Add(int64(len(b))) > max {
 		c.overRead = true
 	}

@@ -163,13 +163,16 @@ type tlsConn struct {
 	// when the handshake is done and when application data moves, so that
 	// a graceful shutdown closes a handshaken connection that never sent a
 	// request at once (LimitListener.CloseSilent), as a plain one.
-	lc *limitConn
+	lc   *limitConn
+	line requestLine // of the plaintext handed to the server
 }
 
 func (c *tlsConn) Read(b []byte) (int, error) {
 	c.read.Store(true)
 	if c.lc == nil {
-		return c.Conn.Read(b)
+		n, err := c.Conn.Read(b)
+		c.line.note(b[:max(n, 0)])
+		return n, err
 	}
 	if !c.lc.tlsDone.Load() {
 		// What Read would run first; done here so the layer below knows
@@ -183,6 +186,7 @@ func (c *tlsConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
 		c.lc.tlsAppIO.Store(true)
+		c.line.note(b[:n])
 	}
 	return n, err
 }
@@ -207,6 +211,9 @@ func (c *tlsConn) Write(b []byte) (int, error) {
 	}
 	return n, err
 }
+
+// RequestLineOpen is limitConn.RequestLineOpen over the plaintext.
+func (c *tlsConn) RequestLineOpen() bool { return !c.line.ended }
 
 // RequestTooLarge is the limits layer's (limitConn.RequestTooLarge).
 func (c *tlsConn) RequestTooLarge() bool { return c.lc != nil && c.lc.RequestTooLarge() }

@@ -795,6 +795,7 @@ var problems = [...]ProblemSpec{
 	{"bad_request", 400, "Bad request"},
 	{"request_timeout", 408, "Request timeout"},
 	{"request_too_large", 413, "Request too large"},
+	{"uri_too_long", 414, "URI too long"},
 	{"request_header_too_large", 431, "Request header fields too large"},
 }
 

@@ -385,7 +385,7 @@ func TestProblemFor(t *testing.T) {
 		"dealer_not_found": 404, "vehicle_not_found": 404, "offer_not_found": 404, "content_not_found": 404,
 		"not_found": 404, "method_not_allowed": 405, "validation_error": 422, "rate_limited": 429,
 		"internal_error": 500, "service_unavailable": 503,
-		"bad_request": 400, "request_timeout": 408, "request_too_large": 413, "request_header_too_large": 431,
+		"bad_request": 400, "request_timeout": 408, "request_too_large": 413, "uri_too_long": 414, "request_header_too_large": 431,
 	}
 	for code, status := range want {
 		st, title, ok := ProblemFor(code)

@@ -307,7 +307,7 @@ func hostileCases() []hostileCase {
 		{name: "header block just under max_header_bytes", req: get("/dealer/REWIND/listing?page_size=1", "X-Pad: "+pad(hostileMaxHeader-400)+"\r\n"), want: 200},
 		{name: "header over max_header_bytes", req: get("/dealer/REWIND/listing", "X-Pad: "+pad(hostileMaxHeader+2000)+"\r\n"), want: 431, also: []int{400}, code: "request_header_too_large", closeOK: true},
 		{name: "huge header (64 KiB)", req: get("/dealer/REWIND/listing", "X-Pad: "+pad(64<<10)+"\r\n"), want: 431, also: []int{400}, code: "request_header_too_large", closeOK: true},
-		{name: "request line over max_header_bytes", req: get("/dealer/REWIND/listing?q=" + pad(hostileMaxHeader+2000)), want: 431, also: []int{400}, code: "request_header_too_large", closeOK: true},
+		{name: "request line over max_header_bytes", req: get("/dealer/REWIND/listing?q=" + pad(hostileMaxHeader+2000)), want: 414, also: []int{400}, code: "uri_too_long", closeOK: true},
 		{name: "200 small headers", req: get("/dealer/REWIND/listing?page_size=1", manyHeaders.String()), want: 200},
 		{name: "q of 201 characters", req: get("/dealer/content/search?q=" + pad(201)), want: 422, code: "validation_error"},
 		{name: "page beyond int64", req: get("/dealer/REWIND/listing?page=99999999999999999999999"), want: 422, code: "validation_error"},
