@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"fmt"
 	"io"
 	"runtime"
 	"testing"
@@ -31,5 +32,50 @@ func TestReadBodyLargeDeclaredBody(t *testing.T) {
 	got := after.TotalAlloc - before.TotalAlloc
 	if got > 2*n || cap(buf.B) > n+(1<<20) {
 		t.Errorf("a %d-byte body read as declared allocated %d bytes (%.1fx) into a buffer of cap %d", n, got, float64(got)/n, cap(buf.B))
+	}
+}
+
+// TestReadBodyGrowsAsBytesArrive: past the 2 MiB reservation, readBody
+// grows with the bytes that arrived, not to the declared length at once.
+// Before 2026-11-29 a service that declared 32 MiB and sent 3 MiB (then
+// stalled or cut the connection) made each call hold 34 MiB while it
+// dribbled: at the 256 connections of a service's pool, about 9 GB for
+// 768 MiB received. Now a call holds at most about 4 times what arrived.
+func TestReadBodyGrowsAsBytesArrive(t *testing.T) {
+	var resp fasthttp.Response
+	resp.SetBodyStream(&trickle{n: 3 << 20, err: io.ErrUnexpectedEOF}, maxResponseBytes)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	buf, err := readBody(&resp)
+	runtime.ReadMemStats(&after)
+	if buf != nil {
+		_ = buf.Close()
+	}
+	if err != io.ErrUnexpectedEOF {
+		t.Fatalf("err %v, want the stream's", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
+		t.Errorf("reading 3 MiB of a body declared %d bytes allocated %d bytes, want at most 16 MiB", maxResponseBytes, got)
+	}
+}
+
+// BenchmarkReadBody: readBody of a declared body within the reservation
+// (the common answer: one buffer, no copy) and of a large one (grown).
+func BenchmarkReadBody(b *testing.B) {
+	for _, n := range []int{100 << 10, 5 << 20, 20 << 20} {
+		b.Run(fmt.Sprint(n>>10, "KiB"), func(b *testing.B) {
+			var resp fasthttp.Response
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			for b.Loop() {
+				resp.SetBodyStream(&trickle{n: n, err: io.EOF}, n)
+				buf, err := readBody(&resp)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = buf.Close()
+			}
+		})
 	}
 }
