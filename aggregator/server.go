@@ -415,7 +415,10 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	if !ctx.IsGet() && !ctx.IsHead() {
-		rs.route = RouteNotFound
+		// Counted, logged and traced under the route a GET of the path
+		// takes (not_found only where GET finds none): operators see a
+		// known endpoint's 405 traffic as that endpoint's.
+		rs.route = routeOfPath(ctx.Request.URI().PathOriginal()) // the raw path, as routing reads it
 		// A guides or glossary route's 405 is an answer of the type too
 		// (contract 9; README, Deprecation: every answer carries them).
 		if ct, ok := deprecatedContentRoute(ctx.Request.URI().PathOriginal()); ok { // the raw path, as routing reads it
@@ -725,6 +728,44 @@ func fnv64(b []byte) uint64 {
 		h *= 1099511628211
 	}
 	return h
+}
+
+// routeOfPath is the name of the route the router gives a GET of the raw
+// path (routes), or RouteNotFound: static routes first, then the
+// parameter routes, whose path values are one segment, empty included
+// (TestMethodNotAllowedCarriesItsRoute compares it with the router).
+func routeOfPath(path []byte) string {
+	rest, ok := bytes.CutPrefix(path, []byte("/dealer/"))
+	if !ok {
+		return RouteNotFound
+	}
+	switch string(rest) {
+	case "openapi.json":
+		return RouteOpenAPI
+	case "content/hub":
+		return RouteContentHub
+	case "content/search":
+		return RouteContentSearch
+	}
+	first, rest, _ := bytes.Cut(rest, []byte("/"))
+	if string(first) == "content" {
+		if _, op, ok := bytes.Cut(rest, []byte("/")); ok {
+			switch string(op) {
+			case "listing":
+				return RouteContentListing
+			case "details":
+				return RouteContentDetails
+			}
+			return RouteNotFound
+		}
+	}
+	switch string(rest) {
+	case "listing":
+		return RouteInventoryListing
+	case "details":
+		return RouteInventoryDetails
+	}
+	return RouteNotFound
 }
 
 // deprecatedContentRoute reports whether path is the listing or details
