@@ -667,7 +667,7 @@ func (c *Client) roundTrip(ctx context.Context, s *service, uri []byte, out any,
 	}
 
 	var x exchange
-	if done := ctx.Done(); !watchNeeded(ctx, done) {
+	if done, watch := callDone(ctx); !watch {
 		// Nothing but the deadline, which DoDeadline and the body's read
 		// deadline enforce, ends ctx while the call is in flight
 		// (WithTimeout).

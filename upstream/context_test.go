@@ -136,3 +136,148 @@ func TestWithTimeoutTrace(t *testing.T) {
 		})
 	}
 }
+
+// TestLazyCtxSemantics checks WithTimeoutTrace's timer-less context under a
+// parent that can never be cancelled against the context package's rules:
+// Err nil until cancel or the deadline, then the same error for good; Done
+// made on demand and closed by either; a child derived by WithCancel or
+// AfterFunc ended with it; Cause and Deadline as context.WithTimeout's.
+func TestLazyCtxSemantics(t *testing.T) {
+	t.Run("cancel before Done", func(t *testing.T) {
+		ctx, cancel := WithTimeoutTrace(context.Background(), time.Minute, "r", "")
+		if _, ok := ctx.(*lazyCtx); !ok {
+			t.Fatalf("context %T, want *lazyCtx", ctx)
+		}
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("Err before cancel = %v", err)
+		}
+		cancel()
+		cancel()
+		if err := ctx.Err(); err != context.Canceled {
+			t.Fatalf("Err = %v, want Canceled", err)
+		}
+		select {
+		case <-ctx.Done():
+		default:
+			t.Fatal("Done not closed after cancel")
+		}
+		if err := ctx.Err(); err != context.Canceled {
+			t.Fatalf("Err after Done = %v, want Canceled", err)
+		}
+		if err := context.Cause(ctx); err != context.Canceled {
+			t.Fatalf("Cause = %v", err)
+		}
+	})
+	t.Run("cancel after Done", func(t *testing.T) {
+		ctx, cancel := WithTimeoutTrace(context.Background(), time.Minute, "r", "")
+		done := ctx.Done()
+		child, cancelChild := context.WithCancel(context.WithValue(ctx, ctxKey{}, 1))
+		defer cancelChild()
+		fired := make(chan struct{})
+		context.AfterFunc(ctx, func() { close(fired) })
+		cancel()
+		<-done
+		<-child.Done()
+		<-fired
+		if ctx.Err() != context.Canceled || child.Err() != context.Canceled {
+			t.Fatalf("Err %v, child's %v", ctx.Err(), child.Err())
+		}
+	})
+	t.Run("child before Done", func(t *testing.T) {
+		ctx, cancel := WithTimeoutTrace(context.Background(), time.Minute, "r", "")
+		child, cancelChild := context.WithCancel(ctx)
+		defer cancelChild()
+		cancel()
+		<-child.Done()
+		if child.Err() != context.Canceled {
+			t.Fatalf("child's Err %v", child.Err())
+		}
+	})
+	t.Run("deadline without Done", func(t *testing.T) {
+		ctx, cancel := WithTimeoutTrace(context.Background(), time.Nanosecond, "r", "")
+		defer cancel()
+		for ctx.Err() == nil { // the clock, read by Err: no timer to wait for
+		}
+		if err := ctx.Err(); err != context.DeadlineExceeded {
+			t.Fatalf("Err = %v", err)
+		}
+		cancel()
+		if err := ctx.Err(); err != context.DeadlineExceeded {
+			t.Fatalf("Err after cancel = %v, want the deadline's still", err)
+		}
+		<-ctx.Done()
+		if err := ctx.Err(); err != context.DeadlineExceeded {
+			t.Fatalf("Err after Done = %v", err)
+		}
+	})
+	t.Run("deadline after Done", func(t *testing.T) {
+		ctx, cancel := WithTimeoutTrace(context.Background(), 20*time.Millisecond, "r", "")
+		defer cancel()
+		child, cancelChild := context.WithCancel(ctx)
+		defer cancelChild()
+		<-ctx.Done() // the timer, armed when Done was asked for
+		<-child.Done()
+		if ctx.Err() != context.DeadlineExceeded || child.Err() != context.DeadlineExceeded {
+			t.Fatalf("Err %v, child's %v", ctx.Err(), child.Err())
+		}
+	})
+	t.Run("deadline and values", func(t *testing.T) {
+		parent := context.WithValue(context.Background(), ctxKey{}, "v")
+		before := time.Now()
+		ctx, cancel := WithTimeoutTrace(parent, time.Minute, "req", "tp")
+		defer cancel()
+		if d, ok := ctx.Deadline(); !ok || d.Before(before.Add(time.Minute)) || d.After(time.Now().Add(time.Minute)) {
+			t.Fatalf("Deadline = %v, %v", d, ok)
+		}
+		if v := ctx.Value(ctxKey{}); v != "v" {
+			t.Fatalf("parent's value %v", v)
+		}
+		if id, tp := TraceFrom(ctx); id != "req" || tp != "tp" {
+			t.Fatalf("trace %q %q", id, tp)
+		}
+		_ = ctx.Done()
+		if v := ctx.Value(ctxKey{}); v != "v" {
+			t.Fatalf("parent's value after Done %v", v)
+		}
+		if id, _ := TraceFrom(ctx); id != "req" {
+			t.Fatalf("trace after Done %q", id)
+		}
+	})
+	t.Run("parent's earlier deadline", func(t *testing.T) {
+		pd := time.Now().Add(time.Second)
+		ctx, cancel := WithTimeoutTrace(deadlineParent{context.Background(), pd}, time.Minute, "r", "")
+		defer cancel()
+		if d, ok := ctx.Deadline(); !ok || !d.Equal(pd) {
+			t.Fatalf("Deadline = %v, %v, want the parent's %v", d, ok, pd)
+		}
+		if watchNeeded(ctx, ctx.Done()) {
+			t.Fatal("a parent never cancelled: want no watch")
+		}
+	})
+}
+
+// deadlineParent is a context never cancelled (its Done is nil) that has a
+// deadline.
+type deadlineParent struct {
+	context.Context
+	d time.Time
+}
+
+func (p deadlineParent) Deadline() (time.Time, bool) { return p.d, true }
+
+// TestLazyCtxCallArmsNoTimer checks that a call made with WithTimeoutTrace's
+// context under a parent never cancelled does not make its Done (the timer
+// and channel the context saves), and answers.
+func TestLazyCtxCallArmsNoTimer(t *testing.T) {
+	ts := newTestServer(t)
+	c := newTestClient(t, ts, nil)
+	ts.set(200, `{"id":7}`, 0)
+	ctx, cancel := WithTimeoutTrace(context.Background(), time.Second, "r", "")
+	defer cancel()
+	if d, err := c.Dealer(ctx, 7); err != nil || d.ID != 7 {
+		t.Fatalf("got %+v, %v", d, err)
+	}
+	if ctx.(*lazyCtx).inner.Load() != nil {
+		t.Fatal("the call made the context's Done (its timer armed)")
+	}
+}
