@@ -21,7 +21,7 @@ func serveLikeMainLimited(t testing.TB, s *Server, readBuf int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := listener.Limit(tcp, listener.LimitOptions{})
+	ln := listener.Limit(tcp, listener.LimitOptions{ReadBufferSize: readBuf})
 	srv := &fasthttp.Server{
 		Handler: s.Handler(), ErrorHandler: s.ErrorHandler, HeaderReceived: s.HeaderReceived, Name: "dealer-edge",
 		ReadTimeout: 2 * time.Second, WriteTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second,

@@ -87,6 +87,12 @@ type LimitOptions struct {
 	// extensions and whitespace included, without a bound, so one
 	// request's "3;aaaa..." ran for the whole read timeout at line rate.
 	MaxUnansweredBytes int64
+	// ReadBufferSize is the server's read buffer (fasthttp.Server's
+	// ReadBufferSize, the edge's server.max_header_bytes; 0: fasthttp's
+	// default, 4096): a connection whose last ReadBufferSize bytes handed
+	// to the server hold no LF tells the server's error handler that the
+	// request line is what did not fit (RequestLineOpen: 414, not 431).
+	ReadBufferSize int
 	// OnReject, when set, is called with "per_ip" for every connection
 	// refused by MaxConnsPerIP, and with "concurrency" for every one
 	// answered OverloadResponse.
@@ -745,11 +751,11 @@ func (c *limitConn) RequestTooLarge() bool {
 	return c.overRead && c.unanswered.Load() > c.l.o.MaxUnansweredBytes
 }
 
-// RequestLineOpen reports that no LF was handed to the server since the
-// last request head ended: a server whose read buffer filled before the
-// head's end was reading a request line longer than its buffer (414, not
-// 431). Called by the serving goroutine.
-func (c *limitConn) RequestLineOpen() bool { return !c.line.ended }
+// RequestLineOpen reports that no LF was among the last
+// LimitOptions.ReadBufferSize bytes handed to the server: a server whose
+// read buffer filled before the head's end was reading a request line
+// longer than its buffer (414, not 431). Called by the serving goroutine.
+func (c *limitConn) RequestLineOpen() bool { return c.line.open(c.l.o.ReadBufferSize) }
 
 // noteTail records the end of the bytes handed to the server (tail), and
 // counts them toward MaxUnansweredBytes.

@@ -2,54 +2,40 @@ package listener
 
 import "bytes"
 
-// requestLine follows, over the bytes a connection hands its server, whether
-// the request line being read has ended: an LF was handed over since the
-// last request head ended ("\r\n\r\n"; the edge serves GET and HEAD, whose
-// requests end there) or since the connection opened. A server whose read
-// buffer filled before the request head ended asks it (RequestLineOpen)
-// to tell a request line longer than the buffer (RFC 9112 section 3: 414
-// URI Too Long) from header fields that are (RFC 6585: 431). Only the
+// defaultReadBufferSize is fasthttp.Server's read buffer when its
+// ReadBufferSize is 0 (LimitOptions.ReadBufferSize).
+const defaultReadBufferSize = 4096
+
+// requestLine follows, over the bytes a connection hands its server, how
+// many were handed over since the last LF. A fasthttp server whose read
+// buffer (of size n) filled before the request head ended holds exactly the
+// last n bytes handed over, from the head's first byte: the request line
+// had not ended iff none of them is an LF (RequestLineOpen), which tells a
+// request line longer than the buffer (RFC 9112 section 3: 414 URI Too
+// Long) from header fields that are (RFC 6585: 431). Counting from the
+// last LF, rather than from the last "\r\n\r\n" (before 2026-11-29), is
+// blind to what came before the head: a previous request's body with an
+// LF in it, or header lines ended by a bare LF, made a pipelined long
+// request line 431 (TestRequestTargetTooLongAfterBody). Only the
 // goroutine that reads touches it.
 type requestLine struct {
-	ended bool
-	tail  uint32 // the last four bytes handed over (the first in the high byte)
+	since int // bytes handed over since the last LF (saturating)
 }
-
-var headEnd = []byte("\r\n\r\n")
 
 // note records the bytes b handed to the server after those before.
 func (r *requestLine) note(b []byte) {
-	n := len(b)
-	if n == 0 {
-		return
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		r.since = len(b) - 1 - i
+	} else if r.since < 1<<30 {
+		r.since += len(b)
 	}
-	prev := r.tail
-	if n >= 4 {
-		r.tail = uint32(b[n-4])<<24 | uint32(b[n-3])<<16 | uint32(b[n-2])<<8 | uint32(b[n-1])
-	} else {
-		for _, x := range b {
-			r.tail = r.tail<<8 | uint32(x)
-		}
+}
+
+// open reports whether a server whose read buffer is bufSize bytes (0:
+// fasthttp's default) and filled had not seen its request line end.
+func (r *requestLine) open(bufSize int) bool {
+	if bufSize <= 0 {
+		bufSize = defaultReadBufferSize
 	}
-	if r.tail == 0x0d0a0d0a {
-		// The common read: it ends a request head; the next line begins.
-		r.ended = false
-		return
-	}
-	if i := bytes.LastIndex(b, headEnd); i >= 0 {
-		r.ended = bytes.IndexByte(b[i+len(headEnd):], '\n') >= 0
-		return
-	}
-	// A head end that began in the bytes before b: the latest first.
-	for k := min(3, n); k >= 1; k-- {
-		v := prev
-		for _, x := range b[:k] {
-			v = v<<8 | uint32(x)
-		}
-		if v == 0x0d0a0d0a {
-			r.ended = bytes.IndexByte(b[k:], '\n') >= 0
-			return
-		}
-	}
-	r.ended = r.ended || bytes.IndexByte(b, '\n') >= 0
+	return r.since >= bufSize
 }

@@ -13,19 +13,17 @@ import (
 	"github.com/dealer-edge/dealer-edge/internal/testpki"
 )
 
-// lineEndedRef is what requestLine.ended must be after the stream s: an
-// LF after the last request head end in s (or anywhere, without one).
-func lineEndedRef(s []byte) bool {
-	if i := bytes.LastIndex(s, headEnd); i >= 0 {
-		s = s[i+len(headEnd):]
-	}
-	return bytes.IndexByte(s, '\n') >= 0
+// lineOpenRef is what requestLine.open(n) must be after the stream s: a
+// server buffer of n bytes full of the stream's last n bytes holds no LF.
+func lineOpenRef(s []byte, n int) bool {
+	return len(s) >= n && bytes.IndexByte(s[len(s)-n:], '\n') < 0
 }
 
 // TestRequestLineFollowsStream: whatever the reads' boundaries (a head end
 // split across reads, pipelined requests in one read, single bytes),
-// requestLine tells after every read whether the current request line
-// has ended, as a look at the whole stream does.
+// requestLine tells after every read whether a full server buffer of the
+// last bytes holds no LF (the request line has not ended), as a look at
+// the whole stream does.
 func TestRequestLineFollowsStream(t *testing.T) {
 	pieces := []string{"GET /a HTTP/1.1", "\r\n", "\r", "\n", "Host: e", "\r\n\r\n", "x", "aaaaaaaaaaaaaaaa"}
 	r := rand.New(rand.NewSource(1))
@@ -39,8 +37,10 @@ func TestRequestLineFollowsStream(t *testing.T) {
 			n := 1 + r.Intn(min(len(s)-off, 1+r.Intn(9)))
 			rl.note(s[off : off+n])
 			off += n
-			if want := lineEndedRef(s[:off]); rl.ended != want {
-				t.Fatalf("stream %q read up to %d: ended %v, want %v", s, off, rl.ended, want)
+			for _, bufSize := range []int{1, 4, 16, 40} {
+				if want := lineOpenRef(s[:off], bufSize); rl.open(bufSize) != want {
+					t.Fatalf("stream %q read up to %d, buffer %d: open %v, want %v", s, off, bufSize, rl.open(bufSize), want)
+				}
 			}
 		}
 	}
@@ -60,7 +60,7 @@ func TestRequestLineOpenOverTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := TLS(Limit(tcp, LimitOptions{}), ServerConfig(cert), nil)
+	ln := TLS(Limit(tcp, LimitOptions{ReadBufferSize: 2048}), ServerConfig(cert), nil)
 	defer ln.Close()
 	accepted := make(chan net.Conn, 1)
 	go func() {
@@ -91,10 +91,11 @@ func TestRequestLineOpenOverTLS(t *testing.T) {
 		send string
 		open bool
 	}{
-		{"GET /" + strings.Repeat("a", 3000), true},
+		{"GET /" + strings.Repeat("a", 1000), false},
+		{strings.Repeat("a", 2000), true},
 		{" HTTP/1.1\r\nHost: e", false},
-		{"\r\n\r\n", true},
-		{"GET /b", true},
+		{"\r\n\r\n", false},
+		{"GET /" + strings.Repeat("b", 3000), true},
 	} {
 		read := make(chan error, 1)
 		go func() { // the first read runs the server's handshake

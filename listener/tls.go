@@ -213,7 +213,13 @@ func (c *tlsConn) Write(b []byte) (int, error) {
 }
 
 // RequestLineOpen is limitConn.RequestLineOpen over the plaintext.
-func (c *tlsConn) RequestLineOpen() bool { return !c.line.ended }
+func (c *tlsConn) RequestLineOpen() bool {
+	n := 0
+	if c.lc != nil {
+		n = c.lc.l.o.ReadBufferSize
+	}
+	return c.line.open(n)
+}
 
 // RequestTooLarge is the limits layer's (limitConn.RequestTooLarge).
 func (c *tlsConn) RequestTooLarge() bool { return c.lc != nil && c.lc.RequestTooLarge() }

@@ -160,6 +160,7 @@ func (a *app) listenPublic(cfg *configs.Config, conc int) error {
 			// megabytes a second one connection can send for the read
 			// timeout's length.
 			MaxUnansweredBytes: max(4<<20, 64*int64(cfg.Server.MaxHeaderBytes)),
+			ReadBufferSize:     cfg.Server.MaxHeaderBytes, // the server's (main.go)
 		},
 	}
 	a.metrics.DeclareConnRejections()
