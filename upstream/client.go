@@ -872,7 +872,7 @@ func readBody(resp *fasthttp.Response) (*bufpool.Buf, error) {
 			if nc >= maxResponseBytes {
 				nc = maxResponseBytes + 1
 			}
-			if cl >= 0 {
+			if cl >= 0 && cl+1 > cap(b) {
 				// The reservation filled as declared: grow with what
 				// arrived, four times it, never past the declared
 				// length. A service that declares 32 MiB and dribbles
@@ -880,7 +880,12 @@ func readBody(resp *fasthttp.Response) (*bufpool.Buf, error) {
 				// (before 2026-11-29 the whole 32 MiB at 2 MiB sent:
 				// TestReadBodyGrowsAsBytesArrive); a body sent as
 				// declared costs 2+8+32 MiB at most, no more copies
-				// than doubling (TestReadBodyLargeDeclaredBody).
+				// than doubling (TestReadBodyLargeDeclaredBody). Bytes
+				// past the declared length (a stream that gives more
+				// than its Content-Length) double, as any body of
+				// unknown length: min(..., cl+1) there was the same
+				// size or smaller, a read into an empty slice for ever
+				// (TestReadBodyLongerThanDeclared).
 				nc = min(4*cap(b), cl+1)
 			}
 			nb := make([]byte, len(b), nc)

@@ -79,3 +79,49 @@ func BenchmarkReadBody(b *testing.B) {
 		})
 	}
 }
+
+// emptyReadGuard fails a read into an empty buffer (a caller that would
+// loop on it for ever) with errEmptyRead.
+type emptyReadGuard struct{ r io.Reader }
+
+var errEmptyRead = fmt.Errorf("read into an empty buffer")
+
+func (g emptyReadGuard) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, errEmptyRead
+	}
+	return g.r.Read(p)
+}
+
+// TestReadBodyLongerThanDeclared: a stream that gives more bytes than its
+// Content-Length declared (fasthttp's own stream stops at the length; a
+// wrapped or future one may not) is read on past the declared length, by
+// doubling, as before 2026-11-29's growth rule: with that rule alone the
+// buffer, full at the declared length plus one, was "grown" to the same
+// size and read with an empty slice for ever (a spin), and a pooled
+// buffer larger than a small declared length was cut below its length
+// (make panicked).
+func TestReadBodyLongerThanDeclared(t *testing.T) {
+	for _, c := range []struct{ declared, sent int }{
+		{100, 2 << 20},                    // within the pooled buffer's capacity
+		{maxReserveBytes + 1000, 3 << 20}, // past the reservation
+	} {
+		var resp fasthttp.Response
+		resp.SetBodyStream(emptyReadGuard{&trickle{n: c.sent, err: io.EOF}}, c.declared)
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatalf("declared %d, sent %d: panic %v", c.declared, c.sent, p)
+				}
+			}()
+			buf, err := readBody(&resp)
+			if err != nil {
+				t.Fatalf("declared %d, sent %d: %v", c.declared, c.sent, err)
+			}
+			if len(buf.B) != c.sent {
+				t.Errorf("declared %d, sent %d: read %d", c.declared, c.sent, len(buf.B))
+			}
+			_ = buf.Close()
+		}()
+	}
+}
