@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -106,5 +107,67 @@ func TestFDReserveCoversDiscoveredMasters(t *testing.T) {
 	got := saturateRedisPools(t, rdb, cl.Client(t), admins, 120, 3*(cfg.Redis.PoolSize+redis.DefaultPipelinePoolSize))
 	if kept := redisReserve(cfg, rs); kept < uint64(got) {
 		t.Fatalf("2 of 3 masters listed, pool_size %d: the masters counted %d connections of the client, the descriptor reserve keeps %d for Redis", cfg.Redis.PoolSize, got, kept)
+	}
+}
+
+// openFDs counts the process's open file descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err)
+	}
+	return len(ents)
+}
+
+// TestFDReserveCoversEmbeddedRedis: without redis.addrs the edge starts
+// its Redis in-process (miniredis) and its client talks to it over
+// loopback TCP: each connection of the client's pools is two descriptors
+// of the one process, the client's and the server's. The reserve counted
+// one for each, as for a Redis elsewhere: a saturated pool took twice the
+// descriptors kept for it.
+func TestFDReserveCoversEmbeddedRedis(t *testing.T) {
+	e, err := newEmbeddedRedis(1<<20, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	cfg := configs.Default()
+	cfg.Redis.Addrs = []string{e.Addr()} // as start fills them in
+	cfg.Redis.PoolSize = 3
+	before := openFDs(t)
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: cfg.Redis.Addrs, PoolSize: cfg.Redis.PoolSize, MaxRetries: -1})
+	defer rdb.Close()
+	ctx := context.Background()
+	want := cfg.Redis.PoolSize + redis.DefaultPipelinePoolSize
+	var wg sync.WaitGroup
+	var keys []string
+	for i := 0; i < 2*want; i++ {
+		k, pk := "q:"+strconv.Itoa(i), "p:"+strconv.Itoa(i)
+		keys = append(keys, k, pk)
+		wg.Add(2)
+		go func() { defer wg.Done(); rdb.Do(ctx, "blpop", k, "10") }()
+		go func() {
+			defer wg.Done()
+			_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { p.Do(ctx, "blpop", pk, "10"); return nil })
+		}()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for e.mr.CurrentConnectionCount() < want && time.Now().Before(deadline) {
+		time.Sleep(2 * time.Millisecond) // polling miniredis's own count: no signal to wait on
+	}
+	conns := e.mr.CurrentConnectionCount()
+	used := openFDs(t) - before
+	push := redis.NewClient(&redis.Options{Addr: e.Addr()})
+	defer push.Close()
+	for _, k := range keys {
+		push.LPush(ctx, k, "x")
+	}
+	wg.Wait()
+	if conns < want {
+		t.Fatalf("the client opened %d connections, want %d", conns, want)
+	}
+	if kept := redisReserve(cfg, redisServers{embedded: true}); kept < uint64(used) {
+		t.Fatalf("embedded Redis, pool_size %d: %d connections of the client took %d descriptors, the reserve keeps %d for Redis", cfg.Redis.PoolSize, conns, used, kept)
 	}
 }

@@ -48,7 +48,12 @@ func fdReserve(cfg *configs.Config, services int, rs redisServers) uint64 {
 // redisServers is what the Redis client was found talking to at start
 // (findRedisServers): the masters of a Cluster, each with pools of its
 // own, and its replicas. Zero: not a Cluster, or not reachable then.
-type redisServers struct{ masters, replicas int }
+type redisServers struct {
+	masters, replicas int
+	// embedded: the Redis is the in-process one (no redis.addrs), whose
+	// end of each connection is a descriptor of this process too.
+	embedded bool
+}
 
 // redisReserve is the most connections the Redis client opens: go-redis
 // keeps, per server it sends commands to (the one node, the Sentinel's
@@ -66,6 +71,11 @@ func redisReserve(cfg *configs.Config, rs redisServers) uint64 {
 		pool = 10 * runtime.GOMAXPROCS(0) // go-redis' default
 	}
 	perServer := uint64(pool + redis.DefaultPipelinePoolSize)
+	if rs.embedded {
+		// The in-process Redis: both ends of every connection
+		// (TestFDReserveCoversEmbeddedRedis).
+		return 2 * (perServer + 1)
+	}
 	switch n := len(cfg.Redis.Addrs); {
 	case cfg.Redis.MasterName != "":
 		return perServer + 1 + 2

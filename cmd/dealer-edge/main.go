@@ -421,21 +421,24 @@ type app struct {
 	// redisCheck is pingRedis shared by its callers (ops.SharedCheck).
 	redisCheck func(context.Context) error
 	cfg        *configs.Config // as started (embedded addresses filled in)
-	fileCfg    *configs.Config // as loaded and overridden by flags: what a reload compares with
-	flags      *flags
-	log        *slog.Logger
-	logs       *ops.Logs
-	metrics    *ops.Metrics
-	addr       string
-	adminAddr  string // "" when the admin listener is off
-	srv        *fasthttp.Server
-	adminSrv   *fasthttp.Server
-	ready      atomic.Bool // /readyz: listeners up, not shutting down (see isReady)
-	public     *listener.Stack
-	cert       *listener.Certificate // nil without TLS
-	stopping   atomic.Bool           // shutdown began: a listener ending is expected
-	reloadMu   sync.Mutex
-	loaded     atomic.Pointer[configs.Config] // the last config that loaded and validated
+	// embeddedRedis: the Redis is the in-process one (cfg's address is
+	// its): both ends of its connections are this process's descriptors.
+	embeddedRedis bool
+	fileCfg       *configs.Config // as loaded and overridden by flags: what a reload compares with
+	flags         *flags
+	log           *slog.Logger
+	logs          *ops.Logs
+	metrics       *ops.Metrics
+	addr          string
+	adminAddr     string // "" when the admin listener is off
+	srv           *fasthttp.Server
+	adminSrv      *fasthttp.Server
+	ready         atomic.Bool // /readyz: listeners up, not shutting down (see isReady)
+	public        *listener.Stack
+	cert          *listener.Certificate // nil without TLS
+	stopping      atomic.Bool           // shutdown began: a listener ending is expected
+	reloadMu      sync.Mutex
+	loaded        atomic.Pointer[configs.Config] // the last config that loaded and validated
 	// named are the files the config file named at the last reload,
 	// rejected or not (configs.NamedFiles): watched beside the loaded
 	// config's, so that a *_file that was missing reloads when it comes.
@@ -495,6 +498,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		}
 		a.closers = append(a.closers, er.Close)
 		cfg.Redis.Addrs = []string{er.Addr()}
+		a.embeddedRedis = true
 		mtr.SetEmbeddedRedisSource(er.Stats)
 		logger.Info("embedded in-process redis (miniredis)", "addr", er.Addr(), "max_bytes", cfg.Redis.EmbeddedMaxBytes)
 		if !f.demo {
@@ -692,8 +696,8 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 	// stays below the file-descriptor limit (logged) so that a flood
 	// meets that answer rather than a process out of descriptors.
 	fds := fdLimit()
-	var rs redisServers
-	if fds > 0 && cfg.Server.Concurrency == 0 {
+	rs := redisServers{embedded: a.embeddedRedis}
+	if fds > 0 && cfg.Server.Concurrency == 0 && !a.embeddedRedis {
 		// A Cluster's pools are per master found, not per seed listed.
 		rs = findRedisServers(a.rdb, max(to, 200*time.Millisecond))
 	}
