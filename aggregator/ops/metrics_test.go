@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dealer-edge/dealer-edge/publicshape"
 )
 
 func scrape(m *Metrics) string {
@@ -303,6 +305,18 @@ func TestTracingMetrics(t *testing.T) {
 	} {
 		if got := metricValue(t, out, series); got != want {
 			t.Errorf("%s = %v, want %v", series, got, want)
+		}
+	}
+}
+
+// TestEveryProblemStatusHasItsLabel: every status the edge answers a
+// problem with (publicshape's problem codes) is counted under its own
+// status label, not its class: 414 uri_too_long, added 2026-11-29, was
+// counted as "4xx" while 413 and 431 beside it had their own.
+func TestEveryProblemStatusHasItsLabel(t *testing.T) {
+	for _, p := range publicshape.Problems() {
+		if got, want := statusLabel(statusIndex(p.Status)), strconv.Itoa(p.Status); got != want {
+			t.Errorf("problem %s (%d): status label %q, want %q", p.Code, p.Status, got, want)
 		}
 	}
 }
