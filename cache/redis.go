@@ -1041,12 +1041,44 @@ func (c *Cache) runScript(ctx context.Context, s *redis.Script, src string, keys
 		}
 		return append(a, args...)
 	}
-	err := c.redisCmd(ctx, redis.NewCmd(ctx, cmdArgs("evalsha", s.Hash())...))
+	err := c.redisCmd(ctx, scriptCall(redis.NewCmd(ctx, cmdArgs("evalsha", s.Hash())...), len(keys)))
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		err = c.redisCmd(ctx, redis.NewCmd(ctx, cmdArgs("eval", src)...))
+		err = c.redisCmd(ctx, scriptCall(redis.NewCmd(ctx, cmdArgs("eval", src)...), len(keys)))
 	}
 	return err
 }
+
+// scriptCall is the command runScript sends for cmd, a script call on
+// keys keys: a script of several keys (setUnlockScript) goes as a command
+// go-redis never retries nor replays (noRetryCmd).
+//
+// Such a script is the one command of the cache that a Cluster slot in
+// migration refuses with TRYAGAIN, for as long as the migration lasts,
+// when one of its keys has moved (or was never on the source) and the
+// other has not: l2Set then stores the entry alone, at once. go-redis's
+// Cluster client instead retried a TRYAGAIN up to MaxRedirects times
+// (MaxRetries -1 does not apply to it) with its backoff, 10-30, 10-50 and
+// 10-90 ms: past the default redis.timeout (50 ms), so the cache marked
+// Redis down for every dealer and the entry was lost
+// (TestClusterMigratingSlotLockTakenBefore). In a pipeline it replayed
+// the node's whole sub-batch whenever the script's reply came first:
+// every other request's command ran again, a fill lock's SET NX then
+// found its own lock (nil), and the last round left ASK errors
+// (TestClusterBatchTryAgainNotReplayed). MOVED and ASK redirects are still
+// followed: go-redis checks them before it asks whether to retry.
+func scriptCall(cmd *redis.Cmd, keys int) redis.Cmder {
+	if keys > 1 {
+		return noRetryCmd{cmd}
+	}
+	return cmd
+}
+
+// noRetryCmd is a command whose NoRetry is true: go-redis sends it once
+// (following MOVED and ASK), and never replays a pipeline that holds it.
+// Its result is the embedded command's.
+type noRetryCmd struct{ *redis.Cmd }
+
+func (noRetryCmd) NoRetry() bool { return true }
 
 // waitL2 polls L2 for a fresh entry while another instance holds the fill
 // lock lkey, for at most LockWait. It stops early, with nil, when the lock
