@@ -28,6 +28,11 @@ func addClusterReplica(t *testing.T, cl *redistest.Cluster, master int) *rediste
 	ctx := context.Background()
 	m := cl.Nodes[master].Client()
 	defer m.Close()
+	// The master syncs its new replica at once, not after the default
+	// 5 s wait for more replicas (repl-diskless-sync-delay).
+	if err := m.ConfigSet(ctx, "repl-diskless-sync-delay", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
 	nodes, err := m.ClusterNodes(ctx).Result()
 	if err != nil {
 		t.Fatal(err)

@@ -2,10 +2,15 @@ package cache
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/dealer-edge/dealer-edge/cache/ratelimit"
 	"github.com/dealer-edge/dealer-edge/cache/redistest"
 	"github.com/dealer-edge/dealer-edge/internal/syncbuf"
 	"github.com/redis/go-redis/v9"
@@ -156,4 +161,242 @@ func TestClusterBatchTryAgainNotReplayed(t *testing.T) {
 	if get.Err() != nil || get.Val() != "entry c" {
 		t.Errorf("the GET in the same batch: %q %v, want the entry", get.Val(), get.Err())
 	}
+}
+
+// clusterLoad is the traffic of the topology tests: two instances' Gets
+// (entries read back from L2 by the other, new keys filled under the lock),
+// the rate limiter asking Redis on every request (MaxLease 1), and a purge
+// of one of the dealers now and then, from workers goroutines until end.
+type clusterLoad struct {
+	stop                    atomic.Bool
+	wg                      sync.WaitGroup
+	gets, getErrs, notRedis atomic.Int64
+	purges, purgeErrs       atomic.Int64
+	mu                      sync.Mutex
+	errs                    []string
+}
+
+func startClusterLoad(t *testing.T, a, b *Cache, lim *ratelimit.Limiter, dealers []int64, workers int) *clusterLoad {
+	l := &clusterLoad{}
+	ctx := context.Background()
+	pol := Policy{TTL: time.Hour}
+	note := func(format string, args ...any) {
+		l.mu.Lock()
+		if len(l.errs) < 20 {
+			l.errs = append(l.errs, time.Now().Format("15:04:05.000 ")+fmt.Sprintf(format, args...))
+		}
+		l.mu.Unlock()
+	}
+	for w := range workers {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			for i := 0; !l.stop.Load(); i++ {
+				d := dealers[(w+i)%len(dealers)]
+				key := fmt.Sprintf("/load/%d", i%40)
+				if i%4 == 0 {
+					key = fmt.Sprintf("/new/%d/%d", w, i) // a miss: lock, fill, store
+				}
+				for _, c := range []*Cache{a, b} {
+					l.gets.Add(1)
+					if _, _, err := c.Get(ctx, d, []byte(key), pol, newFiller("x").fill); err != nil {
+						l.getErrs.Add(1)
+						note("get %d %s: %v", d, key, err)
+					}
+				}
+				if dd := lim.Allow(ctx, d, fmt.Sprint("key", i%10), ratelimit.Limit{Rate: 1e6, Burst: 1e6}); dd.Source != ratelimit.SourceRedis {
+					l.notRedis.Add(1)
+				}
+				if w == 0 && i%25 == 0 {
+					l.purges.Add(1)
+					if err := a.PurgeDealer(ctx, d); err != nil {
+						l.purgeErrs.Add(1)
+						note("purge %d: %v", d, err)
+					}
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
+	t.Cleanup(l.end)
+	return l
+}
+
+func (l *clusterLoad) end() { l.stop.Store(true); l.wg.Wait() }
+
+// check ends the load and reports what failed during it.
+func (l *clusterLoad) check(t *testing.T, a, b *Cache, lim *ratelimit.Limiter, sa, sb Stats, sl ratelimit.Stats) {
+	t.Helper()
+	l.end()
+	ea, eb, el := a.Stats(), b.Stats(), lim.Stats()
+	t.Logf("%d gets (%d failed), %d purges (%d failed), %d limiter decisions not from Redis; a: L2 errors %d, down %d; b: L2 errors %d, down %d; limiter: errors %d, fallbacks %d",
+		l.gets.Load(), l.getErrs.Load(), l.purges.Load(), l.purgeErrs.Load(), l.notRedis.Load(),
+		ea.L2Errors-sa.L2Errors, ea.RedisDownEvents-sa.RedisDownEvents, eb.L2Errors-sb.L2Errors, eb.RedisDownEvents-sb.RedisDownEvents,
+		el.RedisErrors-sl.RedisErrors, el.FallbackActivations-sl.FallbackActivations)
+	if l.getErrs.Load() != 0 || l.purgeErrs.Load() != 0 || l.notRedis.Load() != 0 {
+		t.Errorf("failed: %d gets, %d purges; %d limiter decisions without Redis\n%s", l.getErrs.Load(), l.purgeErrs.Load(), l.notRedis.Load(), strings.Join(l.errs, "\n"))
+	}
+	if n, m := ea.L2Errors-sa.L2Errors, eb.L2Errors-sb.L2Errors; n != 0 || m != 0 {
+		t.Errorf("failed Redis calls: a %d, b %d, want none", n, m)
+	}
+	if n, m := ea.RedisDownEvents-sa.RedisDownEvents, eb.RedisDownEvents-sb.RedisDownEvents; n != 0 || m != 0 {
+		t.Errorf("Redis marked down: a %d, b %d times, want never", n, m)
+	}
+	if n := el.FallbackActivations - sl.FallbackActivations; n != 0 {
+		t.Errorf("the limiter fell back %d times, want never", n)
+	}
+}
+
+// purgeReaches purges dealer on a and checks that b serves a new fill of
+// key afterwards, and that b reads a's entries of the new generation from
+// L2.
+func purgeReaches(t *testing.T, a, b *Cache, dealer int64, key string) {
+	t.Helper()
+	ctx := context.Background()
+	pol := Policy{TTL: time.Hour}
+	mustGet(t, b, dealer, key, pol, newFiller("old").fill)
+	if err := a.PurgeDealer(ctx, dealer); err != nil {
+		t.Fatalf("purge: %v", err)
+	}
+	waitWithin(t, 5*time.Second, "b to take the purge", func() bool { return purgeTaken(t, a, b, dealer, key) })
+	if e, _ := mustGet(t, a, dealer, key, pol, newFiller("new").fill); string(e.Body()) != "new" {
+		t.Errorf("a after its purge: %q", e.Body())
+	}
+	other := newFiller("b's own")
+	if e, res := mustGet(t, b, dealer, key, pol, other.fill); string(e.Body()) != "new" || other.calls.Load() != 0 {
+		t.Errorf("b after a's purge: %v %q (fills %d), want a's new entry from L2", res, e.Body(), other.calls.Load())
+	}
+}
+
+// TestClusterSlotMigrationUnderLoad: a dealer's slot is moved to another
+// master as redis-cli --cluster reshard moves it (IMPORTING, MIGRATING,
+// MIGRATE of its keys in batches, SETSLOT NODE on every master) while
+// two instances serve its entries, fill new ones under the lock, purge it
+// and rate-limit its keys, every command in shared pipelines: ASK and
+// TRYAGAIN during the move, MOVED after it. Nothing fails, Redis is never
+// marked down, and afterwards a purge reaches the other instance, which
+// reads the new entries from L2 on the new master.
+func TestClusterSlotMigrationUnderLoad(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	const to = 250 * time.Millisecond
+	ca := edgeLikeRedis(t, cl.Addrs(), "", to)
+	cb := edgeLikeRedis(t, cl.Addrs(), "", to)
+	a := newCache(t, Options{Redis: ca, RedisTimeout: to, LockWait: 250 * time.Millisecond})
+	b := newCache(t, Options{Redis: cb, RedisTimeout: to, LockWait: 250 * time.Millisecond})
+	lim, err := ratelimit.New(ratelimit.Options{Redis: ca, RedisTimeout: to, MaxLease: 1, BackgroundProbe: true, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lim.Close() })
+	ctx := context.Background()
+	const dealer = 42
+	slot, err := ca.(*redis.ClusterClient).ClusterKeySlot(ctx, a.genKey(dealer)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitWithin(t, 10*time.Second, "subscriptions", func() bool { return a.Stats().PubSubUp && b.Stats().PubSubUp })
+	pol := Policy{TTL: time.Hour}
+	for i := range 40 { // entries on the source, for the migration to move
+		mustGet(t, a, dealer, fmt.Sprintf("/load/%d", i), pol, newFiller("x").fill)
+	}
+	sa, sb, sl := a.Stats(), b.Stats(), lim.Stats()
+	load := startClusterLoad(t, a, b, lim, []int64{dealer}, 4)
+	waitWithin(t, 5*time.Second, "traffic", func() bool { return load.gets.Load() > 200 })
+
+	src, dst, _, dstNode, dstID := startSlotMigration(t, cl, slot)
+	moved := 0
+	for {
+		keys, err := src.Do(ctx, "cluster", "getkeysinslot", slot, 10).StringSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) == 0 {
+			break
+		}
+		args := []any{"migrate", "127.0.0.1", dstNode.Port, "", 0, 5000, "keys"}
+		for _, k := range keys {
+			args = append(args, k)
+		}
+		if err := src.Do(ctx, args...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		moved += len(keys)
+		n := load.gets.Load() // traffic between the batches
+		waitWithin(t, 5*time.Second, "traffic", func() bool { return load.gets.Load() > n+10 })
+	}
+	for _, c := range []*redis.Client{dst, src} {
+		if err := c.Do(ctx, "cluster", "setslot", slot, "node", dstID).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range cl.Nodes {
+		if err := n.Client().Do(ctx, "cluster", "setslot", slot, "node", dstID).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := load.gets.Load()
+	waitWithin(t, 5*time.Second, "traffic after the move", func() bool { return load.gets.Load() > n+200 })
+	t.Logf("%d keys migrated", moved)
+	load.check(t, a, b, lim, sa, sb, sl)
+	if k, _ := dst.Do(ctx, "cluster", "countkeysinslot", slot).Int(); k == 0 {
+		t.Errorf("no key of the slot on the new master after the move")
+	}
+	purgeReaches(t, a, b, dealer, "/after")
+}
+
+// TestClusterManualFailoverUnderLoad: CLUSTER FAILOVER (an operator's or
+// a managed service's planned switch, for an upgrade) of the master that
+// holds a dealer's slot and the purge channel's, while two instances serve
+// the dealer, fill, purge and rate-limit it: the demoted master answers
+// MOVED, the clients follow. Nothing fails, Redis is never marked down,
+// the limiter never falls back, the subscriptions stay (a Cluster's
+// PUBLISH reaches the subscribers of every node) and a purge after the
+// switch reaches the other instance.
+func TestClusterManualFailoverUnderLoad(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	const to = 250 * time.Millisecond
+	ca := edgeLikeRedis(t, cl.Addrs(), "", to)
+	cb := edgeLikeRedis(t, cl.Addrs(), "", to)
+	a := newCache(t, Options{Redis: ca, RedisTimeout: to, LockWait: 250 * time.Millisecond})
+	b := newCache(t, Options{Redis: cb, RedisTimeout: to, LockWait: 250 * time.Millisecond})
+	lim, err := ratelimit.New(ratelimit.Options{Redis: ca, RedisTimeout: to, MaxLease: 1, BackgroundProbe: true, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lim.Close() })
+	ctx := context.Background()
+	cc := ca.(*redis.ClusterClient)
+	slot, err := cc.ClusterKeySlot(ctx, a.channel).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := clusterMasterOf(slot)
+	var dealers []int64 // on the master that is switched
+	for d := int64(1); len(dealers) < 3; d++ {
+		if s, _ := cc.ClusterKeySlot(ctx, a.genKey(d)).Result(); clusterMasterOf(s) == m {
+			dealers = append(dealers, d)
+		}
+	}
+	replica := addClusterReplica(t, cl, m)
+	waitWithin(t, 10*time.Second, "subscriptions", func() bool { return a.Stats().PubSubUp && b.Stats().PubSubUp })
+	sa, sb, sl := a.Stats(), b.Stats(), lim.Stats()
+	load := startClusterLoad(t, a, b, lim, dealers, 4)
+	waitWithin(t, 5*time.Second, "traffic", func() bool { return load.gets.Load() > 200 })
+
+	rc, old := replica.Client(), cl.Nodes[m].Client()
+	if err := rc.Do(ctx, "cluster", "failover").Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitWithin(t, 10*time.Second, "the switch", func() bool {
+		ri, _ := rc.Info(ctx, "replication").Result()
+		oi, _ := old.Info(ctx, "replication").Result()
+		return strings.Contains(ri, "role:master") && strings.Contains(oi, "role:slave")
+	})
+	n := load.gets.Load()
+	waitWithin(t, 5*time.Second, "traffic after the switch", func() bool { return load.gets.Load() > n+300 })
+	load.check(t, a, b, lim, sa, sb, sl)
+	if !a.Stats().PubSubUp || !b.Stats().PubSubUp {
+		t.Errorf("subscriptions after the switch: a %v, b %v", a.Stats().PubSubUp, b.Stats().PubSubUp)
+	}
+	purgeReaches(t, a, b, dealers[0], "/after")
 }
