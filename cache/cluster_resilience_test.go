@@ -127,14 +127,19 @@ func TestClusterFailoverFollowed(t *testing.T) {
 	pol := Policy{TTL: time.Hour}
 	var stop atomic.Bool
 	var wg sync.WaitGroup
+	var gets, getErrs atomic.Int64
 	wg.Add(1)
 	go func() { // light traffic on dealers of every master
 		defer wg.Done()
 		for i := 0; !stop.Load(); i++ {
 			d := int64(1 + i%30)
 			key := fmt.Sprintf("/load/%d", i%7)
-			_, _, _ = a.Get(ctx, d, []byte(key), pol, newFiller("x").fill)
-			_, _, _ = b.Get(ctx, d, []byte(key), pol, newFiller("x").fill)
+			for _, c := range []*Cache{a, b} {
+				gets.Add(1)
+				if _, _, err := c.Get(ctx, d, []byte(key), pol, newFiller("x").fill); err != nil {
+					getErrs.Add(1)
+				}
+			}
 			lim.Allow(ctx, d, "k", ratelimit.Limit{Rate: 1000, Burst: 1000})
 			time.Sleep(5 * time.Millisecond)
 		}
@@ -202,6 +207,11 @@ func TestClusterFailoverFollowed(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if e, res := mustGet(t, b, dealer, "/p", pol, newFiller("v2").fill); string(e.Body()) != "v2" {
 		t.Errorf("b after a's purge: %v %q, want the new fill", res, e.Body())
+	}
+	// No request failed through the kill, the outage and the promotion:
+	// L1 and the fill served while Redis could not.
+	if n := getErrs.Load(); n != 0 {
+		t.Errorf("%d of %d Gets failed through the failover, want none", n, gets.Load())
 	}
 	if t.Failed() || testing.Verbose() {
 		t.Logf("log:\n%s", logs.String())
