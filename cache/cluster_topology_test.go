@@ -224,8 +224,10 @@ func startClusterLoad(t *testing.T, a, b *Cache, lim *ratelimit.Limiter, dealers
 
 func (l *clusterLoad) end() { l.stop.Store(true); l.wg.Wait() }
 
-// check ends the load and reports what failed during it.
-func (l *clusterLoad) check(t *testing.T, a, b *Cache, lim *ratelimit.Limiter, sa, sb Stats, sl ratelimit.Stats) {
+// check ends the load and reports what failed during it: no Get ever; no
+// purge, Redis call, down event or limiter fallback either when strict
+// (false: Redis itself stalled past the budget, an outage by design).
+func (l *clusterLoad) check(t *testing.T, a, b *Cache, lim *ratelimit.Limiter, sa, sb Stats, sl ratelimit.Stats, strict bool) {
 	t.Helper()
 	l.end()
 	ea, eb, el := a.Stats(), b.Stats(), lim.Stats()
@@ -233,8 +235,14 @@ func (l *clusterLoad) check(t *testing.T, a, b *Cache, lim *ratelimit.Limiter, s
 		l.gets.Load(), l.getErrs.Load(), l.purges.Load(), l.purgeErrs.Load(), l.notRedis.Load(),
 		ea.L2Errors-sa.L2Errors, ea.RedisDownEvents-sa.RedisDownEvents, eb.L2Errors-sb.L2Errors, eb.RedisDownEvents-sb.RedisDownEvents,
 		el.RedisErrors-sl.RedisErrors, el.FallbackActivations-sl.FallbackActivations)
-	if l.getErrs.Load() != 0 || l.purgeErrs.Load() != 0 || l.notRedis.Load() != 0 {
-		t.Errorf("failed: %d gets, %d purges; %d limiter decisions without Redis\n%s", l.getErrs.Load(), l.purgeErrs.Load(), l.notRedis.Load(), strings.Join(l.errs, "\n"))
+	if l.getErrs.Load() != 0 {
+		t.Errorf("%d Gets failed, want none\n%s", l.getErrs.Load(), strings.Join(l.errs, "\n"))
+	}
+	if !strict {
+		return
+	}
+	if l.purgeErrs.Load() != 0 || l.notRedis.Load() != 0 {
+		t.Errorf("failed: %d purges; %d limiter decisions without Redis\n%s", l.purgeErrs.Load(), l.notRedis.Load(), strings.Join(l.errs, "\n"))
 	}
 	if n, m := ea.L2Errors-sa.L2Errors, eb.L2Errors-sb.L2Errors; n != 0 || m != 0 {
 		t.Errorf("failed Redis calls: a %d, b %d, want none", n, m)
@@ -273,12 +281,18 @@ func purgeReaches(t *testing.T, a, b *Cache, dealer int64, key string) {
 // MIGRATE of its keys in batches, SETSLOT NODE on every master) while
 // two instances serve its entries, fill new ones under the lock, purge it
 // and rate-limit its keys, every command in shared pipelines: ASK and
-// TRYAGAIN during the move, MOVED after it. Nothing fails, Redis is never
-// marked down, and afterwards a purge reaches the other instance, which
-// reads the new entries from L2 on the new master.
+// TRYAGAIN during the move, MOVED after it. At the default redis.timeout
+// nothing fails, Redis is never marked down, and afterwards a purge
+// reaches the other instance, which reads the new entries from L2 on the
+// new master. Before ClientOptions set MinRetryBackoff -1, go-redis slept
+// 10-30 ms before following a pipeline's redirects: both instances
+// marked Redis down during the move, and a purge was deferred.
 func TestClusterSlotMigrationUnderLoad(t *testing.T) {
 	cl := redistest.StartCluster(t)
-	const to = 250 * time.Millisecond
+	to := 50 * time.Millisecond // the default redis.timeout
+	if raceEnabled {
+		to = 100 * time.Millisecond
+	}
 	ca := edgeLikeRedis(t, cl.Addrs(), "", to)
 	cb := edgeLikeRedis(t, cl.Addrs(), "", to)
 	a := newCache(t, Options{Redis: ca, RedisTimeout: to, LockWait: 250 * time.Millisecond})
@@ -337,7 +351,7 @@ func TestClusterSlotMigrationUnderLoad(t *testing.T) {
 	n := load.gets.Load()
 	waitWithin(t, 5*time.Second, "traffic after the move", func() bool { return load.gets.Load() > n+200 })
 	t.Logf("%d keys migrated", moved)
-	load.check(t, a, b, lim, sa, sb, sl)
+	load.check(t, a, b, lim, sa, sb, sl, true)
 	if k, _ := dst.Do(ctx, "cluster", "countkeysinslot", slot).Int(); k == 0 {
 		t.Errorf("no key of the slot on the new master after the move")
 	}
@@ -354,6 +368,10 @@ func TestClusterSlotMigrationUnderLoad(t *testing.T) {
 // switch reaches the other instance.
 func TestClusterManualFailoverUnderLoad(t *testing.T) {
 	cl := redistest.StartCluster(t)
+	// Redis pauses the old master's writes until the replica has taken
+	// over, tens of milliseconds: at the default 50 ms budget a command
+	// caught in the pause may time out, which is a short outage (L1 and
+	// fill until the probe, 0.5 s), as for any stall.
 	const to = 250 * time.Millisecond
 	ca := edgeLikeRedis(t, cl.Addrs(), "", to)
 	cb := edgeLikeRedis(t, cl.Addrs(), "", to)
@@ -384,6 +402,7 @@ func TestClusterManualFailoverUnderLoad(t *testing.T) {
 	waitWithin(t, 5*time.Second, "traffic", func() bool { return load.gets.Load() > 200 })
 
 	rc, old := replica.Client(), cl.Nodes[m].Client()
+	start := time.Now()
 	if err := rc.Do(ctx, "cluster", "failover").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -392,9 +411,17 @@ func TestClusterManualFailoverUnderLoad(t *testing.T) {
 		oi, _ := old.Info(ctx, "replication").Result()
 		return strings.Contains(ri, "role:master") && strings.Contains(oi, "role:slave")
 	})
+	took := time.Since(start)
 	n := load.gets.Load()
 	waitWithin(t, 5*time.Second, "traffic after the switch", func() bool { return load.gets.Load() > n+300 })
-	load.check(t, a, b, lim, sa, sb, sl)
+	// A switch that outlasted the budget paused the old master's writes as
+	// long (a busy box delays the replica's election): calls time out and
+	// Redis is marked down for a moment, by design. No Get fails anyway.
+	t.Logf("the switch took %v", took.Round(time.Millisecond))
+	load.check(t, a, b, lim, sa, sb, sl, took < to)
+	waitWithin(t, 10*time.Second, "both instances on Redis, subscribed", func() bool {
+		return a.RedisHealthy() && b.RedisHealthy() && a.Stats().PubSubUp && b.Stats().PubSubUp
+	})
 	if !a.Stats().PubSubUp || !b.Stats().PubSubUp {
 		t.Errorf("subscriptions after the switch: a %v, b %v", a.Stats().PubSubUp, b.Stats().PubSubUp)
 	}

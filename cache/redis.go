@@ -1133,3 +1133,32 @@ func servesEverySlot(ctx context.Context, rdb redis.UniversalClient) bool {
 	}
 	return false
 }
+
+// ClientOptions sets on o what the cache and the rate limiter need of the
+// go-redis client they share (cmd/dealer-edge builds its client with it),
+// timeout being redis.timeout, and returns o:
+//
+//   - Read and write timeouts of timeout, a dial timeout of at least
+//     200 ms, ContextTimeoutEnabled: calls honour their budget's deadline
+//     and an abandoned call frees its connection soon.
+//   - MaxRetries -1 and DialerRetries 1: no command is sent twice and a
+//     dead node is given up after one dial; the cache and the limiter mark
+//     Redis down and probe it in the background, so no request waits on
+//     retries.
+//   - MinRetryBackoff -1 (no backoff): a Cluster client follows MOVED and
+//     ASK in rounds bounded by MaxRedirects whatever MaxRetries says, and
+//     slept its backoff (10 ms plus up to 20, 40, 80 ms) before each round
+//     of a pipeline, redirects included. With the default 50 ms budget a
+//     batch that met an ASK during a slot migration, or a MOVED after a
+//     failover, outlived its budget: the cache marked Redis down for every
+//     dealer and a purge was deferred (TestClusterSlotMigrationUnderLoad).
+//     A redirect needs no wait.
+func ClientOptions(o *redis.UniversalOptions, timeout time.Duration) *redis.UniversalOptions {
+	o.DialTimeout = max(timeout, 200*time.Millisecond)
+	o.ReadTimeout, o.WriteTimeout = timeout, timeout
+	o.ContextTimeoutEnabled = true
+	o.MaxRetries = -1
+	o.DialerRetries = 1
+	o.MinRetryBackoff = -1
+	return o
+}

@@ -13,19 +13,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// edgeLikeRedis builds the client as cmd/dealer-edge does (main.go).
+// edgeLikeRedis builds the client as cmd/dealer-edge does (main.go:
+// ClientOptions).
 func edgeLikeRedis(t testing.TB, addrs []string, master string, to time.Duration) redis.UniversalClient {
 	t.Helper()
-	c := redis.NewUniversalClient(&redis.UniversalOptions{
-		Addrs:                 addrs,
-		MasterName:            master,
-		DialTimeout:           max(to, 200*time.Millisecond),
-		ReadTimeout:           to,
-		WriteTimeout:          to,
-		MaxRetries:            -1,
-		ContextTimeoutEnabled: true,
-		DialerRetries:         1,
-	})
+	c := redis.NewUniversalClient(ClientOptions(&redis.UniversalOptions{Addrs: addrs, MasterName: master}, to))
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }

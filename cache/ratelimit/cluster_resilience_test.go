@@ -13,7 +13,8 @@ import (
 )
 
 // edgeClusterClient is the cluster client cmd/dealer-edge builds
-// (NewUniversalClient with several addresses), redis.timeout to.
+// (NewUniversalClient with several addresses and cache.ClientOptions),
+// redis.timeout to.
 func edgeClusterClient(t *testing.T, cl *redistest.Cluster, to time.Duration) *redis.ClusterClient {
 	c := redis.NewClusterClient(&redis.ClusterOptions{
 		Addrs:                 cl.Addrs(),
@@ -23,6 +24,7 @@ func edgeClusterClient(t *testing.T, cl *redistest.Cluster, to time.Duration) *r
 		MaxRetries:            -1,
 		ContextTimeoutEnabled: true,
 		DialerRetries:         1,
+		MinRetryBackoff:       -1,
 	})
 	t.Cleanup(func() { _ = c.Close() })
 	return c

@@ -506,7 +506,8 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		}
 	}
 	to := cfg.Redis.Timeout.D()
-	a.rdb = redis.NewUniversalClient(&redis.UniversalOptions{
+	// Timeouts, no retries, one dial, no retry backoff: cache.ClientOptions.
+	a.rdb = redis.NewUniversalClient(cache.ClientOptions(&redis.UniversalOptions{
 		Addrs:            cfg.Redis.Addrs,
 		MasterName:       cfg.Redis.MasterName,
 		SentinelUsername: cfg.Redis.SentinelUsername,
@@ -514,17 +515,8 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		Username:         cfg.Redis.Username,
 		Password:         cfg.Redis.Password,
 		DB:               cfg.Redis.DB,
-		DialTimeout:      max(to, 200*time.Millisecond),
-		ReadTimeout:      to,
-		WriteTimeout:     to,
 		PoolSize:         cfg.Redis.PoolSize,
-		MaxRetries:       -1,
-		// Honour request deadlines, and give up on a dead node after one
-		// dial attempt: the cache and limiter mark Redis down and probe it
-		// in the background, so no request waits on dial retries.
-		ContextTimeoutEnabled: true,
-		DialerRetries:         1,
-	})
+	}, to))
 	a.closers = append(a.closers, func() { _ = a.rdb.Close() })
 
 	// Tracing: the config's section with the OTEL_* variables over it.
