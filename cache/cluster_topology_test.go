@@ -427,3 +427,77 @@ func TestClusterManualFailoverUnderLoad(t *testing.T) {
 	}
 	purgeReaches(t, a, b, dealers[0], "/after")
 }
+
+// TestClusterMasterLoading: one master of the Cluster loads its data
+// again for seconds (DEBUG RELOAD, as a master restarted with persistence
+// does), refusing every command with LOADING, while two instances and the
+// rate limiter serve dealers of every master. No request fails: the cache
+// marks Redis down (one master unable to serve counts as an outage, as a
+// dead one does), serves from L1 and fills, and once the master has
+// loaded both instances come back by themselves with their subscriptions,
+// the limiter too, and a purge reaches the other instance.
+func TestClusterMasterLoading(t *testing.T) {
+	// µs per key while loading; the loading node answers (LOADING) between
+	// chunks of 1 KiB.
+	cl := redistest.StartCluster(t, "--enable-debug-command", "yes", "--key-load-delay", "2000", "--loading-process-events-interval-bytes", "1024")
+	const to = 100 * time.Millisecond
+	ca := edgeLikeRedis(t, cl.Addrs(), "", to)
+	cb := edgeLikeRedis(t, cl.Addrs(), "", to)
+	a := newCache(t, Options{Redis: ca, RedisTimeout: to, LockWait: 250 * time.Millisecond})
+	b := newCache(t, Options{Redis: cb, RedisTimeout: to, LockWait: 250 * time.Millisecond})
+	lim, err := ratelimit.New(ratelimit.Options{Redis: ca, RedisTimeout: to, MaxLease: 1, BackgroundProbe: true, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lim.Close() })
+	ctx := context.Background()
+	cc := ca.(*redis.ClusterClient)
+	const loading = 0 // the master that reloads
+	var dealers []int64
+	var onLoading int64
+	for d := int64(1); len(dealers) < 6; d++ {
+		s, _ := cc.ClusterKeySlot(ctx, a.genKey(d)).Result()
+		if clusterMasterOf(s) == loading && onLoading == 0 {
+			onLoading = d
+		}
+		dealers = append(dealers, d)
+	}
+	if onLoading == 0 {
+		t.Fatal("no dealer on the loading master")
+	}
+	direct := cl.Nodes[loading].Client()
+	pipe := direct.Pipeline()
+	for i := range 1000 { // what it loads: ~2 s
+		pipe.Set(ctx, fmt.Sprintf("filler{d%d}:%d", onLoading, i), "x", 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitWithin(t, 10*time.Second, "subscriptions", func() bool { return a.Stats().PubSubUp && b.Stats().PubSubUp })
+	sa, sb, sl := a.Stats(), b.Stats(), lim.Stats()
+	load := startClusterLoad(t, a, b, lim, dealers, 2)
+	waitWithin(t, 5*time.Second, "traffic", func() bool { return load.gets.Load() > 100 })
+
+	go func() {
+		c := redis.NewClient(&redis.Options{Addr: cl.Nodes[loading].Addr, ReadTimeout: 30 * time.Second})
+		defer c.Close()
+		t.Logf("debug reload: %v", c.Do(ctx, "debug", "reload").Err())
+	}()
+	seen := false
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && !seen; time.Sleep(10 * time.Millisecond) {
+		err := direct.Ping(ctx).Err()
+		seen = err != nil && strings.HasPrefix(err.Error(), "LOADING")
+	}
+	if !seen {
+		t.Skip("the master did not answer LOADING")
+	}
+	waitWithin(t, 5*time.Second, "a to mark Redis down", func() bool { return !a.RedisHealthy() })
+	if err := PingRedis(ctx, ca); err == nil {
+		t.Errorf("PingRedis (readyz, edge_redis_up) while a master answers LOADING: nil")
+	}
+	waitWithin(t, 30*time.Second, "both instances and the limiter back", func() bool {
+		return a.RedisHealthy() && b.RedisHealthy() && a.Stats().PubSubUp && b.Stats().PubSubUp && !lim.Stats().FallbackActive
+	})
+	load.check(t, a, b, lim, sa, sb, sl, false)
+	purgeReaches(t, a, b, onLoading, "/after")
+}

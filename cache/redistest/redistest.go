@@ -426,7 +426,10 @@ func (c *Cluster) Client(t TB) *redis.ClusterClient {
 // by default it is the client port + 10000, which nobody checked was free,
 // and which Redis refuses outright for a client port above 55535 (inside
 // Linux's ephemeral range, 32768-60999, which FreePort draws from).
-func StartCluster(t TB) *Cluster {
+//
+// extraArgs are appended to every node's command line (for example
+// "--enable-debug-command", "yes").
+func StartCluster(t TB, extraArgs ...string) *Cluster {
 	t.Helper()
 	c := &Cluster{}
 	var bus0 int // the first node's cluster bus port, which the others meet
@@ -435,7 +438,7 @@ func StartCluster(t TB) *Cluster {
 		var bus int
 		n.startOnFreePort(func(port int) []string {
 			bus = FreePort(t)
-			return []string{
+			return append([]string{
 				"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 				"--save", "", "--appendonly", "no", "--dir", n.dir,
 				"--protected-mode", "no", "--loglevel", "warning",
@@ -445,7 +448,7 @@ func StartCluster(t TB) *Cluster {
 				// have written its own.
 				"--cluster-config-file", filepath.Join(n.dir, fmt.Sprintf("nodes-%d.conf", port)),
 				"--cluster-node-timeout", "2000",
-			}
+			}, extraArgs...)
 		})
 		t.Cleanup(n.Stop)
 		if i == 0 {
