@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,13 +18,16 @@ import (
 )
 
 // startSlotMigration marks slot as migrating from the StartCluster node
-// owning it to the next one (target IMPORTING, then source MIGRATING, as
-// redis-cli --cluster reshard does) and returns both nodes' clients and
-// the target's id.
-func startSlotMigration(t *testing.T, cl *redistest.Cluster, slot int64) (src, dst *redis.Client, srcNode, dstNode *redistest.Server, dstID string) {
+// owning it to dstNode, nil for the next one (target IMPORTING, then
+// source MIGRATING, as redis-cli --cluster reshard does), and returns both
+// nodes' clients and the target's id.
+func startSlotMigration(t *testing.T, cl *redistest.Cluster, slot int64, dstNode *redistest.Server) (src, dst *redis.Client, srcNode *redistest.Server, dstID string) {
 	t.Helper()
 	ctx := context.Background()
-	srcNode, dstNode = cl.Nodes[clusterMasterOf(slot)], cl.Nodes[(clusterMasterOf(slot)+1)%3]
+	srcNode = cl.Nodes[clusterMasterOf(slot)]
+	if dstNode == nil {
+		dstNode = cl.Nodes[(clusterMasterOf(slot)+1)%3]
+	}
 	src, dst = srcNode.Client(), dstNode.Client()
 	dstID = clusterNodeID(t, dstNode.Addr)
 	if err := dst.Do(ctx, "cluster", "setslot", slot, "importing", clusterNodeID(t, srcNode.Addr)).Err(); err != nil {
@@ -32,7 +36,51 @@ func startSlotMigration(t *testing.T, cl *redistest.Cluster, slot int64) (src, d
 	if err := src.Do(ctx, "cluster", "setslot", slot, "migrating", dstID).Err(); err != nil {
 		t.Fatal(err)
 	}
-	return src, dst, srcNode, dstNode, dstID
+	return src, dst, srcNode, dstID
+}
+
+// addClusterMaster starts a cluster-enabled redis-server and joins it to
+// cl as a master without slots (a scale-out's new shard, an address no
+// client was given); it returns once every node knows it.
+func addClusterMaster(t *testing.T, cl *redistest.Cluster) *redistest.Server {
+	t.Helper()
+	ctx := context.Background()
+	n := redistest.Start(t, "--cluster-enabled", "yes",
+		"--cluster-port", strconv.Itoa(redistest.FreePort(t)),
+		"--cluster-node-timeout", "2000")
+	nc := n.Client()
+	m := cl.Nodes[0].Client()
+	nodes, err := m.ClusterNodes(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bus string
+	for _, ln := range strings.Split(nodes, "\n") {
+		if f := strings.Fields(ln); len(f) > 2 && strings.Contains(f[2], "myself") {
+			bus = f[1][strings.Index(f[1], "@")+1:]
+			if i := strings.IndexByte(bus, ','); i >= 0 {
+				bus = bus[:i]
+			}
+		}
+	}
+	if err := nc.Do(ctx, "cluster", "meet", "127.0.0.1", cl.Nodes[0].Port, bus).Err(); err != nil {
+		t.Fatal(err)
+	}
+	id := clusterNodeID(t, n.Addr)
+	for _, node := range cl.Nodes {
+		c := node.Client()
+		waitWithin(t, 15*time.Second, node.Addr+" to know the new master", func() bool {
+			s, _ := c.ClusterNodes(ctx).Result()
+			return strings.Contains(s, id+" "+n.Addr)
+		})
+	}
+	// A master calls its Cluster ok 2 s after it started at the earliest
+	// (and refuses keys, MIGRATE's included, before).
+	waitWithin(t, 15*time.Second, "the new master's cluster state ok", func() bool {
+		info, _ := nc.ClusterInfo(ctx).Result()
+		return strings.Contains(info, "cluster_state:ok")
+	})
+	return n
 }
 
 // TestClusterMigratingSlotLockTakenBefore: a locked fill that took its
@@ -79,7 +127,7 @@ func TestClusterMigratingSlotLockTakenBefore(t *testing.T) {
 		done <- res
 	}()
 	<-started // the lock is taken, on the source
-	src, dst, _, _, _ := startSlotMigration(t, cl, slot)
+	src, dst, _, _ := startSlotMigration(t, cl, slot, nil)
 	before := a.Stats()
 	close(release)
 	if res := <-done; res != Miss {
@@ -140,7 +188,7 @@ func TestClusterBatchTryAgainNotReplayed(t *testing.T) {
 	if err := setUnlockScript.Load(ctx, rc).Err(); err != nil {
 		t.Fatal(err)
 	}
-	startSlotMigration(t, cl, slot)
+	startSlotMigration(t, cl, slot, nil)
 
 	script := redis.NewCmd(ctx, "evalsha", setUnlockScript.Hash(), 2, ekey, lkey, "entry a", 60000, "tok")
 	first := scriptCall(script, 2) // as runScript sends it
@@ -276,9 +324,10 @@ func purgeReaches(t *testing.T, a, b *Cache, dealer int64, key string) {
 	}
 }
 
-// TestClusterSlotMigrationUnderLoad: a dealer's slot is moved to another
-// master as redis-cli --cluster reshard moves it (IMPORTING, MIGRATING,
-// MIGRATE of its keys in batches, SETSLOT NODE on every master) while
+// TestClusterSlotMigrationUnderLoad: a dealer's slot is moved to a new
+// master (a scale-out: a node no client was given, found through the
+// redirects) as redis-cli --cluster reshard moves it (IMPORTING,
+// MIGRATING, MIGRATE of its keys in batches, SETSLOT NODE on every node) while
 // two instances serve its entries, fill new ones under the lock, purge it
 // and rate-limit its keys, every command in shared pipelines: ASK and
 // TRYAGAIN during the move, MOVED after it. At the default redis.timeout
@@ -308,6 +357,7 @@ func TestClusterSlotMigrationUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dstNode := addClusterMaster(t, cl)
 	waitWithin(t, 10*time.Second, "subscriptions", func() bool { return a.Stats().PubSubUp && b.Stats().PubSubUp })
 	pol := Policy{TTL: time.Hour}
 	for i := range 40 { // entries on the source, for the migration to move
@@ -317,7 +367,7 @@ func TestClusterSlotMigrationUnderLoad(t *testing.T) {
 	load := startClusterLoad(t, a, b, lim, []int64{dealer}, 4)
 	waitWithin(t, 5*time.Second, "traffic", func() bool { return load.gets.Load() > 200 })
 
-	src, dst, _, dstNode, dstID := startSlotMigration(t, cl, slot)
+	src, dst, _, dstID := startSlotMigration(t, cl, slot, dstNode)
 	moved := 0
 	for {
 		keys, err := src.Do(ctx, "cluster", "getkeysinslot", slot, 10).StringSlice()
@@ -347,6 +397,9 @@ func TestClusterSlotMigrationUnderLoad(t *testing.T) {
 		if err := n.Client().Do(ctx, "cluster", "setslot", slot, "node", dstID).Err(); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := PingRedis(ctx, ca); err != nil {
+		t.Errorf("PingRedis with the new master serving the slot: %v", err)
 	}
 	n := load.gets.Load()
 	waitWithin(t, 5*time.Second, "traffic after the move", func() bool { return load.gets.Load() > n+200 })
