@@ -96,7 +96,10 @@ func addClusterMaster(t *testing.T, cl *redistest.Cluster) *redistest.Server {
 // stored, so the other instance filled again.
 func TestClusterMigratingSlotLockTakenBefore(t *testing.T) {
 	cl := redistest.StartCluster(t)
-	const to = 50 * time.Millisecond // the default redis.timeout
+	to := 50 * time.Millisecond // the default redis.timeout
+	if raceEnabled {
+		to = 100 * time.Millisecond
+	}
 	ca := edgeLikeRedis(t, cl.Addrs(), "", to)
 	cb := edgeLikeRedis(t, cl.Addrs(), "", to)
 	var logs syncbuf.Buffer
