@@ -371,6 +371,31 @@ func TestClusterSlotMigrationUnderLoad(t *testing.T) {
 	waitWithin(t, 5*time.Second, "traffic", func() bool { return load.gets.Load() > 200 })
 
 	src, dst, _, dstID := startSlotMigration(t, cl, slot, dstNode)
+	// The generation key moves first: an instance that starts now reads it
+	// (its SETNX+GET pipeline) through ASK, and must not seed another one
+	// on the source (MIGRATE below would then fail: BUSYKEY).
+	if err := src.Migrate(ctx, "127.0.0.1", strconv.Itoa(dstNode.Port), a.genKey(dealer), 0, 5*time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	genOnTarget := func() uint64 {
+		var get *redis.StringCmd
+		if _, err := dst.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Do(ctx, "asking")
+			get = p.Get(ctx, a.genKey(dealer))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		g, _ := get.Uint64()
+		return g
+	}
+	g0 := genOnTarget()
+	c := newCache(t, Options{Redis: edgeLikeRedis(t, cl.Addrs(), "", to), RedisTimeout: to})
+	gc := mustGen(t, c, dealer)
+	if g1 := genOnTarget(); gc < g0 || gc > g1 || !c.gens.get(dealer).verified.Load() {
+		t.Errorf("an instance started during the migration holds generation %d (verified %v), want the moved key's (%d..%d)",
+			gc, c.gens.get(dealer).verified.Load(), g0, g1)
+	}
 	moved := 0
 	for {
 		keys, err := src.Do(ctx, "cluster", "getkeysinslot", slot, 10).StringSlice()
