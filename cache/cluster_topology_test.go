@@ -221,6 +221,7 @@ func TestClusterBatchTryAgainNotReplayed(t *testing.T) {
 type clusterLoad struct {
 	stop                    atomic.Bool
 	wg                      sync.WaitGroup
+	stall                   atomic.Int64 // the latest a 1 ms sleep woke up, ns
 	gets, getErrs, notRedis atomic.Int64
 	purges, purgeErrs       atomic.Int64
 	mu                      sync.Mutex
@@ -269,6 +270,22 @@ func startClusterLoad(t *testing.T, a, b *Cache, lim *ratelimit.Limiter, dealers
 			}
 		}()
 	}
+	// How busy the box is: a 1 ms sleep that wakes up half a budget late
+	// says that the processes here (redis-server's too) were starved of
+	// CPU as long, which stalls Redis calls past their budget and marks
+	// Redis down, by design. A shared CI box or a -race run beside other
+	// packages does that now and then.
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		for !l.stop.Load() {
+			t0 := time.Now()
+			time.Sleep(time.Millisecond)
+			if late := int64(time.Since(t0) - time.Millisecond); late > l.stall.Load() {
+				l.stall.Store(late)
+			}
+		}
+	}()
 	t.Cleanup(l.end)
 	return l
 }
@@ -277,23 +294,31 @@ func (l *clusterLoad) end() { l.stop.Store(true); l.wg.Wait() }
 
 // check ends the load and reports what failed during it: no Get ever; no
 // purge, Redis call, down event or limiter fallback either when strict
-// (false: Redis itself stalled past the budget, an outage by design).
-func (l *clusterLoad) check(t *testing.T, a, b *Cache, lim *ratelimit.Limiter, sa, sb Stats, sl ratelimit.Stats, strict bool) {
+// (false: Redis itself stalled past the budget, an outage by design) and
+// the box did not stall for half of budget (see startClusterLoad).
+func (l *clusterLoad) check(t *testing.T, a, b *Cache, lim *ratelimit.Limiter, sa, sb Stats, sl ratelimit.Stats, strict bool, budget time.Duration) {
 	t.Helper()
 	l.end()
+	if stall := time.Duration(l.stall.Load()); stall > budget/2 {
+		t.Logf("the box stalled for %v (budget %v): only the checks that hold through an outage apply", stall.Round(time.Millisecond), budget)
+		strict = false
+	}
 	ea, eb, el := a.Stats(), b.Stats(), lim.Stats()
 	t.Logf("%d gets (%d failed), %d purges (%d failed), %d limiter decisions not from Redis; a: L2 errors %d, down %d; b: L2 errors %d, down %d; limiter: errors %d, fallbacks %d",
 		l.gets.Load(), l.getErrs.Load(), l.purges.Load(), l.purgeErrs.Load(), l.notRedis.Load(),
 		ea.L2Errors-sa.L2Errors, ea.RedisDownEvents-sa.RedisDownEvents, eb.L2Errors-sb.L2Errors, eb.RedisDownEvents-sb.RedisDownEvents,
 		el.RedisErrors-sl.RedisErrors, el.FallbackActivations-sl.FallbackActivations)
+	if len(l.errs) > 0 {
+		t.Logf("failures:\n%s", strings.Join(l.errs, "\n"))
+	}
 	if l.getErrs.Load() != 0 {
-		t.Errorf("%d Gets failed, want none\n%s", l.getErrs.Load(), strings.Join(l.errs, "\n"))
+		t.Errorf("%d Gets failed, want none", l.getErrs.Load())
 	}
 	if !strict {
 		return
 	}
 	if l.purgeErrs.Load() != 0 || l.notRedis.Load() != 0 {
-		t.Errorf("failed: %d purges; %d limiter decisions without Redis\n%s", l.purgeErrs.Load(), l.notRedis.Load(), strings.Join(l.errs, "\n"))
+		t.Errorf("failed: %d purges; %d limiter decisions without Redis", l.purgeErrs.Load(), l.notRedis.Load())
 	}
 	if n, m := ea.L2Errors-sa.L2Errors, eb.L2Errors-sb.L2Errors; n != 0 || m != 0 {
 		t.Errorf("failed Redis calls: a %d, b %d, want none", n, m)
@@ -390,7 +415,7 @@ func TestClusterSlotMigrationUnderLoad(t *testing.T) {
 		return g
 	}
 	g0 := genOnTarget()
-	c := newCache(t, Options{Redis: edgeLikeRedis(t, cl.Addrs(), "", to), RedisTimeout: to})
+	c := newCache(t, Options{Redis: edgeLikeRedis(t, cl.Addrs(), "", time.Second)}) // the routing matters here, not the budget
 	gc := mustGen(t, c, dealer)
 	if g1 := genOnTarget(); gc < g0 || gc > g1 || !c.gens.get(dealer).verified.Load() {
 		t.Errorf("an instance started during the migration holds generation %d (verified %v), want the moved key's (%d..%d)",
@@ -426,16 +451,17 @@ func TestClusterSlotMigrationUnderLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := PingRedis(ctx, ca); err != nil {
-		t.Errorf("PingRedis with the new master serving the slot: %v", err)
-	}
+	waitWithin(t, 5*time.Second, "PingRedis to count the new master", func() bool { return PingRedis(ctx, ca) == nil })
 	n := load.gets.Load()
 	waitWithin(t, 5*time.Second, "traffic after the move", func() bool { return load.gets.Load() > n+200 })
 	t.Logf("%d keys migrated", moved)
-	load.check(t, a, b, lim, sa, sb, sl, true)
+	load.check(t, a, b, lim, sa, sb, sl, true, to)
 	if k, _ := dst.Do(ctx, "cluster", "countkeysinslot", slot).Int(); k == 0 {
 		t.Errorf("no key of the slot on the new master after the move")
 	}
+	waitWithin(t, 10*time.Second, "both instances on Redis, subscribed", func() bool {
+		return a.RedisHealthy() && b.RedisHealthy() && a.Stats().PubSubUp && b.Stats().PubSubUp
+	})
 	purgeReaches(t, a, b, dealer, "/after")
 }
 
@@ -499,7 +525,7 @@ func TestClusterManualFailoverUnderLoad(t *testing.T) {
 	// long (a busy box delays the replica's election): calls time out and
 	// Redis is marked down for a moment, by design. No Get fails anyway.
 	t.Logf("the switch took %v", took.Round(time.Millisecond))
-	load.check(t, a, b, lim, sa, sb, sl, took < to)
+	load.check(t, a, b, lim, sa, sb, sl, took < to, to)
 	waitWithin(t, 10*time.Second, "both instances on Redis, subscribed", func() bool {
 		return a.RedisHealthy() && b.RedisHealthy() && a.Stats().PubSubUp && b.Stats().PubSubUp
 	})
@@ -579,6 +605,6 @@ func TestClusterMasterLoading(t *testing.T) {
 	waitWithin(t, 30*time.Second, "both instances and the limiter back", func() bool {
 		return a.RedisHealthy() && b.RedisHealthy() && a.Stats().PubSubUp && b.Stats().PubSubUp && !lim.Stats().FallbackActive
 	})
-	load.check(t, a, b, lim, sa, sb, sl, false)
+	load.check(t, a, b, lim, sa, sb, sl, false, to)
 	purgeReaches(t, a, b, onLoading, "/after")
 }
