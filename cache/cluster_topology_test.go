@@ -292,6 +292,106 @@ func startClusterLoad(t *testing.T, a, b *Cache, lim *ratelimit.Limiter, dealers
 
 func (l *clusterLoad) end() { l.stop.Store(true); l.wg.Wait() }
 
+// redisErrors is a go-redis hook that keeps the first error texts its
+// commands got and whether one was CLUSTERDOWN.
+type redisErrors struct {
+	clusterDown atomic.Bool
+	mu          sync.Mutex
+	texts       []string
+}
+
+func (r *redisErrors) note(cmds ...redis.Cmder) {
+	for _, c := range cmds {
+		err := c.Err()
+		if err == nil || err == redis.Nil || strings.HasPrefix(err.Error(), "NOSCRIPT") {
+			continue
+		}
+		if strings.Contains(err.Error(), "CLUSTERDOWN") {
+			r.clusterDown.Store(true)
+		}
+		r.mu.Lock()
+		if len(r.texts) < 5 {
+			r.texts = append(r.texts, c.Name()+": "+err.Error())
+		}
+		r.mu.Unlock()
+	}
+}
+
+func (r *redisErrors) sample() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.texts, "; ")
+}
+
+func (r *redisErrors) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (r *redisErrors) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		r.note(cmd)
+		return err
+	}
+}
+
+func (r *redisErrors) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		r.note(cmds...)
+		return err
+	}
+}
+
+// sawClusterDown reports whether a noted failure was Redis's CLUSTERDOWN.
+func (l *clusterLoad) sawClusterDown() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range l.errs {
+		if strings.Contains(e, "CLUSTERDOWN") {
+			return true
+		}
+	}
+	return false
+}
+
+// watchClusterState polls CLUSTER INFO of every node until the test ends
+// and reports, when called, whether any said cluster_state:fail after it
+// had said ok.
+func watchClusterState(t *testing.T, nodes []*redistest.Server) func() bool {
+	var failed, stop atomic.Bool
+	var wg sync.WaitGroup
+	clients := make([]*redis.Client, len(nodes))
+	for i, n := range nodes {
+		clients[i] = n.Client()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		ctx := context.Background()
+		ok := make([]bool, len(clients)) // a node counts once it said ok (a new replica starts at fail)
+		for !stop.Load() {
+			for i, c := range clients {
+				s, err := c.ClusterInfo(ctx).Result()
+				switch {
+				case err != nil:
+				case strings.Contains(s, "cluster_state:ok"):
+					ok[i] = true
+				case ok[i] && strings.Contains(s, "cluster_state:fail"):
+					failed.Store(true)
+				}
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	t.Cleanup(func() {
+		stop.Store(true)
+		wg.Wait()
+		for _, c := range clients {
+			_ = c.Close()
+		}
+	})
+	return failed.Load
+}
+
 // check ends the load and reports what failed during it: no Get ever; no
 // purge, Redis call, down event or limiter fallback either when strict
 // (false: Redis itself stalled past the budget, an outage by design) and
@@ -482,6 +582,11 @@ func TestClusterManualFailoverUnderLoad(t *testing.T) {
 	const to = 250 * time.Millisecond
 	ca := edgeLikeRedis(t, cl.Addrs(), "", to)
 	cb := edgeLikeRedis(t, cl.Addrs(), "", to)
+	// What Redis itself answered: a CLUSTERDOWN (see below) is an outage
+	// Redis declares.
+	var seen redisErrors
+	ca.AddHook(&seen)
+	cb.AddHook(&seen)
 	a := newCache(t, Options{Redis: ca, RedisTimeout: to, LockWait: 250 * time.Millisecond})
 	b := newCache(t, Options{Redis: cb, RedisTimeout: to, LockWait: 250 * time.Millisecond})
 	lim, err := ratelimit.New(ratelimit.Options{Redis: ca, RedisTimeout: to, MaxLease: 1, BackgroundProbe: true, Logger: quietLogger()})
@@ -509,6 +614,13 @@ func TestClusterManualFailoverUnderLoad(t *testing.T) {
 	waitWithin(t, 5*time.Second, "traffic", func() bool { return load.gets.Load() > 200 })
 
 	rc, old := replica.Client(), cl.Nodes[m].Client()
+	// Redis may report the Cluster down for a moment while the roles swap
+	// (CLUSTERDOWN: a node's view of the slots' owners lags the switch; seen
+	// about once in seven runs on a quiet box): an outage Redis declares,
+	// which marks Redis down by design, so the strict checks do not apply
+	// then. Every node's cluster_state is watched through the switch.
+	nodes := append(append([]*redistest.Server(nil), cl.Nodes...), replica)
+	clusterFailed := watchClusterState(t, nodes)
 	start := time.Now()
 	if err := rc.Do(ctx, "cluster", "failover").Err(); err != nil {
 		t.Fatal(err)
@@ -525,7 +637,14 @@ func TestClusterManualFailoverUnderLoad(t *testing.T) {
 	// long (a busy box delays the replica's election): calls time out and
 	// Redis is marked down for a moment, by design. No Get fails anyway.
 	t.Logf("the switch took %v", took.Round(time.Millisecond))
-	load.check(t, a, b, lim, sa, sb, sl, took < to, to)
+	down := clusterFailed() || load.sawClusterDown() || seen.clusterDown.Load()
+	if down {
+		t.Logf("a node reported the Cluster down during the switch (cluster_state:fail or CLUSTERDOWN)")
+	}
+	if e := seen.sample(); e != "" {
+		t.Logf("Redis errors during the load: %s", e)
+	}
+	load.check(t, a, b, lim, sa, sb, sl, took < to && !down, to)
 	waitWithin(t, 10*time.Second, "both instances on Redis, subscribed", func() bool {
 		return a.RedisHealthy() && b.RedisHealthy() && a.Stats().PubSubUp && b.Stats().PubSubUp
 	})
