@@ -435,6 +435,9 @@ func largeL1Populate(b *testing.B, rc *redis.Client, nkeys int) {
 	values := map[int32][]byte{}
 	gens := map[int64]uint64{}
 	var buf []byte
+	// The keys carry the purge epoch (seeded in Redis by the first read):
+	// read it first, as a Get does, or no Get finds what is written here.
+	c.currentEpoch(ctx)
 	pipe := rc.Pipeline()
 	for k := 0; k < nkeys; k++ {
 		v, ok := values[sizes[k]]
