@@ -568,11 +568,23 @@ func (d *decoder) inflate(out, in []byte) (int, error) {
 func fast(out, in []byte, c *codes, bitbuf uint64, nbits uint, ip, o int) (uint64, uint, int, int, bool, error) {
 	out = out[:len(out):len(out)] // one length for every bounds check
 	inEnd, outEnd := len(in)-8, len(out)-fastRoom
+	if ip > inEnd || o > outEnd {
+		return bitbuf, nbits, ip, o, false, nil
+	}
+	// Each symbol's root entry is looked up before the refill that comes
+	// first in its round (libdeflate's preload): right after a word refill
+	// all 64 bits of bitbuf are the stream's, a round takes at most 48,
+	// so at least 16 of the next symbol's bits are in place before the
+	// refill, and the refill only ORs in the same bits above them. The
+	// lookup then waits for the last shift, not for the next word's load.
+	bitbuf |= binary.LittleEndian.Uint64(in[ip:]) << (nbits & 63)
+	ip += int(7 - (nbits>>3)&7)
+	nbits |= 56
+	e := c.litlen[bitbuf&(1<<litlenRootBits-1)]
 	for ip <= inEnd && o <= outEnd {
 		bitbuf |= binary.LittleEndian.Uint64(in[ip:]) << (nbits & 63)
 		ip += int(7 - (nbits>>3)&7)
 		nbits |= 56
-		e := c.litlen[bitbuf&(1<<litlenRootBits-1)]
 		if e&flagSub != 0 {
 			bitbuf >>= litlenRootBits
 			nbits -= litlenRootBits
@@ -583,7 +595,8 @@ func fast(out, in []byte, c *codes, bitbuf uint64, nbits uint, ip, o int) (uint6
 		nbits -= uint(e)
 		if e&flagLiteral != 0 {
 			// At most 15 bits taken: two more literals of the root
-			// table (10 bits each) are loaded.
+			// table (10 bits each) are loaded, and the next round's
+			// entry after them (at most 35 bits taken).
 			out[o] = byte(e >> 16)
 			o++
 			e = c.litlen[bitbuf&(1<<litlenRootBits-1)]
@@ -598,6 +611,7 @@ func fast(out, in []byte, c *codes, bitbuf uint64, nbits uint, ip, o int) (uint6
 					nbits -= uint(e)
 					out[o] = byte(e >> 16)
 					o++
+					e = c.litlen[bitbuf&(1<<litlenRootBits-1)]
 				}
 			}
 			continue
@@ -626,6 +640,9 @@ func fast(out, in []byte, c *codes, bitbuf uint64, nbits uint, ip, o int) (uint6
 		if distance > o {
 			return bitbuf, nbits, ip, o, false, ErrCorrupt
 		}
+		// The next round's entry (at most 48 bits taken), before the
+		// copy's stores.
+		e = c.litlen[bitbuf&(1<<litlenRootBits-1)]
 		// Room for length bytes and a chunk past them is there: copy
 		// chunks, the last may write up to 15 bytes past the match,
 		// which later output overwrites.
