@@ -533,6 +533,15 @@ func (c *Cache) miss(ctx context.Context, dealer int64, key []byte, pol Policy, 
 		// would be.
 		fallback = newer(fallback, probe.e)
 	}
+	return c.joinFlight(ctx, dealer, skey, pol, fill, fallback, probe, plain)
+}
+
+// joinFlight is miss past the lookups: it runs (or joins) the key's flight
+// and waits for it or for ctx. It is a function of its own because the
+// flight's closure captures its arguments, which then live on the heap: in
+// miss they were made there on every call, an L2 hit's included (two
+// allocations an L2 hit).
+func (c *Cache) joinFlight(ctx context.Context, dealer int64, skey string, pol Policy, fill FillFunc, fallback *Entry, probe l2Probe, plain bool) (*Entry, Result, error) {
 	led := false
 	ch := c.flights.DoChan(c.flightKey(dealer, skey), func() (any, error) {
 		led = true

@@ -390,6 +390,18 @@ func etagOf(h uint64) string {
 	return string(b[:])
 }
 
+// weakETagOf is "W/" + etagOf(h), made in one allocation.
+func weakETagOf(h uint64) string {
+	const hex = "0123456789abcdef"
+	var b [20]byte
+	b[0], b[1], b[2], b[19] = 'W', '/', '"', '"'
+	for i := 18; i >= 3; i-- {
+		b[i] = hex[h&0xf]
+		h >>= 4
+	}
+	return string(b[:])
+}
+
 // windows are the ends of an entry's states under the current policy.
 type windows struct{ fresh, stale, error time.Time }
 
@@ -673,7 +685,10 @@ func decodeEntry(b []byte, kept bool) (*Entry, error) {
 		}
 		e.plainLen = int(n)
 		e.src, payload = srcField(payload)
-		e.gz.Store(&variant{body: payload, etag: "W/" + etagOf(e.hash), kept: kept})
+		// Both ETags in one string: the weak one's tail is the strong one.
+		weak := weakETagOf(e.hash)
+		e.gz.Store(&variant{body: payload, etag: weak, kept: kept})
+		e.ETag = weak[2:]
 	case b[0] > wireVersion || (b[0] == wireVersion && len(b) >= wireHeader):
 		return nil, errLaterWire
 	default:
@@ -682,6 +697,8 @@ func decodeEntry(b []byte, kept bool) (*Entry, error) {
 	if v := e.plain.Load(); v != nil && xxhash.Sum64(v.body) != e.hash {
 		return nil, errBadWire
 	}
-	e.ETag = etagOf(e.hash)
+	if e.ETag == "" {
+		e.ETag = etagOf(e.hash)
+	}
 	return e, nil
 }

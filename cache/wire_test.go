@@ -599,3 +599,26 @@ func TestPlainBelow(t *testing.T) {
 		}
 	}
 }
+
+// TestWeakETagOf compares the weak ETag made in one allocation with the
+// strong one it extends, and a compressed value's decoded ETags with them.
+func TestWeakETagOf(t *testing.T) {
+	hs := []uint64{0, 1, 0xf, 0x10, 0xdeadbeef, 1<<63 - 1, 1 << 63, ^uint64(0)}
+	for i := uint64(0); i < 200; i++ {
+		hs = append(hs, i*0x9e3779b97f4a7c15)
+	}
+	for _, h := range hs {
+		if got, want := weakETagOf(h), "W/"+etagOf(h); got != want {
+			t.Fatalf("weakETagOf(%#x) = %s, want %s", h, got, want)
+		}
+	}
+	e := newEntry(listingBody(7, 20), time.Now(), Policy{TTL: time.Hour})
+	d, err := decodeEntry(encodeEntry(e), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, weak, ok := d.Gzip()
+	if !ok || d.ETag != e.ETag || weak != "W/"+e.ETag {
+		t.Fatalf("decoded ETags %s, %s (%v); stored %s", d.ETag, weak, ok, e.ETag)
+	}
+}
