@@ -53,13 +53,16 @@ const (
 	flagSub     = 1 << 14
 	flagInvalid = 1 << 15
 
-	litlenRootBits = 10
+	// 11 as libdeflate's: on listing pages 1.5-2.4% less time than 10
+	// (fewer codes go through a subtable; the root table is filled by
+	// doubling, so its size costs little).
+	litlenRootBits = 11
 	distRootBits   = 8
 	precodeBits    = 7
 
 	// Table sizes: the root table and room for subtables. zlib's bounds for
-	// complete codes (ENOUGH) are 1,332 entries for 286 symbols at root 10
-	// and 402 for 30 at root 8; build refuses anything larger.
+	// complete codes (ENOUGH) are 2,342 entries for 288 symbols at root 11
+	// (libdeflate's LITLEN_ENOUGH) and 402 for 30 at root 8; build refuses anything larger.
 	litlenTableSize = 1<<litlenRootBits + 1024
 	distTableSize   = 1<<distRootBits + 768
 
@@ -481,7 +484,7 @@ func (d *decoder) inflate(out, in []byte) (int, error) {
 				out[o] = byte(e >> 16)
 				o++
 				// Literals come in runs: the next code, if it is a literal
-				// of the root table (at most 10 bits; 33 are loaded),
+				// of the root table (at most 11 bits; 33 are loaded),
 				// without going round the loop.
 				e = lt[bitbuf&(1<<litlenRootBits-1)]
 				if e&flagLiteral != 0 && o < len(out) {
@@ -595,8 +598,8 @@ func fast(out, in []byte, c *codes, bitbuf uint64, nbits uint, ip, o int) (uint6
 		nbits -= uint(e)
 		if e&flagLiteral != 0 {
 			// At most 15 bits taken: two more literals of the root
-			// table (10 bits each) are loaded, and the next round's
-			// entry after them (at most 35 bits taken).
+			// table (11 bits each) are loaded, and the next round's
+			// entry after them (at most 37 bits taken).
 			out[o] = byte(e >> 16)
 			o++
 			e = c.litlen[bitbuf&(1<<litlenRootBits-1)]
