@@ -292,6 +292,27 @@ func startClusterLoad(t *testing.T, a, b *Cache, lim *ratelimit.Limiter, dealers
 
 func (l *clusterLoad) end() { l.stop.Store(true); l.wg.Wait() }
 
+// clusterInstances makes the load tests' two edge-like instances on cl,
+// each with its own client (ca is a's, which the limiter shares), with
+// budget to; hook, when not nil, is added to both clients first.
+func clusterInstances(t *testing.T, cl *redistest.Cluster, to time.Duration, hook redis.Hook) (ca redis.UniversalClient, a, b *Cache, lim *ratelimit.Limiter) {
+	t.Helper()
+	ca = edgeLikeRedis(t, cl.Addrs(), "", to)
+	cb := edgeLikeRedis(t, cl.Addrs(), "", to)
+	if hook != nil {
+		ca.AddHook(hook)
+		cb.AddHook(hook)
+	}
+	a = newCache(t, Options{Redis: ca, RedisTimeout: to, LockWait: 250 * time.Millisecond})
+	b = newCache(t, Options{Redis: cb, RedisTimeout: to, LockWait: 250 * time.Millisecond})
+	lim, err := ratelimit.New(ratelimit.Options{Redis: ca, RedisTimeout: to, MaxLease: 1, BackgroundProbe: true, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lim.Close() })
+	return ca, a, b, lim
+}
+
 // redisErrors is a go-redis hook that keeps the first error texts its
 // commands got and whether one was CLUSTERDOWN.
 type redisErrors struct {
@@ -470,15 +491,7 @@ func TestClusterSlotMigrationUnderLoad(t *testing.T) {
 	if raceEnabled {
 		to = 100 * time.Millisecond
 	}
-	ca := edgeLikeRedis(t, cl.Addrs(), "", to)
-	cb := edgeLikeRedis(t, cl.Addrs(), "", to)
-	a := newCache(t, Options{Redis: ca, RedisTimeout: to, LockWait: 250 * time.Millisecond})
-	b := newCache(t, Options{Redis: cb, RedisTimeout: to, LockWait: 250 * time.Millisecond})
-	lim, err := ratelimit.New(ratelimit.Options{Redis: ca, RedisTimeout: to, MaxLease: 1, BackgroundProbe: true, Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = lim.Close() })
+	ca, a, b, lim := clusterInstances(t, cl, to, nil)
 	ctx := context.Background()
 	const dealer = 42
 	slot, err := ca.(*redis.ClusterClient).ClusterKeySlot(ctx, a.genKey(dealer)).Result()
@@ -580,20 +593,10 @@ func TestClusterManualFailoverUnderLoad(t *testing.T) {
 	// caught in the pause may time out, which is a short outage (L1 and
 	// fill until the probe, 0.5 s), as for any stall.
 	const to = 250 * time.Millisecond
-	ca := edgeLikeRedis(t, cl.Addrs(), "", to)
-	cb := edgeLikeRedis(t, cl.Addrs(), "", to)
 	// What Redis itself answered: a CLUSTERDOWN (see below) is an outage
 	// Redis declares.
 	var seen redisErrors
-	ca.AddHook(&seen)
-	cb.AddHook(&seen)
-	a := newCache(t, Options{Redis: ca, RedisTimeout: to, LockWait: 250 * time.Millisecond})
-	b := newCache(t, Options{Redis: cb, RedisTimeout: to, LockWait: 250 * time.Millisecond})
-	lim, err := ratelimit.New(ratelimit.Options{Redis: ca, RedisTimeout: to, MaxLease: 1, BackgroundProbe: true, Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = lim.Close() })
+	ca, a, b, lim := clusterInstances(t, cl, to, &seen)
 	ctx := context.Background()
 	cc := ca.(*redis.ClusterClient)
 	slot, err := cc.ClusterKeySlot(ctx, a.channel).Result()
@@ -667,15 +670,7 @@ func TestClusterMasterLoading(t *testing.T) {
 	// chunks of 1 KiB.
 	cl := redistest.StartCluster(t, "--enable-debug-command", "yes", "--key-load-delay", "2000", "--loading-process-events-interval-bytes", "1024")
 	const to = 100 * time.Millisecond
-	ca := edgeLikeRedis(t, cl.Addrs(), "", to)
-	cb := edgeLikeRedis(t, cl.Addrs(), "", to)
-	a := newCache(t, Options{Redis: ca, RedisTimeout: to, LockWait: 250 * time.Millisecond})
-	b := newCache(t, Options{Redis: cb, RedisTimeout: to, LockWait: 250 * time.Millisecond})
-	lim, err := ratelimit.New(ratelimit.Options{Redis: ca, RedisTimeout: to, MaxLease: 1, BackgroundProbe: true, Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = lim.Close() })
+	ca, a, b, lim := clusterInstances(t, cl, to, nil)
 	ctx := context.Background()
 	cc := ca.(*redis.ClusterClient)
 	const loading = 0 // the master that reloads
