@@ -27,6 +27,14 @@ func serveLikeMainBuf(t testing.TB, s *Server, readBuf int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	serveLikeMainOn(t, s, ln, readBuf)
+	return ln.Addr().String()
+}
+
+// serveLikeMainOn serves s on ln as cmd/dealer-edge configures its public
+// server, with a read buffer of readBuf bytes, until the test ends.
+func serveLikeMainOn(t testing.TB, s *Server, ln net.Listener, readBuf int) {
+	t.Helper()
 	srv := &fasthttp.Server{
 		Handler: s.Handler(), ErrorHandler: s.ErrorHandler, HeaderReceived: s.HeaderReceived, Name: "dealer-edge",
 		ReadTimeout: 2 * time.Second, WriteTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second,
@@ -36,7 +44,6 @@ func serveLikeMainBuf(t testing.TB, s *Server, readBuf int) string {
 	}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Shutdown() })
-	return ln.Addr().String()
 }
 
 // rawExchange writes req on a fresh connection and reads the answers

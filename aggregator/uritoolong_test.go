@@ -5,9 +5,6 @@ import (
 	"net"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/valyala/fasthttp"
 
 	"github.com/dealer-edge/dealer-edge/listener"
 )
@@ -21,16 +18,7 @@ func serveLikeMainLimited(t testing.TB, s *Server, readBuf int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := listener.Limit(tcp, listener.LimitOptions{ReadBufferSize: readBuf})
-	srv := &fasthttp.Server{
-		Handler: s.Handler(), ErrorHandler: s.ErrorHandler, HeaderReceived: s.HeaderReceived, Name: "dealer-edge",
-		ReadTimeout: 2 * time.Second, WriteTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second,
-		ReadBufferSize: readBuf, MaxRequestBodySize: 1024, ReduceMemoryUsage: true,
-		NoDefaultServerHeader: true, NoDefaultContentType: true, CloseOnShutdown: true,
-		SecureErrorLogMessage: true,
-	}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Shutdown() })
+	serveLikeMainOn(t, s, listener.Limit(tcp, listener.LimitOptions{ReadBufferSize: readBuf}), readBuf)
 	return tcp.Addr().String()
 }
 

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/dealer-edge/dealer-edge/internal/testpki"
 )
 
 // lineOpenRef is what requestLine.open(n) must be after the stream s: a
@@ -49,17 +47,7 @@ func TestRequestLineFollowsStream(t *testing.T) {
 // TestRequestLineOpenOverTLS: under TLS the connection the server gets
 // (tlsConn) follows the plaintext, not the records below it.
 func TestRequestLineOpenOverTLS(t *testing.T) {
-	ca := testpki.NewCA(t)
-	cp, kp := ca.Leaf(t, 11, time.Now().Add(time.Hour))
-	cf, kf := testpki.WritePair(t, t.TempDir(), 1, cp, kp)
-	cert, err := LoadCertificate(cf, kf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cert, tcp, pool := tlsTestListener(t)
 	ln := TLS(Limit(tcp, LimitOptions{ReadBufferSize: 2048}), ServerConfig(cert), nil)
 	defer ln.Close()
 	accepted := make(chan net.Conn, 1)
@@ -77,7 +65,7 @@ func TestRequestLineOpenOverTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := tls.Client(raw, &tls.Config{RootCAs: ca.Pool, ServerName: "localhost"})
+	cl := tls.Client(raw, &tls.Config{RootCAs: pool, ServerName: "localhost"})
 	defer cl.Close()
 	_ = cl.SetDeadline(time.Now().Add(5 * time.Second))
 	sc, ok := <-accepted
