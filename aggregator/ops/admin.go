@@ -480,13 +480,18 @@ func knownProfile(name string) bool {
 
 // ErrorHandler answers the admin requests fasthttp could not parse (set it
 // as the admin fasthttp.Server's ErrorHandler) as problem+json, like every
-// other admin error: a body over the admin's small limit (413), headers too
-// large (431), a read timeout (408), anything else malformed (400).
+// other admin error: a body over the admin's small limit (413), a request
+// line longer than the server's read buffer (414: the connection, the
+// listener's, tells by its RequestLineOpen method; one that cannot tell is
+// taken as headers too large), headers too large (431), a read timeout
+// (408), anything else malformed (400).
 func ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
 	var small *fasthttp.ErrSmallBuffer
 	var ne net.Error
 	status, title := fasthttp.StatusBadRequest, "bad request"
 	switch {
+	case errors.As(err, &small) && requestLineOpen(ctx.Conn()):
+		status, title = fasthttp.StatusRequestURITooLong, "request target too long"
 	case errors.As(err, &small):
 		status, title = fasthttp.StatusRequestHeaderFieldsTooLarge, "request headers too large"
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
@@ -496,6 +501,13 @@ func ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
 	}
 	problem(ctx, status, title, "")
 	ctx.SetConnectionClose()
+}
+
+// requestLineOpen asks the connection (the listener's) whether the request
+// line being read had not ended when the server's read buffer filled.
+func requestLineOpen(c net.Conn) bool {
+	lo, ok := c.(interface{ RequestLineOpen() bool })
+	return ok && lo.RequestLineOpen()
 }
 
 // problem writes an RFC 9457 problem body.

@@ -820,6 +820,12 @@ func printDemo(w io.Writer, addr string) {
 	fmt.Fprintf(w, "try: curl -s -H 'X-Api-Key: demo-key-alpha' 'http://%s/dealer/REWIND/listing?page_size=2'\n", addr)
 }
 
+// adminReadBuffer is the admin server's read buffer, so the most a request
+// line and header block may take (fasthttp's default): told to the
+// listener so that it can tell a request line too long (414) from
+// headers too large (431).
+const adminReadBuffer = 4096
+
 // adminPerIP caps the admin listener's connections per client address
 // beyond loopback (see startAdmin).
 const adminPerIP = 32
@@ -870,6 +876,7 @@ func (a *app) startAdmin() error {
 		// listener's limit below: fasthttp's MaxConnsPerIP counts IPv4
 		// peers only.
 		IdleTimeout:           15 * time.Second,
+		ReadBufferSize:        adminReadBuffer,
 		MaxRequestBodySize:    1024,
 		Concurrency:           adminConcurrency,
 		NoDefaultServerHeader: true,
@@ -882,14 +889,20 @@ func (a *app) startAdmin() error {
 		return fmt.Errorf("admin listen %s: %w", a.cfg.AdminListen, err)
 	}
 	a.adminAddr = tcp.Addr().String()
-	var ln net.Listener = listener.Retry(tcp, listener.RetryOptions{Name: "admin", Logger: a.log, OnError: func(kind string) { a.metrics.AcceptError("admin", kind) }})
-	if n := adminConnsPerIP(a.cfg.AdminListen); n > 0 {
-		// Per client address (an IPv6 one by its /64), answered 429 and
-		// closed over the cap; the refusal is the listener's answer, not
-		// a request's error (the ErrorHandler above).
-		ln = listener.Limit(ln, listener.LimitOptions{MaxConnsPerIP: n, RejectResponse: tooManyConns("")})
-	}
-	go a.serve("admin", a.adminSrv, ln)
+	ln := listener.Retry(tcp, listener.RetryOptions{Name: "admin", Logger: a.log, OnError: func(kind string) { a.metrics.AcceptError("admin", kind) }})
+	// Off loopback at most adminConnsPerIP per client address (an IPv6
+	// one by its /64), answered 429 and closed over the cap; the refusal
+	// is the listener's answer, not a request's error (the ErrorHandler
+	// above). On every address the listener follows the request line, so
+	// that one longer than the server's read buffer is 414, not 431
+	// (TestAdminURITooLong; before 2026-11-29 the admin listener was
+	// wrapped for the per-address cap only, and never told the two apart).
+	lim := listener.Limit(ln, listener.LimitOptions{
+		MaxConnsPerIP:  adminConnsPerIP(a.cfg.AdminListen),
+		RejectResponse: tooManyConns(""),
+		ReadBufferSize: adminReadBuffer,
+	})
+	go a.serve("admin", a.adminSrv, lim)
 	return nil
 }
 
