@@ -480,7 +480,8 @@ func knownProfile(name string) bool {
 
 // ErrorHandler answers the admin requests fasthttp could not parse (set it
 // as the admin fasthttp.Server's ErrorHandler) as problem+json, like every
-// other admin error: a body over the admin's small limit (413), a request
+// other admin error: a body over the admin's small limit or a connection
+// that sent too much without an answer (413), a request
 // line longer than the server's read buffer (414: the connection, the
 // listener's, tells by its RequestLineOpen method; one that cannot tell is
 // taken as headers too large), headers too large (431), a read timeout
@@ -494,7 +495,7 @@ func ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
 		status, title = fasthttp.StatusRequestURITooLong, "request target too long"
 	case errors.As(err, &small):
 		status, title = fasthttp.StatusRequestHeaderFieldsTooLarge, "request headers too large"
-	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+	case errors.Is(err, fasthttp.ErrBodyTooLarge), requestTooLarge(err, ctx.Conn()):
 		status, title = fasthttp.StatusRequestEntityTooLarge, "request body too large"
 	case errors.As(err, &ne) && ne.Timeout():
 		status, title = fasthttp.StatusRequestTimeout, "request timeout"
@@ -508,6 +509,19 @@ func ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
 func requestLineOpen(c net.Conn) bool {
 	lo, ok := c.(interface{ RequestLineOpen() bool })
 	return ok && lo.RequestLineOpen()
+}
+
+// requestTooLarge reports the listener's refusal of a request that sent
+// too many bytes before its answer (a chunk-size line without end), by
+// the error's or the connection's RequestTooLarge method (fasthttp wraps
+// the read error of a chunked body in one that does not unwrap).
+func requestTooLarge(err error, c net.Conn) bool {
+	var tl interface{ RequestTooLarge() bool }
+	if errors.As(err, &tl) && tl.RequestTooLarge() {
+		return true
+	}
+	tl, ok := c.(interface{ RequestTooLarge() bool })
+	return ok && tl.RequestTooLarge()
 }
 
 // problem writes an RFC 9457 problem body.

@@ -826,6 +826,12 @@ func printDemo(w io.Writer, addr string) {
 // headers too large (431).
 const adminReadBuffer = 4096
 
+// adminMaxUnanswered is the most bytes an admin connection may send
+// between two of the server's answers (listener.LimitOptions
+// .MaxUnansweredBytes): 64 read buffers, as the public listener's is
+// (there at least 4 MiB).
+const adminMaxUnanswered = 64 * adminReadBuffer
+
 // adminPerIP caps the admin listener's connections per client address
 // beyond loopback (see startAdmin).
 const adminPerIP = 32
@@ -901,6 +907,11 @@ func (a *app) startAdmin() error {
 		MaxConnsPerIP:  adminConnsPerIP(a.cfg.AdminListen),
 		RejectResponse: tooManyConns(""),
 		ReadBufferSize: adminReadBuffer,
+		// A request's head and 1 KiB body, or a few pipelined ones, with
+		// room to spare: fasthttp reads a chunk-size line (its
+		// extensions) without a bound, and the admin port reads a body
+		// before any token check (TestAdminChunkExtensionBounded).
+		MaxUnansweredBytes: adminMaxUnanswered,
 	})
 	go a.serve("admin", a.adminSrv, lim)
 	return nil
