@@ -712,7 +712,15 @@ func (s *Server) endpoint(route string, h func(*fasthttp.RequestCtx, *reqState))
 			s.writeRateLimitHeaders(ctx, rs, p.plan, d)
 			if !d.Allowed {
 				secs := int((d.RetryAfter + time.Second - 1) / time.Second)
-				s.writeProblem(ctx, rs, &apiError{code: codeRateLimited, detail: "rate limit exceeded; retry after the number of seconds in Retry-After", retryAfter: max(secs, 1)})
+				detail := "rate limit exceeded; retry after the number of seconds in Retry-After"
+				if d.Source == ratelimit.SourceFailClosed {
+					// rate_limit.fail_mode closed with the shared limiter
+					// unreachable: the key may be far under its quota, and
+					// Retry-After is when the edge tries again, not when a
+					// retry is sure to pass (TestFailClosedOutageAnswer).
+					detail = "the rate limit cannot be checked right now, so no request is admitted; retry after the number of seconds in Retry-After"
+				}
+				s.writeProblem(ctx, rs, &apiError{code: codeRateLimited, detail: detail, retryAfter: max(secs, 1)})
 				return
 			}
 		}
