@@ -387,3 +387,23 @@ func TestLoopbackHost(t *testing.T) {
 		t.Error("port 80 may be left out")
 	}
 }
+
+// TestAdminAllowListsHead: a 405 lists in Allow every method the endpoint
+// takes (RFC 9110 section 10.2.1): a GET endpoint answers HEAD too, so its
+// Allow is "GET, HEAD", as the public API's is. Before 2026-11-29 it was
+// "GET", though HEAD was served.
+func TestAdminAllowListsHead(t *testing.T) {
+	c := adminServer(t, AdminOptions{Reload: func() error { return nil }})
+	for _, tc := range []struct{ method, uri, allow string }{
+		{"POST", "/metrics", "GET, HEAD"},
+		{"DELETE", "/healthz", "GET, HEAD"},
+		{"PUT", "/", "GET, HEAD"},
+		{"GET", "/admin/reload", "POST"},
+		{"PATCH", "/admin/purge", "POST"},
+	} {
+		a := call(t, c, tc.method, tc.uri, "")
+		if a.status != 405 || string(a.header.Peek("Allow")) != tc.allow {
+			t.Errorf("%s %s: %d Allow %q, want 405 Allow %q", tc.method, tc.uri, a.status, a.header.Peek("Allow"), tc.allow)
+		}
+	}
+}
