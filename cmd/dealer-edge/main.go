@@ -870,9 +870,12 @@ func (a *app) startAdmin() error {
 			}
 			ops.ErrorHandler(ctx, err)
 		},
-		Name:         "dealer-edge-admin",
-		ReadTimeout:  5 * time.Second,
-		WriteTimeout: 10 * time.Second,
+		// A path longer than any endpoint's is not normalised
+		// (quadratic in its length): answered 404 at once.
+		HeaderReceived: ops.HeaderReceived,
+		Name:           "dealer-edge-admin",
+		ReadTimeout:    5 * time.Second,
+		WriteTimeout:   10 * time.Second,
 		// Idle keep-alive connections count against Concurrency: with 64
 		// and a 60 s idle timeout, 64 connections left idle after one
 		// /healthz each (it needs no token) made every probe and scrape a
