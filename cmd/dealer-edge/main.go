@@ -909,7 +909,10 @@ func (a *app) startAdmin() error {
 	lim := listener.Limit(ln, listener.LimitOptions{
 		MaxConnsPerIP:  adminConnsPerIP(a.cfg.AdminListen),
 		RejectResponse: tooManyConns(""),
-		ReadBufferSize: adminReadBuffer,
+		// Beyond the server's Concurrency: a 503 problem, not fasthttp's
+		// text/plain one (TestAdminOverloadIsProblem).
+		OverloadResponse: overloaded(""),
+		ReadBufferSize:   adminReadBuffer,
 		// A request's head and 1 KiB body, or a few pipelined ones, with
 		// room to spare: fasthttp reads a chunk-size line (its
 		// extensions) without a bound, and the admin port reads a body
