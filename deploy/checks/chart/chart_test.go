@@ -266,6 +266,10 @@ func checkDeployment(t *testing.T, r rendered, edge string) {
 			t.Fatal(err)
 		}
 	}
+	if r.secret == nil {
+		// An existing Secret may hold the public listener's pair too.
+		writeTLSPair(t, filepath.Join(dir, tlsKeysInSecret[0]), filepath.Join(dir, tlsKeysInSecret[1]))
+	}
 	cfgPath := filepath.Join(dir, "config.json")
 	if err := os.WriteFile(cfgPath, []byte(strings.ReplaceAll(raw, mount, dir)), 0o600); err != nil {
 		t.Fatal(err)
