@@ -217,10 +217,26 @@ func checkExpr(expr string, ex exported, rec recorded) []string {
 				if m.Value != "" && !vals[m.Value] {
 					probs = append(probs, fmt.Sprintf("metric %s has no series with %s=%q", name, m.Name, m.Value))
 				}
-			case labels.MatchRegexp:
+			case labels.MatchNotEqual:
+				if m.Value != "" && !vals[m.Value] {
+					probs = append(probs, fmt.Sprintf("metric %s has no series with %s=%q to exclude", name, m.Name, m.Value))
+				}
+			case labels.MatchRegexp, labels.MatchNotRegexp:
+				// A list of values (a|b|c): each one is exported, or a
+				// renamed one drops out of the sum unseen (a lookup
+				// counted in no ratio). Another expression: some value
+				// matches it.
+				if literalAltRE.MatchString(m.Value) {
+					for _, v := range strings.Split(m.Value, "|") {
+						if !vals[v] {
+							probs = append(probs, fmt.Sprintf("metric %s has no series with %s=%q (of %s~%q)", name, m.Name, v, m.Name, m.Value))
+						}
+					}
+					break
+				}
 				matched := false
 				for v := range vals {
-					matched = matched || m.Matches(v)
+					matched = matched || regexp.MustCompile("^(?:"+m.Value+")$").MatchString(v)
 				}
 				if !matched {
 					probs = append(probs, fmt.Sprintf("metric %s has no series with %s=~%q", name, m.Name, m.Value))
@@ -329,6 +345,10 @@ func outLabels(e parser.Expr, ex exported, rec recorded, probs *[]string) map[st
 	}
 	return nil
 }
+
+// literalAltRE matches a regular expression that is a list of literal
+// label values, such as hit|miss|stale.
+var literalAltRE = regexp.MustCompile(`^[a-zA-Z0-9_]+(\|[a-zA-Z0-9_]+)*$`)
 
 // anyLabel in a label set stands for any label: the series of a metric a
 // --demo run does not export, whose labels cannot be known here.
@@ -597,7 +617,12 @@ func TestCheckCatchesRenames(t *testing.T) {
 		{"value never exported", `edge_x_bucket{le="0.2"}`, 1},
 		{"renamed value", `edge_requests_total{cache="HIT"}`, 1},
 		{"regex matching no value", `edge_requests_total{status=~"4.."}`, 1},
-		{"regex matching one value of two", `edge_requests_total{cache=~"hit|stale"}`, 0},
+		{"list of exported values", `edge_requests_total{cache=~"hit|none"}`, 0},
+		{"list with a value never exported", `edge_requests_total{cache=~"hit|stale"}`, 1},
+		{"list with a renamed value", `edge_requests_total{cache=~"HIT|none"}`, 1},
+		{"negated list with a renamed value", `edge_requests_total{cache!~"hit|NONE"}`, 1},
+		{"excluded value never exported", `edge_requests_total{cache!="stale"}`, 1},
+		{"excluded exported value", `edge_requests_total{cache!="none"}`, 0},
 		{"parse error", `sum by (route (rate(edge_requests_total[5m]))`, 1},
 		{"no metric", `vector(1)`, 1},
 		{"name matcher", `{__name__="edge_requests_total", route="a"}`, 0},
