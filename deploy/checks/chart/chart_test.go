@@ -22,6 +22,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/dealer-edge/dealer-edge/deploy/internal/edgeproc"
 )
 
 const chartDir = "../../helm/dealer-edge"
@@ -268,7 +270,7 @@ func checkDeployment(t *testing.T, r rendered, edge string) {
 	}
 	if r.secret == nil {
 		// An existing Secret may hold the public listener's pair too.
-		writeTLSPair(t, filepath.Join(dir, tlsKeysInSecret[0]), filepath.Join(dir, tlsKeysInSecret[1]))
+		edgeproc.WriteTLSPair(t, filepath.Join(dir, tlsKeysInSecret[0]), filepath.Join(dir, tlsKeysInSecret[1]), time.Now().Add(24*time.Hour))
 	}
 	cfgPath := filepath.Join(dir, "config.json")
 	if err := os.WriteFile(cfgPath, []byte(strings.ReplaceAll(raw, mount, dir)), 0o600); err != nil {

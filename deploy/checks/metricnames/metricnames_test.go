@@ -131,7 +131,47 @@ func driveEdge(t *testing.T) string {
 	if st, xc := e.Get(t, "/dealer/REWIND/listing?page_size=2"); st != 200 || xc != "STALE" {
 		t.Fatalf("listing after its TTL: %d X-Cache %q, want a stale 200", st, xc)
 	}
-	return e.Scrape(t)
+	return e.Scrape(t) + driveTLSEdge(t)
+}
+
+// driveTLSEdge runs a second edge with TLS on its public listener, renews
+// its certificate and then writes one that does not load, and returns its
+// scrape: the TLS families (edge_tls_certificate_not_after_seconds, and
+// edge_tls_certificate_reloads_total with both results) that the alert
+// EdgeTLSCertificateExpiresSoon and the TLS panels read, with their labels
+// and values, which a --demo run without TLS does not export.
+func driveTLSEdge(t *testing.T) string {
+	dir := t.TempDir()
+	cert, key := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	edgeproc.WriteTLSPair(t, cert, key, time.Now().Add(30*24*time.Hour))
+	cfg := filepath.Join(dir, "edge.json")
+	if err := os.WriteFile(cfg, []byte(`{"watch_interval": "100ms", "tls": {"cert_file": "`+cert+`", "key_file": "`+key+`"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := edgeproc.Start(t, "--config", cfg)
+	waitFor := func(series string) string {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			text := e.Scrape(t)
+			if strings.Contains(text, series) {
+				return text
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the TLS edge never exported %s:\n%s", series, text)
+			}
+			time.Sleep(50 * time.Millisecond) // polls the scrape: the watch has no signal to wait on
+		}
+	}
+	waitFor("edge_tls_certificate_not_after_seconds ")
+	// A renewed pair (the watch reloads it), then a certificate that does
+	// not parse (rejected; the renewed one stays).
+	edgeproc.WriteTLSPair(t, cert, key, time.Now().Add(60*24*time.Hour))
+	waitFor(`edge_tls_certificate_reloads_total{result="ok"}`)
+	if err := os.WriteFile(cert, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return waitFor(`edge_tls_certificate_reloads_total{result="error"}`)
 }
 
 // vars are the dashboard's template variables, replaced by values that
@@ -706,4 +746,23 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestScrapeHasTLSFamilies: the TLS families the alert and the panels read
+// are in the scrape the checks above compare them with, with their labels
+// and values, so that they are checked like the others rather than
+// accepted by name (notInDemoScrape, until 2026-11-29).
+func TestScrapeHasTLSFamilies(t *testing.T) {
+	ex, _ := scrapeEdge(t)
+	if _, ok := ex["edge_tls_certificate_not_after_seconds"]; !ok {
+		t.Error("edge_tls_certificate_not_after_seconds is not in the scrape")
+	}
+	if r := ex["edge_tls_certificate_reloads_total"]["result"]; !r["ok"] || !r["error"] {
+		t.Errorf("edge_tls_certificate_reloads_total results %v in the scrape, want ok and error", r)
+	}
+	for _, n := range []string{"edge_tls_certificate_not_after_seconds", "edge_tls_certificate_reloads_total"} {
+		if slices.Contains(notInDemoScrape, n) {
+			t.Errorf("%s is in notInDemoScrape: its labels and values would go unchecked", n)
+		}
+	}
 }

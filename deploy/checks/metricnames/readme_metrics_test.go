@@ -92,12 +92,14 @@ func splitTop(s string) []string {
 	return out
 }
 
-// notInDemoScrape are documented families a --demo run does not export:
-// TLS, failed accepts, an embedded Redis that never evicted, and tracing's
+// notInDemoScrape are documented families the scrapes do not export:
+// failed accepts, an embedded Redis that never evicted, and tracing's
 // dropped spans (exported only while tracing is on; cmd/dealer-edge's
-// TestTracingDroppedSpansMetric reads its series from a traced edge).
+// TestTracingDroppedSpansMetric reads its series from a traced edge). The
+// TLS families come from the second, TLS, edge (driveTLSEdge) since
+// 2026-11-29: before, their labels and values in the rules, the panels and
+// the README went unchecked.
 var notInDemoScrape = []string{
-	"edge_tls_certificate_reloads_total", "edge_tls_certificate_not_after_seconds",
 	"edge_listener_accept_errors_total", "edge_embedded_redis_evicted_keys_total",
 	"edge_trace_spans_dropped_total",
 	"go_*", "process_*",
