@@ -49,6 +49,8 @@ type rendered struct {
 	configMap *corev1.ConfigMap
 	secret    *corev1.Secret
 	services  []*corev1.Service
+	hpa       *autoscalingv2.HorizontalPodAutoscaler
+	monitor   *serviceMonitor
 	kinds     map[string]int
 }
 
@@ -100,11 +102,15 @@ func render(t *testing.T, args ...string) rendered {
 		case "policy/v1/PodDisruptionBudget":
 			strict(t, b, &policyv1.PodDisruptionBudget{})
 		case "autoscaling/v2/HorizontalPodAutoscaler":
-			strict(t, b, &autoscalingv2.HorizontalPodAutoscaler{})
+			r.hpa = &autoscalingv2.HorizontalPodAutoscaler{}
+			strict(t, b, r.hpa)
 		case "networking.k8s.io/v1/NetworkPolicy":
 			strict(t, b, &networkingv1.NetworkPolicy{})
 		case "monitoring.coreos.com/v1/ServiceMonitor":
-			// A CRD: no k8s.io/api type; checked as YAML only.
+			// A CRD: no k8s.io/api type; decoded strictly into the
+			// subset of its fields the chart uses (serviceMonitor).
+			r.monitor = &serviceMonitor{}
+			strict(t, b, r.monitor)
 		default:
 			t.Errorf("unexpected object %s %s", meta.APIVersion, meta.Kind)
 		}
