@@ -215,11 +215,12 @@ func Build() Dashboard {
 		q(`edge_redis_up{`+sel+`}`, "{{instance}}")))
 	b.add(8, 8, timeseries("Redis errors by component", "Failed or timed-out Redis commands of the cache and the rate limiter.", "ops",
 		q(`sum by (component) (rate(edge_redis_errors_total{`+sel+`}`+rate+`))`, "{{component}}")))
-	b.add(8, 8, timeseries("Log lines dropped", "Access lines over log.max_lines_per_sec, event lines over log.max_event_lines_per_sec.", "short",
+	b.add(8, 8, timeseries("Log lines and trace spans dropped", "Access lines over log.max_lines_per_sec, event lines over log.max_event_lines_per_sec; spans: sampled trace spans that never reached the collector, by reason (only while tracing is on).", "short",
 		// edge_log_lines_dropped_total counts every dropped line, event
 		// lines too (ops.Logs.admit): access lines are the difference.
 		q(`sum(increase(edge_log_lines_dropped_total{`+sel+`}`+rate+`)) - sum(increase(edge_log_event_lines_dropped_total{`+sel+`}`+rate+`))`, "access"),
-		q(`sum(increase(edge_log_event_lines_dropped_total{`+sel+`}`+rate+`))`, "event")))
+		q(`sum(increase(edge_log_event_lines_dropped_total{`+sel+`}`+rate+`))`, "event"),
+		q(`sum by (reason) (increase(edge_trace_spans_dropped_total{`+sel+`}`+rate+`))`, "spans {{reason}}")))
 
 	b.row("Authentication and key index")
 	b.add(8, 8, timeseries("Key index not fresh", "1 while an instance's key index is loading (no first snapshot yet), stale or expired (no sync with the dealers service): what EdgeKeyIndexNotFresh fires on.", "short",
@@ -241,11 +242,12 @@ func Build() Dashboard {
 		q(`sum by (limit) (rate(edge_auth_addr_limited_total{`+sel+`}`+rate+`))`, "per-address 429 {{limit}}")))
 
 	b.row("Listeners and process")
-	b.add(8, 8, timeseries("Open connections and concurrency", "Open public connections per instance against server.concurrency in force; parked: idle keep-alive connections held without a goroutine (server.park_idle_after); refused: connections answered 503 beyond server.concurrency or 429 over server.max_conns_per_ip, per reason, in the window.", "short",
+	b.add(8, 8, timeseries("Open connections and concurrency", "Open public connections per instance against server.concurrency in force; parked: idle keep-alive connections held without a goroutine (server.park_idle_after); refused: connections answered 503 beyond server.concurrency or 429 over server.max_conns_per_ip, per reason, in the window; accept errors: failed accepts (file descriptors, memory, aborted), retried with backoff, per listener and error, in the window.", "short",
 		q(`sum by (instance) (edge_listener_open_connections{`+sel+`})`, "open {{instance}}"),
 		q(`sum by (instance) (edge_listener_parked_connections{`+sel+`})`, "parked {{instance}}"),
 		q(`max by (instance) (edge_listener_concurrency{`+sel+`})`, "concurrency {{instance}}"),
-		q(`sum by (reason) (increase(edge_listener_rejected_connections_total{`+sel+`}`+rate+`))`, "refused {{reason}}")))
+		q(`sum by (reason) (increase(edge_listener_rejected_connections_total{`+sel+`}`+rate+`))`, "refused {{reason}}"),
+		q(`sum by (listener, error) (increase(edge_listener_accept_errors_total{`+sel+`}`+rate+`))`, "accept errors {{listener}} {{error}}")))
 	b.add(8, 8, stateTimeline("Accepting connections", "0 while a listener's accept fails (file descriptors, memory): /readyz is then not ready.",
 		map[string][2]string{"0": {"failing", "red"}, "1": {"accepting", "green"}},
 		[]Step{{Color: "red"}, {Color: "green", Value: f(1)}},
@@ -263,8 +265,9 @@ func Build() Dashboard {
 	b.add(12, 8, timeseries("Embedded Redis", "Only without redis.addrs: the in-process Redis' measured bytes against its cap, and keys.", "bytes",
 		q(`edge_embedded_redis_bytes{`+sel+`}`, "bytes {{instance}}"),
 		q(`edge_embedded_redis_max_bytes{`+sel+`}`, "cap {{instance}}")))
-	b.add(12, 8, timeseries("Embedded Redis keys", "Keys held by the in-process Redis.", "short",
-		q(`edge_embedded_redis_keys{`+sel+`}`, "{{instance}}")))
+	b.add(12, 8, timeseries("Embedded Redis keys", "Keys held by the in-process Redis, and the keys it evicted in the window to stay under redis.embedded_max_bytes.", "short",
+		q(`edge_embedded_redis_keys{`+sel+`}`, "{{instance}}"),
+		q(`increase(edge_embedded_redis_evicted_keys_total{`+sel+`}`+rate+`)`, "evicted {{instance}}")))
 	b.add(12, 8, timeseries("TLS certificate: time to expiry", "Only with tls.cert_file: time left before the certificate each instance serves expires (EdgeTLSCertificateExpiresSoon under 14 days).", "s",
 		q(`min by (instance) (edge_tls_certificate_not_after_seconds{`+sel+`}) - time()`, "{{instance}}")))
 	b.add(12, 8, timeseries("TLS certificate reloads", "Only with tls.cert_file: certificate reloads by result; error keeps the pair in force.", "short",

@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 )
 
-// TestLogDropsAccessLegendCountsAccessLines: the panel "Log lines dropped"
+// TestLogDropsAccessLegendCountsAccessLines: the panel "Log lines and trace spans dropped"
 // draws a series legended "access" ("Access lines over
 // log.max_lines_per_sec") beside one legended "event". The edge counts
 // every dropped line in edge_log_lines_dropped_total, event lines included
@@ -20,7 +20,7 @@ import (
 func TestLogDropsAccessLegendCountsAccessLines(t *testing.T) {
 	var expr string
 	for _, p := range Build().Panels {
-		if p.Title != "Log lines dropped" {
+		if p.Title != "Log lines and trace spans dropped" {
 			continue
 		}
 		for _, tg := range p.Targets {
@@ -30,7 +30,7 @@ func TestLogDropsAccessLegendCountsAccessLines(t *testing.T) {
 		}
 	}
 	if expr == "" {
-		t.Fatal("no access series on the panel Log lines dropped")
+		t.Fatal("no access series on the panel Log lines and trace spans dropped")
 	}
 	e, err := parser.NewParser(parser.Options{}).ParseExpr(strings.ReplaceAll(expr, "$__rate_interval", "5m"))
 	if err != nil {
