@@ -121,3 +121,33 @@ func configOf(t *testing.T, r rendered, cfg any) {
 		t.Fatal(err)
 	}
 }
+
+// values-production.yaml, the chart's production example, follows the
+// README's production checklist ("Connections against memory"): under a
+// memory limit set server.concurrency to about (memory limit - L1 -
+// 200 MiB) / 24 KB, since the default (what the file-descriptor limit
+// allows, up to 262,144; a container's is usually 1,048,576) lets a flood
+// of slow clients take far more memory than the pod has before the
+// listener's fast 503s start: the kernel's OOM killer answers instead.
+// Until 2026-11-29 the production values set none.
+func TestProductionValuesBoundConcurrencyByMemory(t *testing.T) {
+	r := render(t, "-f", chartDir+"/values-production.yaml")
+	var cfg struct {
+		Server struct {
+			Concurrency int64 `json:"concurrency"`
+		} `json:"server"`
+		Cache struct {
+			L1MaxBytes int64 `json:"l1_max_bytes"`
+		} `json:"cache"`
+	}
+	configOf(t, r, &cfg)
+	l1 := cfg.Cache.L1MaxBytes
+	if l1 == 0 {
+		l1 = 64 << 20
+	}
+	mem := r.deploy.Spec.Template.Spec.Containers[0].Resources.Limits.Memory().Value()
+	limit := (mem - l1 - 200<<20) / (24 << 10)
+	if cfg.Server.Concurrency <= 0 || cfg.Server.Concurrency > limit {
+		t.Errorf("production values: server.concurrency %d; with a %d MiB memory limit and a %d MiB L1 the README's rule gives at most %d", cfg.Server.Concurrency, mem>>20, l1>>20, limit)
+	}
+}
