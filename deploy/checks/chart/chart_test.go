@@ -118,16 +118,11 @@ func render(t *testing.T, args ...string) rendered {
 	return r
 }
 
-// edgeBinary builds dealer-edge once for --check-config.
+// edgeBinary is dealer-edge for --check-config, built once per test
+// binary (edgeproc.Binary; it was built again by each test).
 func edgeBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "dealer-edge")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/dealer-edge")
-	cmd.Dir = "../../.."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build dealer-edge: %v\n%s", err, out)
-	}
-	return bin
+	return edgeproc.Binary(t)
 }
 
 func TestChartInvariants(t *testing.T) {
