@@ -246,7 +246,22 @@ func checkDeployment(t *testing.T, r rendered, edge string) {
 	}
 
 	// The ConfigMap's config passes --check-config, with the secret
-	// files it names (the chart's Secret keys) in a temporary directory.
+	// files it names (the chart's Secret keys) in a temporary directory,
+	// under the container's environment.
+	if out, err := checkConfigUnderEnv(t, r, edge); err != nil {
+		t.Errorf("dealer-edge --check-config on the rendered ConfigMap: %v\n%s", err, out)
+	}
+}
+
+// checkConfigUnderEnv runs dealer-edge --check-config on the rendered
+// ConfigMap's config, the Secret's keys (the chart's, or those an existing
+// Secret holds, a TLS pair included) as files in a temporary directory in
+// place of the mount, with the container's literal environment values (a
+// valueFrom is left out) over this process's environment less its OTEL_*.
+func checkConfigUnderEnv(t *testing.T, r rendered, edge string) ([]byte, error) {
+	t.Helper()
+	ctr := r.deploy.Spec.Template.Spec.Containers[0]
+	raw := r.configMap.Data["config.json"]
 	mount := ""
 	for _, m := range ctr.VolumeMounts {
 		if m.Name == "secrets" {
@@ -277,7 +292,16 @@ func checkDeployment(t *testing.T, r rendered, edge string) {
 	if err := os.WriteFile(cfgPath, []byte(strings.ReplaceAll(raw, mount, dir)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(edge, "--check-config", cfgPath).CombinedOutput(); err != nil {
-		t.Errorf("dealer-edge --check-config on the rendered ConfigMap: %v\n%s", err, out)
+	cmd := exec.Command(edge, "--check-config", cfgPath)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OTEL_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
 	}
+	for _, e := range ctr.Env {
+		if e.ValueFrom == nil {
+			cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+		}
+	}
+	return cmd.CombinedOutput()
 }
