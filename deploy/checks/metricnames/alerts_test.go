@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -220,4 +221,70 @@ tests:
               description: "Calls to inventory are refused or fail; requests that need it get stale answers or fast 503s."
               runbook_url: https://github.com/dealer-edge/dealer-edge/blob/main/docs/runbook.md#edgeupstreambreakeropen
 `)
+}
+
+// The README's alert table ("Dashboard, alerts and SLOs": alert, fires
+// when, severity) is the operator's list of what pages: each alert of the
+// rules is in it with the severity the rule sets, and each row names an
+// alert of the rules. ("`X...Fast` / `...Slow`" rows name two alerts, with
+// "page / ticket" severities in that order.)
+func TestReadmeAlertTableMatchesRules(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(deployDir, "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(raw), "\n| alert | fires when | severity |\n")
+	if !ok {
+		t.Fatal("README has no alert table (| alert | fires when | severity |)")
+	}
+	doc := map[string]string{}
+	nameRE := regexp.MustCompile("`([A-Za-z0-9.]+)`")
+	for _, line := range strings.Split(sec, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		if len(cells) != 3 || strings.HasPrefix(strings.TrimSpace(cells[0]), "---") {
+			continue
+		}
+		sev := strings.Split(cells[2], "/")
+		names := nameRE.FindAllStringSubmatch(cells[0], -1)
+		var first string
+		for i, m := range names {
+			n := m[1]
+			if rest, ok := strings.CutPrefix(n, "..."); ok && first != "" {
+				n = strings.TrimSuffix(first, "Fast") + rest
+			}
+			if i == 0 {
+				first = n
+			}
+			s := strings.TrimSpace(sev[min(i, len(sev)-1)])
+			doc[n] = s
+		}
+	}
+	if len(doc) < 10 {
+		t.Fatalf("only %d alerts in the README's table", len(doc))
+	}
+	seen := map[string]bool{}
+	for _, g := range loadRules(t).Groups {
+		for _, r := range g.Rules {
+			if r.Alert == "" {
+				continue
+			}
+			seen[r.Alert] = true
+			s, ok := doc[r.Alert]
+			if !ok {
+				t.Errorf("alert %s is not in the README's alert table", r.Alert)
+				continue
+			}
+			if s != r.Labels["severity"] {
+				t.Errorf("alert %s: the README says severity %q, the rule sets %q", r.Alert, s, r.Labels["severity"])
+			}
+		}
+	}
+	for n := range doc {
+		if !seen[n] {
+			t.Errorf("the README's alert table lists %s, which no rule defines", n)
+		}
+	}
 }
