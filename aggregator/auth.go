@@ -29,8 +29,11 @@ const maxKeyLen = 256
 //   - neither header: missing_api_key;
 //   - both headers: invalid_api_key (the contract makes them mutually
 //     exclusive; the edge refuses to guess which one is meant);
+//   - Authorization: Bearer (case-insensitive) without a token, only
+//     spaces after the scheme: missing_api_key, as an empty X-Api-Key is
+//     (no key was sent: typically a key variable that is empty);
 //   - Authorization with a scheme other than Bearer (case-insensitive), or
-//     without a token: invalid_api_key;
+//     Bearer not followed by a space: invalid_api_key;
 //   - a key longer than 256 bytes or with bytes outside printable ASCII:
 //     invalid_api_key.
 func ExtractKey(xAPIKey, authorization []byte) (key []byte, code string) {
@@ -42,10 +45,17 @@ func ExtractKey(xAPIKey, authorization []byte) (key []byte, code string) {
 		key = xAPIKey
 	case hasAuth:
 		const scheme = "bearer"
-		if len(authorization) <= len(scheme) || !bytes.EqualFold(authorization[:len(scheme)], []byte(scheme)) || authorization[len(scheme)] != ' ' {
+		if len(authorization) < len(scheme) || !bytes.EqualFold(authorization[:len(scheme)], []byte(scheme)) {
 			return nil, codeInvalidKey
 		}
-		key = bytes.TrimLeft(authorization[len(scheme):], " ")
+		rest := authorization[len(scheme):]
+		if len(rest) > 0 && rest[0] != ' ' {
+			return nil, codeInvalidKey
+		}
+		key = bytes.TrimLeft(rest, " ")
+		if len(key) == 0 {
+			return nil, codeMissingKey
+		}
 	default:
 		return nil, codeMissingKey
 	}

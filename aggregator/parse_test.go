@@ -167,7 +167,12 @@ func TestExtractKey(t *testing.T) {
 		{"none", "", "", "", codeMissingKey},
 		{"both", "k1", "Bearer k1", "", codeInvalidKey},
 		{"basic", "", "Basic dXNlcjpw", "", codeInvalidKey},
-		{"bearer empty", "", "Bearer ", "", codeInvalidKey},
+		{"bearer empty", "", "Bearer ", "", codeMissingKey},
+		{"bearer only", "", "bearer", "", codeMissingKey},
+		{"bearer spaces only", "", "Bearer   ", "", codeMissingKey},
+		{"bearer tab", "", "Bearer\tk2", "", codeInvalidKey},
+		{"scheme prefix", "", "Bear k2", "", codeInvalidKey},
+		{"both, bearer empty", "k1", "Bearer ", "", codeInvalidKey},
 		{"bearer no space", "", "Bearerk2", "", codeInvalidKey},
 		{"control", "a\x01b", "", "", codeInvalidKey},
 		{"space inside", "a b", "", "", codeInvalidKey},
@@ -349,6 +354,12 @@ func FuzzExtractKey(f *testing.F) {
 		key, code := ExtractKey([]byte(x), []byte(auth))
 		if (code == "") == (key == nil) {
 			t.Fatalf("key %q with code %q", key, code)
+		}
+		// missing_api_key exactly when no key was sent: no header with a
+		// value, or only Authorization holding the Bearer scheme and spaces.
+		bearerOnly := x == "" && len(auth) >= 6 && strings.EqualFold(auth[:6], "bearer") && strings.Trim(auth[6:], " ") == ""
+		if (code == codeMissingKey) != (x == "" && auth == "" || bearerOnly) {
+			t.Fatalf("ExtractKey(%q, %q) = %q", x, auth, code)
 		}
 		if code == "" {
 			if len(key) > maxKeyLen {

@@ -28,6 +28,13 @@ func TestAuthentication(t *testing.T) {
 		{"orphan", []string{"X-Api-Key: demo-key-orphan"}, 404, "dealer_not_found"},
 		{"both headers", []string{keyAlpha, "Authorization: Bearer demo-key-alpha"}, 401, "invalid_api_key"},
 		{"basic scheme", []string{"Authorization: Basic ZGVtbzprZXk="}, 401, "invalid_api_key"},
+		// A Bearer credential without a token sends no key, as an empty
+		// X-Api-Key does (contract 5.5: missing key; typically an unset
+		// key variable): missing_api_key under either header.
+		{"bearer without token", []string{"Authorization: Bearer"}, 401, "missing_api_key"},
+		{"bearer lowercase without token", []string{"Authorization: bearer"}, 401, "missing_api_key"},
+		{"bearer token not separated by a space", []string{"Authorization: Bearer\tdemo-key-alpha"}, 401, "invalid_api_key"},
+		{"bearer followed by another word", []string{"Authorization: Bearerdemo-key-alpha"}, 401, "invalid_api_key"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -38,6 +45,14 @@ func TestAuthentication(t *testing.T) {
 			}
 			if c.code != "" && strings.Contains(string(r.body), "demo-key") {
 				t.Fatal("problem body echoes the key")
+			}
+			// RFC 6750 3.1: no error code when the request carries no
+			// credential, error="invalid_token" when one was refused.
+			if c.status == 401 {
+				challenge := r.header.Get("WWW-Authenticate")
+				if refused := strings.Contains(challenge, `error="invalid_token"`); refused != (c.code != "missing_api_key") {
+					t.Errorf("WWW-Authenticate %q for %s", challenge, c.code)
+				}
 			}
 		})
 	}
