@@ -21,6 +21,8 @@ type reqHeaders struct {
 	tsJoined                bool   // tracestate is a joined copy
 	ifNoneMatch             []byte // every If-None-Match line, joined when more than one
 	inmJoined               bool   // ifNoneMatch is a joined copy, not the request's bytes
+	ifMatch                 []byte // every If-Match line, joined when more than one
+	imJoined                bool   // ifMatch is a joined copy
 	acceptEncoding          []byte // every Accept-Encoding line, joined when more than one
 	aeJoined                bool   // acceptEncoding is a joined copy
 	contentLength           bool   // a Content-Length header was sent
@@ -28,7 +30,7 @@ type reqHeaders struct {
 
 // read fills h from hdr, keeping the first value of each header as
 // fasthttp's Peek would, and every line of the list fields (tracestate,
-// If-None-Match, Accept-Encoding) joined.
+// If-None-Match, If-Match, Accept-Encoding) joined.
 func (h *reqHeaders) read(hdr *fasthttp.RequestHeader) {
 	*h = reqHeaders{}
 	for k, v := range hdr.All() {
@@ -113,6 +115,10 @@ func rawFields(raw []byte) iter.Seq2[[]byte, []byte] {
 // field takes one header field into h, keeping the first value of each.
 func (h *reqHeaders) field(k, v []byte) {
 	switch len(k) {
+	case 8: // If-Match
+		if bytes.EqualFold(k, []byte("If-Match")) {
+			h.ifMatch, h.imJoined = joinLines(h.ifMatch, h.imJoined, v)
+		}
 	case 9: // X-Api-Key
 		if bytes.EqualFold(k, []byte("X-Api-Key")) {
 			if h.apiKeys == 0 {

@@ -15,8 +15,8 @@ import (
 	"github.com/dealer-edge/dealer-edge/upstream"
 )
 
-// Problem codes of the contract (section 7), plus the two HTTP-level ones
-// the contract does not list (unknown route, wrong method).
+// Problem codes of the contract (section 7), plus the HTTP-level ones the
+// contract does not list (unknown route, wrong method, a false If-Match).
 const (
 	codeInvalidService     = "invalid_service"
 	codeInvalidContentType = "invalid_content_type"
@@ -30,6 +30,7 @@ const (
 	codeContentNotFound    = "content_not_found"
 	codeNotFound           = "not_found"
 	codeMethodNotAllowed   = "method_not_allowed"
+	codePreconditionFailed = "precondition_failed"
 	codeValidation         = "validation_error"
 	codeRateLimited        = "rate_limited"
 	codeInternal           = "internal_error"

@@ -227,8 +227,15 @@ func (s *Server) writeBody(ctx *fasthttp.RequestCtx, rs *reqState, body []byte, 
 
 // writeBodyHdr writes a 200 with body, or a 304 when If-None-Match matches
 // etag: the validators, caching and Vary fields, Content-Encoding when the
-// body is the gzip variant.
+// body is the gzip variant. If-Match is evaluated first (RFC 9110 13.2.2):
+// when it is sent and etag strongly matches none of its tags, the answer
+// is 412 precondition_failed instead.
 func (s *Server) writeBodyHdr(ctx *fasthttp.RequestCtx, rs *reqState, body []byte, etag string, cacheControl, vary []byte) {
+	if len(rs.hdr.ifMatch) > 0 && !strongMatch(rs.hdr.ifMatch, etag) {
+		rs.gzip = false
+		s.writeProblem(ctx, rs, problemf(codePreconditionFailed, "If-Match names no current entity tag of this resource; read it again without If-Match"))
+		return
+	}
 	h := &ctx.Response.Header
 	h.SetCanonical(hdrETag, s2b(etag))
 	h.SetCanonical(hdrCacheControl, cacheControl)
@@ -265,6 +272,29 @@ func etagMatch(inm []byte, etag string) bool {
 		var tag []byte
 		tag, inm = nextItem(inm, ',')
 		if bytes.Equal(trimWeak(bytes.TrimSpace(tag)), want) {
+			return true
+		}
+	}
+	return false
+}
+
+// strongMatch implements If-Match (RFC 9110 13.1.1): "*" matches any
+// current representation, a listed tag only under strong comparison (both
+// tags strong and equal: a weak tag, such as a gzip answer's, never
+// matches). An empty list (a header of white space and commas) matches
+// nothing.
+func strongMatch(im []byte, etag string) bool {
+	im = bytes.TrimSpace(im)
+	if len(im) == 1 && im[0] == '*' {
+		return true
+	}
+	if len(etag) >= 2 && etag[0] == 'W' && etag[1] == '/' {
+		return false
+	}
+	for len(im) > 0 {
+		var tag []byte
+		tag, im = nextItem(im, ',')
+		if string(bytes.TrimSpace(tag)) == etag {
 			return true
 		}
 	}

@@ -381,3 +381,90 @@ func TestGzipOff(t *testing.T) {
 		t.Errorf("document of %d bytes at a threshold of %d: Content-Encoding %q", len(doc.body), st.GzipMinBytes, r.header.Get("Content-Encoding"))
 	}
 }
+
+// TestIfMatchPrecondition: If-Match is evaluated as RFC 9110 13.1.1 and
+// 13.2.2 require of an origin server, before If-None-Match: a 2xx answer
+// whose current ETag does not strongly match a listed tag is 412
+// precondition_failed instead (a weak tag never matches strongly), "*"
+// matches any current representation, and an answer that would not be 2xx
+// ignores the precondition. Before 2026-11-29 If-Match was disregarded and
+// a client guarding its read with it got whatever the edge held.
+func TestIfMatchPrecondition(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	path := "/dealer/REWIND/listing?page_size=5"
+	first := e.get(path, keyAlpha)
+	etag := first.header.Get("ETag")
+	if first.status != 200 || etag == "" {
+		t.Fatalf("%s: %d ETag %q", path, first.status, etag)
+	}
+	for _, c := range []struct {
+		name    string
+		headers []string
+		status  int
+	}{
+		{"current tag", []string{"If-Match: " + etag}, 200},
+		{"current tag in a list", []string{`If-Match: "other", ` + etag}, 200},
+		{"star", []string{"If-Match: *"}, 200},
+		{"other tag", []string{`If-Match: "other"`}, 412},
+		{"weak form of the current tag", []string{"If-Match: W/" + etag}, 412},
+		{"before If-None-Match", []string{`If-Match: "other"`, "If-None-Match: " + etag}, 412},
+		{"both true", []string{"If-Match: " + etag, "If-None-Match: " + etag}, 304},
+	} {
+		r := e.get(path, append([]string{keyAlpha}, c.headers...)...)
+		if r.status != c.status {
+			t.Errorf("%s: %d, want %d: %.200s", c.name, r.status, c.status, r.body)
+			continue
+		}
+		switch c.status {
+		case 200:
+			if string(r.body) != string(first.body) {
+				t.Errorf("%s: body differs", c.name)
+			}
+		case 412:
+			if r.code() != "precondition_failed" || r.header.Get("Cache-Control") != "no-store" || r.header.Get("ETag") != "" {
+				t.Errorf("%s: code %q Cache-Control %q ETag %q", c.name, r.code(), r.header.Get("Cache-Control"), r.header.Get("ETag"))
+			}
+		}
+	}
+	// HEAD: the same status without a body (e.do checks a problem body).
+	req, _ := http.NewRequest("HEAD", e.base+path, nil)
+	req.Header.Set("X-Api-Key", "demo-key-alpha")
+	req.Header.Set("If-Match", `"other"`)
+	if hr, err := e.client.Do(req); err != nil {
+		t.Errorf("HEAD: %v", err)
+	} else {
+		b, _ := io.ReadAll(hr.Body)
+		hr.Body.Close()
+		if hr.StatusCode != 412 || len(b) != 0 || hr.Header.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("HEAD: %d, %d bytes, %q", hr.StatusCode, len(b), hr.Header.Get("Content-Type"))
+		}
+	}
+	// A gzip answer's tag is weak: only "*" can match it.
+	if r := e.get(path, keyAlpha, "Accept-Encoding: gzip", "If-Match: "+etag); r.status != 412 {
+		t.Errorf("gzip answer, strong tag: %d", r.status)
+	}
+	if r := e.get(path, keyAlpha, "Accept-Encoding: gzip", "If-Match: *"); r.status != 200 || r.header.Get("Content-Encoding") != "gzip" {
+		t.Errorf("gzip answer, star: %d %q", r.status, r.header.Get("Content-Encoding"))
+	}
+	// Answers that would not be 2xx ignore the precondition.
+	for path, status := range map[string]int{
+		"/dealer/REWIND/listing?page=0":                                       422,
+		"/dealer/REWIND/details?id_auto=3f2504e0-4f89-41d3-9a0c-0305e82c3301": 404,
+		"/dealer/CARS/listing":                                                400,
+	} {
+		if r := e.get(path, keyAlpha, `If-Match: "other"`); r.status != status {
+			t.Errorf("%s: %d, want %d", path, r.status, status)
+		}
+	}
+	if r := e.get(path, `If-Match: "other"`); r.status != 401 {
+		t.Errorf("without a key: %d", r.status)
+	}
+	// A deprecated type's 412 carries the deprecation fields, as every
+	// answer of it does; the contract document too obeys If-Match.
+	if r := e.get("/dealer/content/guides/listing", keyAlpha, `If-Match: "other"`); r.status != 412 || r.header.Get("Deprecation") == "" {
+		t.Errorf("guides: %d Deprecation %q", r.status, r.header.Get("Deprecation"))
+	}
+	if r := e.get("/dealer/openapi.json", `If-Match: "other"`); r.status != 412 {
+		t.Errorf("openapi.json: %d", r.status)
+	}
+}

@@ -771,10 +771,11 @@ type ProblemSpec struct {
 	Title  string
 }
 
-// problems is the table behind Problems and ProblemFor. The first sixteen
-// rows are the contract's codes (section 7) plus not_found (unknown route)
-// and method_not_allowed (a method other than GET); the last four are
-// answered before routing, to requests that are not valid HTTP.
+// problems is the table behind Problems and ProblemFor. The first
+// seventeen rows are the contract's codes (section 7) plus not_found
+// (unknown route), method_not_allowed (a method other than GET) and
+// precondition_failed (an If-Match no current tag matches); the last five
+// are answered before routing, to requests that are not valid HTTP.
 var problems = [...]ProblemSpec{
 	{"invalid_service", 400, "Invalid service"},
 	{"invalid_content_type", 400, "Invalid content type"},
@@ -788,6 +789,7 @@ var problems = [...]ProblemSpec{
 	{"content_not_found", 404, "Content not found"},
 	{"not_found", 404, "Not found"},
 	{"method_not_allowed", 405, "Method not allowed"},
+	{"precondition_failed", 412, "Precondition failed"},
 	{"validation_error", 422, "Validation error"},
 	{"rate_limited", 429, "Rate limit exceeded"},
 	{"internal_error", 500, "Internal error"},

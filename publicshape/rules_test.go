@@ -383,7 +383,7 @@ func TestProblemFor(t *testing.T) {
 		"invalid_service": 400, "invalid_content_type": 400, "invalid_identifier": 400,
 		"missing_api_key": 401, "invalid_api_key": 401, "expired_api_key": 401,
 		"dealer_not_found": 404, "vehicle_not_found": 404, "offer_not_found": 404, "content_not_found": 404,
-		"not_found": 404, "method_not_allowed": 405, "validation_error": 422, "rate_limited": 429,
+		"not_found": 404, "method_not_allowed": 405, "precondition_failed": 412, "validation_error": 422, "rate_limited": 429,
 		"internal_error": 500, "service_unavailable": 503,
 		"bad_request": 400, "request_timeout": 408, "request_too_large": 413, "uri_too_long": 414, "request_header_too_large": 431,
 	}

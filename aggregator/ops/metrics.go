@@ -30,7 +30,7 @@ var outcomes = [...]string{OutcomeOK, OutcomeNotFound, OutcomeError, OutcomeBrea
 // statusCodes are the statuses counted under their own label value; any
 // other status counts under its class ("2xx" ... "5xx"). Every problem
 // status has its own (TestEveryProblemStatusHasItsLabel).
-var statusCodes = [...]int{200, 204, 206, 301, 302, 304, 400, 401, 403, 404, 405, 408, 413, 414, 422, 429, 431, 500, 502, 503, 504}
+var statusCodes = [...]int{200, 204, 206, 301, 302, 304, 400, 401, 403, 404, 405, 408, 412, 413, 414, 422, 429, 431, 500, 502, 503, 504}
 
 var statusClasses = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx", "other"}
 
