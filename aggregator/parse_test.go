@@ -280,6 +280,32 @@ func TestETagMatch(t *testing.T) {
 	}
 }
 
+// TestStrongMatch: If-Match compares strongly (RFC 9110 13.1.1 and 8.8.3.2):
+// "*" matches any representation, a weak tag on either side never matches.
+func TestStrongMatch(t *testing.T) {
+	for _, c := range []struct {
+		im, etag string
+		want     bool
+	}{
+		{`"abc"`, `"abc"`, true},
+		{` "x" , "abc" `, `"abc"`, true},
+		{`"x","abc"`, `"abc"`, true},
+		{`*`, `"abc"`, true},
+		{` * `, `W/"abc"`, true},
+		{`W/"abc"`, `"abc"`, false},
+		{`"abc"`, `W/"abc"`, false},
+		{`W/"abc"`, `W/"abc"`, false},
+		{`"x"`, `"abc"`, false},
+		{`abc`, `"abc"`, false},
+		{`,`, `"abc"`, false},
+		{`"abc", *`, `"abc"`, true},
+	} {
+		if got := strongMatch([]byte(c.im), c.etag); got != c.want {
+			t.Errorf("strongMatch(%q, %q) = %v, want %v", c.im, c.etag, got, c.want)
+		}
+	}
+}
+
 func TestCacheKeyNormalised(t *testing.T) {
 	key := func(q string) string {
 		p, ae := parseInventoryListing(raw(q), "REWIND")
