@@ -951,8 +951,7 @@ func isTryAgain(err error) bool { return redis.HasErrorPrefix(err, "TRYAGAIN") }
 // lock tries to take the cross-instance fill lock of a key.
 func (c *Cache) lock(ctx context.Context, lkey string) (string, bool, error) {
 	token := strconv.FormatUint(rand.Uint64(), 36)
-	cmd := redis.NewStatusCmd(ctx, "set", lkey, token, "px", max(c.lockTTL.Milliseconds(), 1), "nx") // PX 0 is refused (TestLockTTLBelowOneMillisecond)
-	err := c.redisCmd(ctx, cmd)
+	err := c.redisCmd(ctx, c.lockCmd(ctx, lkey, token))
 	if errors.Is(err, redis.Nil) {
 		return token, false, nil // held elsewhere
 	}
@@ -965,6 +964,15 @@ func (c *Cache) lock(ctx context.Context, lkey string) (string, bool, error) {
 		return "", false, err
 	}
 	return token, true, nil
+}
+
+// lockCmd is the command that takes the fill lock lkey with token: SET NX
+// with lock_ttl, sent once (noRetryStatusCmd): a SET NX sent again after
+// the connection dropped before its reply finds the lock the first one
+// took and answers nil, and the request then waited lock_wait on its own
+// lock (TestClusterFillLockNotReplayedAfterCut).
+func (c *Cache) lockCmd(ctx context.Context, lkey, token string) redis.Cmder {
+	return noRetryStatusCmd{redis.NewStatusCmd(ctx, "set", lkey, token, "px", max(c.lockTTL.Milliseconds(), 1), "nx")} // PX 0 is refused (TestLockTTLBelowOneMillisecond)
 }
 
 // The scripts of the fill lock. Their keys (an entry's and its lock's)
@@ -1078,9 +1086,21 @@ func scriptCall(cmd *redis.Cmd, keys int) redis.Cmder {
 // noRetryCmd is a command whose NoRetry is true: go-redis sends it once
 // (following MOVED and ASK), and never replays a pipeline that holds it.
 // Its result is the embedded command's.
+//
+// MaxRetries -1 (ClientOptions) is not enough on a Cluster: its client
+// retries an error that may come after the command ran (EOF: a connection
+// dropped before the reply was read; a read timeout) in its redirect loop,
+// up to MaxRedirects times, a single command on the same node and then on
+// another, a pipeline as the node's whole share of it. A command that
+// must not run twice (the fill lock's SET NX) is a noRetry one.
 type noRetryCmd struct{ *redis.Cmd }
 
 func (noRetryCmd) NoRetry() bool { return true }
+
+// noRetryStatusCmd is noRetryCmd for a command with a status reply.
+type noRetryStatusCmd struct{ *redis.StatusCmd }
+
+func (noRetryStatusCmd) NoRetry() bool { return true }
 
 // waitL2 polls L2 for a fresh entry while another instance holds the fill
 // lock lkey, for at most LockWait. It stops early, with nil, when the lock
@@ -1146,7 +1166,12 @@ func servesEverySlot(ctx context.Context, rdb redis.UniversalClient) bool {
 //   - MaxRetries -1 and DialerRetries 1: no command is sent twice and a
 //     dead node is given up after one dial; the cache and the limiter mark
 //     Redis down and probe it in the background, so no request waits on
-//     retries.
+//     retries. A Cluster client still sends a command again after an
+//     error that may come after it ran (EOF, a read timeout), in its
+//     redirect loop (MaxRedirects): the commands that must not run twice
+//     (the fill lock's SET NX, the lock's two-key script, the rate
+//     limiter's script) are sent as commands whose NoRetry is true, which
+//     it sends once (TestClusterFillLockNotReplayedAfterCut).
 //   - MinRetryBackoff -1 (no backoff): a Cluster client follows MOVED and
 //     ASK in rounds bounded by MaxRedirects whatever MaxRetries says, and
 //     slept its backoff (10 ms plus up to 20, 40, 80 ms) before each round
