@@ -546,7 +546,7 @@ func (cl *callLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		sent := time.Now()
 		err := next(ctx, cmd)
 		recv := time.Now()
-		if c, ok := cmd.(*redis.Cmd); ok && err == nil {
+		if c, ok := cmd.(interface{ Val() any }); ok && err == nil { // the script's command (noRetryCmd)
 			if r, perr := parseTake(c.Val()); perr == nil {
 				cl.mu.Lock()
 				cl.calls = append(cl.calls, loggedCall{sent, recv, r.granted, r.remaining})

@@ -137,13 +137,59 @@ type takeResult struct {
 // nowUS is 0 to let Redis use its own clock; debtUS is ARGV[5]; least is
 // ARGV[6].
 func take(ctx context.Context, c redis.Scripter, key string, lim Limit, n, least, nowUS, debtUS int64) (takeResult, error) {
-	v, err := gcra.Run(ctx, c, []string{key},
-		lim.interval(1e9), lim.Burst, n, nowUS, max(debtUS, 0), least).Result()
+	v, err := runOnce(ctx, c, []string{key},
+		lim.interval(1e9), lim.Burst, n, nowUS, max(debtUS, 0), least)
 	if err != nil {
 		return takeResult{}, err
 	}
 	return parseTake(v)
 }
+
+// processor is a client that sends a command it is given: every go-redis
+// client.
+type processor interface {
+	Process(ctx context.Context, cmd redis.Cmder) error
+}
+
+// runOnce is gcra.Run with commands go-redis sends once (noRetryCmd): the
+// script charges tokens, and go-redis's Cluster client sent a command
+// again after an error that may come after Redis ran it (EOF: the
+// connection dropped before the reply was read; a read timeout) whatever
+// MaxRetries says, in its redirect loop (MaxRedirects): one request was
+// charged twice (TestClusterChargeNotReplayedAfterCut). A Scripter that
+// cannot take a command (none of go-redis's) runs gcra.Run.
+func runOnce(ctx context.Context, c redis.Scripter, keys []string, args ...any) (any, error) {
+	p, ok := c.(processor)
+	if !ok {
+		return gcra.Run(ctx, c, keys, args...).Result()
+	}
+	cmd := scriptCmd(ctx, "evalsha", gcra.Hash(), keys, args)
+	err := p.Process(ctx, cmd)
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		cmd = scriptCmd(ctx, "eval", takeScript, keys, args)
+		err = p.Process(ctx, cmd)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cmd.Val(), nil
+}
+
+func scriptCmd(ctx context.Context, name, script string, keys []string, args []any) noRetryCmd {
+	a := make([]any, 0, 3+len(keys)+len(args))
+	a = append(a, name, script, len(keys))
+	for _, k := range keys {
+		a = append(a, k)
+	}
+	return noRetryCmd{redis.NewCmd(ctx, append(a, args...)...)}
+}
+
+// noRetryCmd is a command whose NoRetry is true: go-redis sends it once
+// (following a Cluster's MOVED and ASK). Its result is the embedded
+// command's.
+type noRetryCmd struct{ *redis.Cmd }
+
+func (noRetryCmd) NoRetry() bool { return true }
 
 func parseTake(v any) (takeResult, error) {
 	a, ok := v.([]any)
