@@ -997,8 +997,16 @@ var (
 // Redis back (releaseOrphans): left alone it stayed for the rest of
 // lock_ttl, and every instance's first miss of the key waited lock_wait
 // for a fill that had ended.
+//
+// The release is not cancelled by Close: a fill still running at shutdown
+// (a request the listener's drain outlived, a background refresh, which
+// Close cancels) releases its lock as well. Under the cache's context,
+// which Close cancels, the release was never sent unpipelined, nor
+// pipelined when Redis answered the EVALSHA with NOSCRIPT (the EVAL after
+// it was not sent), and the lock stayed for the rest of lock_ttl
+// (TestCloseMidFillReleasesLock).
 func (c *Cache) unlock(lkey, token string) {
-	if err := c.runScript(c.ctx, unlockScript, unlockSrc, []string{lkey}, token); err != nil {
+	if err := c.runScript(context.Background(), unlockScript, unlockSrc, []string{lkey}, token); err != nil {
 		c.orphanLockIfDown(lkey, token)
 	}
 }
