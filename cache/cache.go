@@ -208,6 +208,9 @@ type Cache struct {
 	// for the probe loop's "still unavailable" line.
 	downCause atomic.Pointer[string]
 
+	// heldLocks holds the fill locks of the fills under way (*heldLock ->
+	// struct{}), for Close to release.
+	heldLocks sync.Map
 	// orphans are fill locks whose release found Redis marked down
 	// (see unlock).
 	orphanMu sync.Mutex
@@ -344,13 +347,26 @@ func New(opts Options) (*Cache, error) {
 	return c, nil
 }
 
-// Close stops the background goroutines and waits for them, and empties
-// the bulk tier, whose memory (outside the Go heap) the collector would not
-// reclaim. The Redis client stays open. Get keeps working after Close,
+// Close stops the background goroutines and waits for them, releases
+// the fill locks of the fills still running, and empties the bulk tier,
+// whose memory (outside the Go heap) the collector would not reclaim. The
+// Redis client stays open. Get keeps working after Close,
 // without refreshes in the background.
 func (c *Cache) Close() error {
 	c.closeOnce.Do(func() {
 		c.cancel()
+		// The fills still running (the background refreshes just
+		// cancelled, a request the drain outlived) release their locks
+		// when they end, which may be after the caller closed the Redis
+		// client (cmd/dealer-edge does, next): released here, the
+		// others' misses of those keys need not wait for lock_ttl
+		// (TestCloseReleasesLocksOfRunningFills). A fill that stores
+		// after it still does (its release finds the lock gone).
+		c.heldLocks.Range(func(k, _ any) bool {
+			h := k.(*heldLock)
+			c.unlock(h.key, h.token)
+			return true
+		})
 		c.psMu.Lock()
 		if c.ps != nil {
 			_ = c.ps.Close()
@@ -753,11 +769,15 @@ func (c *Cache) load(ctx context.Context, dealer int64, key string, pol Policy, 
 			case got:
 				held = &heldLock{key: lkey, token: token}
 				// Released with the entry's store (l2Set), or here
-				// when the fill stores nothing.
+				// when the fill stores nothing; by Close if the fill
+				// is still running then.
+				h := held
+				c.heldLocks.Store(h, struct{}{})
 				defer func() {
 					if held != nil {
 						c.unlock(held.key, held.token)
 					}
+					c.heldLocks.Delete(h)
 				}()
 			case refresh:
 				return outcome{}, errRefreshElsewhere

@@ -59,3 +59,48 @@ func TestCloseMidFillReleasesLock(t *testing.T) {
 		})
 	}
 }
+
+// TestCloseReleasesLocksOfRunningFills: Close releases the fill locks of
+// the fills still running (a background refresh, which Close cancels but
+// whose upstream call has not ended yet; a request the listener's drain
+// outlived). The release a fill makes when it ends came after Close had
+// returned, and cmd/dealer-edge closes the Redis client right after the
+// cache: the release failed ("client is closed") and the lock stayed for
+// the rest of lock_ttl, every other instance's miss of the key waiting
+// lock_wait on it.
+func TestCloseReleasesLocksOfRunningFills(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	for _, noAuto := range []bool{false, true} {
+		t.Run("NoAutoPipeline="+strconv.FormatBool(noAuto), func(t *testing.T) {
+			clk := newFakeClock()
+			rc := newClient(t, srv.Addr)
+			a := newCache(t, Options{Redis: rc, Prefix: "closerefresh" + strconv.FormatBool(noAuto), NoAutoPipeline: noAuto,
+				Now: clk.Now, LockWait: 2 * time.Second, LockTTL: time.Minute})
+			pol := Policy{TTL: time.Second, StaleWhileRevalidate: time.Hour}
+			mustGet(t, a, 5, "/k", pol, newFiller("old").fill)
+			gen, _ := a.generation(ctx, 5)
+			lkey := a.lockKey(5, gen, "/k")
+			clk.Advance(2 * time.Second)
+			filling, proceed := make(chan struct{}), make(chan struct{})
+			defer close(proceed)
+			if _, res := mustGet(t, a, 5, "/k", pol, func(context.Context) ([]byte, error) {
+				close(filling)
+				<-proceed // an upstream call that has not seen the cancellation yet
+				return nil, errors.New("upstream closed")
+			}); res != Stale {
+				t.Fatalf("second Get: %v, want a stale hit", res)
+			}
+			<-filling
+			admin := newClient(t, srv.Addr)
+			if admin.Exists(ctx, lkey).Val() != 1 {
+				t.Fatalf("the refresh does not hold the lock %s", lkey)
+			}
+			_ = a.Close()
+			_ = rc.Close() // as cmd/dealer-edge does after the cache's Close
+			if admin.Exists(ctx, lkey).Val() != 0 {
+				t.Errorf("the refresh's fill lock is still held after Close")
+			}
+		})
+	}
+}
