@@ -77,6 +77,9 @@ func TestClusterFillLockNotReplayedAfterCut(t *testing.T) {
 			if n := countCmds(cmds, "exists"); n != 0 {
 				t.Errorf("the request polled its own fill lock %d times (waitL2): it took the lock for another instance's", n)
 			}
+			// The lock the cut SET NX took is released once the probe
+			// finds Redis back (an orphan), long before its lock_ttl.
+			waitFor(t, "the cut fill lock released", func() bool { return rc.Exists(ctx, lkey).Val() == 0 })
 		})
 	}
 }
