@@ -468,14 +468,22 @@ func badField(raw any, t reflect.Type, prefix string) string {
 func (c *Config) Validate() error {
 	var errs []error
 	bad := func(field, msg string) { errs = append(errs, fmt.Errorf("%s: %s", field, msg)) }
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		bad("listen", "must be host:port, e.g. 127.0.0.1:8080")
+	pubHost, pubPort, pubErr := listenAddr(c.Listen)
+	if pubErr != nil {
+		bad("listen", "must be host:port, e.g. 127.0.0.1:8080: "+pubErr.Error())
 	}
 	if c.AdminListen != "off" {
-		if _, _, err := net.SplitHostPort(c.AdminListen); err != nil {
-			bad("admin_listen", `must be host:port, e.g. 127.0.0.1:9091, or "off"`)
-		} else if c.AdminToken == "" && !ops.IsLoopback(c.AdminListen) {
-			bad("admin_token", "is required when admin_listen ("+c.AdminListen+") is not a loopback address")
+		if host, port, err := listenAddr(c.AdminListen); err != nil {
+			bad("admin_listen", `must be host:port, e.g. 127.0.0.1:9091, or "off": `+err.Error())
+		} else {
+			if c.AdminToken == "" && !ops.IsLoopback(c.AdminListen) {
+				bad("admin_token", "is required when admin_listen ("+c.AdminListen+") is not a loopback address")
+			}
+			if pubErr == nil && port != 0 && port == pubPort && bindsOverlap(pubHost, host) {
+				// Start-up binds the public listener first; this one
+				// then failed with "address already in use".
+				bad("admin_listen", "must not take the public listener's port on the same address (listen "+c.Listen+"): the second bind fails")
+			}
 		}
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
@@ -771,6 +779,42 @@ func (c *Config) Validate() error {
 	}
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return errors.Join(errs...)
+}
+
+// listenAddr splits a listener address as net.Listen("tcp", addr) reads
+// it: a port number in 0-65535 (empty is 0) or a service name it knows.
+func listenAddr(addr string) (host string, port int, err error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			return "", 0, errors.New(ae.Err)
+		}
+		return "", 0, err
+	}
+	port, err = net.LookupPort("tcp", p)
+	if err != nil {
+		return "", 0, fmt.Errorf("port %q is not a number in 0-65535 (or a known service name)", p)
+	}
+	return host, port, nil
+}
+
+// bindsOverlap reports whether listeners on hosts a and b with the same
+// port conflict: the same host, or one of them every address (an empty
+// host or "::" all of them, "0.0.0.0" every IPv4 one).
+func bindsOverlap(a, b string) bool {
+	if a == b {
+		return true
+	}
+	any6 := func(h string) bool { return h == "" || h == "::" }
+	if any6(a) || any6(b) {
+		return true
+	}
+	ipv6 := func(h string) bool {
+		ip, err := netip.ParseAddr(h)
+		return err == nil && ip.Is6() && !ip.Is4In6()
+	}
+	return a == "0.0.0.0" && !ipv6(b) || b == "0.0.0.0" && !ipv6(a)
 }
 
 // WriteBufferBytes is the response write buffer of a connection:

@@ -25,11 +25,17 @@ func TestCheckConfigAgreesWithStart(t *testing.T) {
 	cases := []struct {
 		name, file, field string
 		extra             []string
+		// listeners replaces the start's --listen 127.0.0.1:0
+		// --admin-listen off when set.
+		listeners []string
 	}{
-		{"no base_url", write("none.json", `{}`), "upstream.base_url", nil},
-		{"base_url without scheme", write("u.json", `{"upstream": {"base_url": "internal-gw:9090"}}`), "upstream.base_url", nil},
-		{"base_url ftp", write("u2.json", `{"upstream": {"base_url": "ftp://internal-gw"}}`), "upstream.base_url", nil},
-		{"tls files missing", write("tls.json", `{"tls": {"cert_file": "`+filepath.Join(dir, "no.pem")+`", "key_file": "`+filepath.Join(dir, "no.key")+`"}}`), "tls.cert_file", []string{"--demo"}},
+		{"no base_url", write("none.json", `{}`), "upstream.base_url", nil, nil},
+		{"base_url without scheme", write("u.json", `{"upstream": {"base_url": "internal-gw:9090"}}`), "upstream.base_url", nil, nil},
+		{"base_url ftp", write("u2.json", `{"upstream": {"base_url": "ftp://internal-gw"}}`), "upstream.base_url", nil, nil},
+		{"tls files missing", write("tls.json", `{"tls": {"cert_file": "`+filepath.Join(dir, "no.pem")+`", "key_file": "`+filepath.Join(dir, "no.key")+`"}}`), "tls.cert_file", []string{"--demo"}, nil},
+		// Before 2026-11-29 only the host:port shape was checked.
+		{"public port out of range", write("l.json", `{"listen": "127.0.0.1:99999"}`), "listen", []string{"--demo"}, []string{"--admin-listen", "off"}},
+		{"admin port out of range", write("a.json", `{"admin_listen": "127.0.0.1:70000"}`), "admin_listen", []string{"--demo"}, []string{"--listen", "127.0.0.1:0"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -40,7 +46,11 @@ func TestCheckConfigAgreesWithStart(t *testing.T) {
 			errb.Reset()
 			h := &hooks{signals: make(chan os.Signal, 1), getenv: func(string) string { return "" }}
 			h.signals <- os.Interrupt // stop at once if it does start
-			start := run(append([]string{"--config", c.file, "--listen", "127.0.0.1:0", "--admin-listen", "off"}, c.extra...), &out, &errb, h)
+			listeners := c.listeners
+			if listeners == nil {
+				listeners = []string{"--listen", "127.0.0.1:0", "--admin-listen", "off"}
+			}
+			start := run(append(append([]string{"--config", c.file}, listeners...), c.extra...), &out, &errb, h)
 			startMsg := lastLine(errb.String())
 			if check != 2 || start == 0 || !strings.Contains(checkMsg, c.field) || !strings.Contains(startMsg, c.field) {
 				t.Errorf("--check-config exit %d (%q); start exit %d (%q); want 2 and a failed start, both naming %s", check, checkMsg, start, startMsg, c.field)
