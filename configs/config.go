@@ -563,6 +563,10 @@ func (c *Config) Validate() error {
 	}
 	if c.Redis.DB < 0 {
 		bad("redis.db", "must not be negative")
+	} else if c.Redis.DB != 0 && len(c.Redis.Addrs) > 1 && c.Redis.MasterName == "" {
+		// Several addresses without master_name are a Redis Cluster,
+		// which has database 0 only: the client drops the number.
+		bad("redis.db", "must be 0 with several redis.addrs (Redis Cluster has no database number; set redis.master_name for Sentinel)")
 	}
 	if c.Log.MaxEventLinesPerSec < 0 {
 		bad("log.max_event_lines_per_sec", "must not be negative (0 means no cap)")
