@@ -723,6 +723,11 @@ func (c *Config) Validate() error {
 	if c.Cache.LockTTL < Duration(time.Millisecond) { // PX is in whole ms; PX 0 is refused
 		// Zero would silently become the cache package's own default.
 		bad("cache.lock_ttl", "must be at least 1ms")
+	} else if c.Cache.LockWait > 0 && c.Cache.LockTTL < c.Cache.LockWait {
+		// A waiter takes a lock that is gone for a fill that ended
+		// without an entry and fills at once: an expired lock ended
+		// every wait at lock_ttl.
+		bad("cache.lock_ttl", "must be at least cache.lock_wait ("+c.Cache.LockWait.D().String()+"): a lock that expires ends the other instances' wait, and they fill at once")
 	}
 	if c.Cache.LockWait < 0 {
 		bad("cache.lock_wait", "must not be negative (0 disables the cross-instance fill lock)")
