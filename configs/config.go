@@ -716,6 +716,11 @@ func (c *Config) Validate() error {
 			bad("cache.content_types."+name, "unknown content type (known: "+strings.Join(ContentTypes, ", ")+")")
 		}
 		policy("cache.content_types."+name, p)
+		if p.TTL == 0 && (p.StaleWhileRevalidate > 0 || p.StaleIfError > 0) {
+			// No default under the entry: a ttl left out is 0s, which
+			// turns the type's caching off, stale windows included.
+			bad("cache.content_types."+name+".ttl", "is 0s (an entry has no defaults: a field left out is 0), which turns caching off for the type and leaves its stale windows unused: set ttl, or drop the stale windows to turn caching off")
+		}
 		if p.NotFoundTTL != 0 {
 			bad("cache.content_types."+name+".not_found_ttl", "content details answer an unknown slug from the cached view; only "+strings.Join(aggregator.NotFoundRoutes, ", ")+" remember not found answers")
 		}
