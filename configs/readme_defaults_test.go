@@ -227,3 +227,35 @@ func sameValue(doc, js string) bool {
 	}
 	return false
 }
+
+// TestRootReadmeRouteDefaults checks the route policy table of the
+// repository's README ("Response cache": | route | ttl |
+// stale_while_revalidate | stale_if_error |) against Default(), as
+// TestConfigReadmeDefaults checks configs/README.md's, so that the two
+// tables cannot drift apart.
+func TestRootReadmeRouteDefaults(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile(`(?m)^\s*\| ([a-z_]+) \| ([0-9a-z.]+) \| ([0-9a-z.]+) \| ([0-9a-z.]+) \|$`)
+	flat := Default().Flatten()
+	seen := map[string]bool{}
+	for _, m := range row.FindAllStringSubmatch(string(b), -1) {
+		if _, ok := Default().Cache.Routes[m[1]]; !ok {
+			continue
+		}
+		seen[m[1]] = true
+		for i, f := range []string{"ttl", "stale_while_revalidate", "stale_if_error"} {
+			p := "cache.routes." + m[1] + "." + f
+			if !sameValue(m[2+i], flat[p]) {
+				t.Errorf("README.md: route policy table: %s is %s, Default() has %s", p, m[2+i], flat[p])
+			}
+		}
+	}
+	for name := range Default().Cache.Routes {
+		if !seen[name] {
+			t.Errorf("README.md: the route policy table has no row for %s", name)
+		}
+	}
+}
