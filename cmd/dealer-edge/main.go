@@ -490,6 +490,11 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 	if cfg.Upstream.BaseURL == "" {
 		return nil, errors.New(errNoUpstream)
 	}
+	if !f.demo && cfg.Auth.KeyHashSecret == configs.Default().Auth.KeyHashSecret {
+		// Published in the README and example.json: the HMAC keying the
+		// auth cache and the rate limits in Redis would be a public one.
+		logger.Warn("auth.key_hash_secret is the built-in placeholder: set auth.key_hash_secret_file (or auth.key_hash_secret) to a random secret of your own, the same on every edge sharing a Redis")
+	}
 
 	if len(cfg.Redis.Addrs) == 0 {
 		er, err := startEmbeddedRedis(cfg.Redis.EmbeddedMaxBytes, cfg.Redis.DB, mtr.EmbeddedRedisEvicted)
