@@ -646,6 +646,11 @@ func (c *Config) Validate() error {
 	} else if c.Redis.SentinelUsername != "" && c.Redis.SentinelPassword == "" {
 		bad("redis.sentinel_username", "needs redis.sentinel_password (ACL authentication to the Sentinels)")
 	}
+	if c.Redis.Username != "" && c.Redis.Password == "" {
+		// go-redis authenticates only with a password: a user name
+		// alone sent no credentials and ran as the "default" user.
+		bad("redis.username", "needs redis.password (or redis.password_file): without a password no credentials are sent and the edge runs as Redis's default user")
+	}
 	if len(c.Auth.KeyHashSecret) < 16 {
 		bad("auth.key_hash_secret", "must be at least 16 characters")
 	}
