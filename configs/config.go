@@ -514,6 +514,13 @@ func (c *Config) Validate() error {
 	// allocated per connection.
 	if u, err := url.Parse(c.Server.ProblemBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("server.problem_base_url", "must be an absolute http(s) URL (it prefixes the type URI of every problem)")
+	} else if strings.ContainsFunc(c.Server.ProblemBaseURL, notURIChar) {
+		// It reaches every client's problem type as written.
+		bad("server.problem_base_url", "must be a URI: ASCII, no spaces, quotes or angle brackets (percent-encode other characters)")
+	} else if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		// The code is appended to it: after a query or fragment it
+		// would not be in the path, and userinfo is sent to clients.
+		bad("server.problem_base_url", "must have no userinfo, query or fragment (the problem code is appended to its path; the value is not shown)")
 	}
 	if c.Server.MaxHeaderBytes < 1024 || c.Server.MaxHeaderBytes > 1<<20 {
 		bad("server.max_header_bytes", "must be between 1024 and 1048576")
@@ -816,6 +823,16 @@ func listenAddr(addr string) (host string, port int, err error) {
 		return "", 0, fmt.Errorf("port %q is not a number in 0-65535 (or a known service name)", p)
 	}
 	return host, port, nil
+}
+
+// notURIChar reports a character that cannot be in a URI (RFC 3986:
+// unreserved, reserved and '%' only).
+func notURIChar(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		return false
+	}
+	return !strings.ContainsRune("-._~:/?#[]@!$&'()*+,;=%", r)
 }
 
 // bindsOverlap reports whether listeners on hosts a and b with the same
