@@ -38,7 +38,8 @@ func (m *MergedMap[V]) UnmarshalJSON(b []byte) error {
 }
 
 // checkStrict walks the JSON document b against the type t (Config) and
-// reports what encoding/json would take silently: a field name not spelled
+// reports what encoding/json would take silently or without a path: an
+// unknown field (named with the object it is in), a field name not spelled
 // exactly as documented (encoding/json matches names case-insensitively),
 // a key given twice in one object (the last would win), a null (it would
 // wipe a map of defaults or leave a value as it was), and anything after
@@ -119,9 +120,16 @@ func walkStrict(dec *json.Decoder, t reflect.Type, path string) error {
 				sub = t.Elem()
 			case t.Kind() == reflect.Struct:
 				f, found, fold := fieldByJSONName(t, k)
-				if !found && fold != "" {
+				switch {
+				case !found && fold != "":
 					return strictError{fmt.Errorf("%s: unknown field (did you mean %s? names are case-sensitive)", name(k), name(fold))}
-				} // else unknown: the decoder reports it with its path
+				case !found && path == "":
+					return strictError{fmt.Errorf("unknown field %q", k)}
+				case !found:
+					// encoding/json's own error gives no path: "brust"
+					// in which of the plans?
+					return strictError{fmt.Errorf("%s: unknown field %q", path, k)}
+				}
 				sub = f
 			}
 			if err := walkStrict(dec, sub, name(k)); err != nil {
