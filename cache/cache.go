@@ -177,7 +177,7 @@ type Cache struct {
 	serveStaleOn   func(error) bool
 	dropOn         func(error) bool
 	redisTimeout   time.Duration
-	refreshTimeout time.Duration
+	refreshTimeout atomic.Int64 // nanoseconds; SetRefreshTimeout
 	lockTTL        time.Duration
 	lockWait       time.Duration
 	genPoll        time.Duration
@@ -295,26 +295,26 @@ func New(opts Options) (*Cache, error) {
 		opts.ServeStaleOn = func(error) bool { return true }
 	}
 	c := &Cache{
-		refreshers:     workers.New(workerIdle),
-		gzipLevel:      int8(opts.GzipLevel),
-		rdb:            opts.Redis,
-		prefix:         opts.Prefix,
-		purgePrefix:    opts.PurgePrefix,
-		channel:        opts.PurgePrefix + ":purge",
-		now:            opts.Now,
-		realClock:      realClock,
-		log:            opts.Logger,
-		serveStaleOn:   opts.ServeStaleOn,
-		dropOn:         opts.DropOn,
-		redisTimeout:   opts.RedisTimeout,
-		refreshTimeout: opts.RefreshTimeout,
-		lockTTL:        opts.LockTTL,
-		lockWait:       opts.LockWait,
-		genPoll:        opts.GenerationPoll,
-		downCh:         make(chan struct{}, 1),
-		pending:        make(map[int64]struct{}),
+		refreshers:   workers.New(workerIdle),
+		gzipLevel:    int8(opts.GzipLevel),
+		rdb:          opts.Redis,
+		prefix:       opts.Prefix,
+		purgePrefix:  opts.PurgePrefix,
+		channel:      opts.PurgePrefix + ":purge",
+		now:          opts.Now,
+		realClock:    realClock,
+		log:          opts.Logger,
+		serveStaleOn: opts.ServeStaleOn,
+		dropOn:       opts.DropOn,
+		redisTimeout: opts.RedisTimeout,
+		lockTTL:      opts.LockTTL,
+		lockWait:     opts.LockWait,
+		genPoll:      opts.GenerationPoll,
+		downCh:       make(chan struct{}, 1),
+		pending:      make(map[int64]struct{}),
 	}
 	c.SetMaxRefreshes(opts.MaxRefreshes)
+	c.SetRefreshTimeout(opts.RefreshTimeout) // defaulted above
 	c.SetRedisDealerBudget(opts.RedisDealerBudget)
 	c.gens.m = make(map[int64]*genState)
 	if opts.TracerProvider != nil {
@@ -611,7 +611,7 @@ func (c *Cache) count(r Result) {
 // caller's wait is bounded by its own context (miss).
 func (c *Cache) flightContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	base := context.WithoutCancel(ctx)
-	dl := time.Now().Add(c.refreshTimeout)
+	dl := time.Now().Add(c.RefreshTimeout())
 	if d, ok := ctx.Deadline(); ok && d.After(dl) {
 		dl = d
 	}
@@ -995,7 +995,7 @@ func (c *Cache) refresh(ctx context.Context, dealer int64, key string, pol Polic
 		return
 	}
 	c.st.refreshes.Add(1)
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.refreshTimeout)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.RefreshTimeout())
 	stop := context.AfterFunc(c.ctx, cancel)
 	c.refreshers.Go(func() {
 		defer func() {
@@ -1025,6 +1025,24 @@ func (c *Cache) takeRefreshSlot() bool {
 		}
 	}
 }
+
+// SetRefreshTimeout replaces Options.RefreshTimeout (0: its default,
+// negative: ignored) for the refreshes and shared fills that start from
+// now on. An edge whose request budget is longer than the default sets it
+// so that a shared fill may use the whole budget.
+func (c *Cache) SetRefreshTimeout(d time.Duration) {
+	switch {
+	case d == 0:
+		d = DefaultRefreshTimeout
+	case d < 0:
+		return
+	}
+	c.refreshTimeout.Store(int64(d))
+}
+
+// RefreshTimeout is the bound in force of a background refresh and of a
+// shared fill whose first caller had no later deadline.
+func (c *Cache) RefreshTimeout() time.Duration { return time.Duration(c.refreshTimeout.Load()) }
 
 // SetMaxRefreshes sets the bound of background refreshes under way at once
 // (Options.MaxRefreshes: zero means DefaultMaxRefreshes, negative no
