@@ -606,6 +606,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 		NoAutoPipeline: !cfg.Cache.AutoPipeline,
 		GzipLevel:      cfg.Cache.GzipLevel,
 		MaxRefreshes:   cfg.Cache.MaxRefreshes,
+		RefreshTimeout: refreshTimeout(cfg.Server.RequestTimeout.D()),
 		TracerProvider: tp,
 		// Refused writes are counted (edge_cache_redis_budget_skips_total).
 		RedisDealerBudget: cfg.Cache.RedisDealerBudget,
@@ -791,6 +792,17 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 	logger.Info("listening", "addr", a.addr, "admin", a.adminAddr, "upstream", cfg.Upstream.BaseURL, "redis", strings.Join(cfg.Redis.Addrs, ","))
 	ok = true
 	return a, nil
+}
+
+// refreshTimeout is the cache's bound of a shared fill (every fill of a
+// cached route: requests carry no deadline of their own) and of a
+// background refresh, for a request budget of requestTimeout: the whole
+// budget (each fill's upstream calls stop at it) and a second for the
+// lock and the entry's store, never under the cache's default. Before
+// 2026-11-29 it was that default, 5 s, whatever server.request_timeout
+// said: a longer budget was cut at 5 s (TestSharedFillsGetTheWholeRequestBudget).
+func refreshTimeout(requestTimeout time.Duration) time.Duration {
+	return max(cache.DefaultRefreshTimeout, requestTimeout+time.Second)
 }
 
 // cachePrefix starts every Redis key of the response cache: the contract
@@ -1001,6 +1013,7 @@ func (a *app) reload() error {
 	a.cache.SetMaxRefreshes(cfg.Cache.MaxRefreshes)
 	a.cache.SetRedisDealerBudget(cfg.Cache.RedisDealerBudget)
 	a.cache.SetPlainBelow(cfg.Server.GzipMinBytes)
+	a.cache.SetRefreshTimeout(refreshTimeout(cfg.Server.RequestTimeout.D()))
 	a.log.Info("config reloaded", "file", a.flags.config)
 	if changed := configs.RestartOnly(configs.ChangedFields(a.fileCfg.Flatten(), cfg.Flatten())); len(changed) > 0 {
 		a.log.Warn("config fields changed that take effect only at restart", "fields", strings.Join(changed, ","))
