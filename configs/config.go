@@ -272,6 +272,9 @@ type Config struct {
 		SamplerArg         float64           `json:"sampler_arg"`         // OTEL_TRACES_SAMPLER_ARG
 		ServiceName        string            `json:"service_name"`        // OTEL_SERVICE_NAME
 		ResourceAttributes map[string]string `json:"resource_attributes"` // OTEL_RESOURCE_ATTRIBUTES
+		// ClientSampledPerSecond bounds the requests a second traced
+		// because a client's traceparent asked (-1: no bound).
+		ClientSampledPerSecond float64 `json:"client_sampled_per_second"`
 	} `json:"tracing"`
 }
 
@@ -363,6 +366,7 @@ func Default() *Config {
 	c.Tracing.SamplerArg = tracing.DefaultSamplerArg
 	c.Tracing.ServiceName = tracing.DefaultServiceName
 	c.Tracing.ResourceAttributes = map[string]string{}
+	c.Tracing.ClientSampledPerSecond = tracing.DefaultClientSampledPerSecond
 	return c
 }
 
@@ -793,6 +797,9 @@ func (c *Config) Validate() error {
 	if c.Log.MaxLinesPerSec < 0 {
 		bad("log.max_lines_per_sec", "must not be negative (0 means no cap)")
 	}
+	if r := c.Tracing.ClientSampledPerSecond; r <= 0 && r != -1 {
+		bad("tracing.client_sampled_per_second", "must be positive, or -1 for no bound")
+	}
 	if err := c.TracingConfig().Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -874,13 +881,14 @@ func (c *Config) WriteBufferBytes() int {
 // OTEL_* variables are applied over it (tracing.Config.WithEnv).
 func (c *Config) TracingConfig() tracing.Config {
 	return tracing.Config{
-		Disabled:           c.Tracing.Disabled,
-		Endpoint:           c.Tracing.Endpoint,
-		TracesEndpoint:     c.Tracing.TracesEndpoint,
-		Sampler:            c.Tracing.Sampler,
-		SamplerArg:         c.Tracing.SamplerArg,
-		ServiceName:        c.Tracing.ServiceName,
-		ResourceAttributes: c.Tracing.ResourceAttributes,
+		Disabled:               c.Tracing.Disabled,
+		Endpoint:               c.Tracing.Endpoint,
+		TracesEndpoint:         c.Tracing.TracesEndpoint,
+		Sampler:                c.Tracing.Sampler,
+		SamplerArg:             c.Tracing.SamplerArg,
+		ServiceName:            c.Tracing.ServiceName,
+		ResourceAttributes:     c.Tracing.ResourceAttributes,
+		ClientSampledPerSecond: c.Tracing.ClientSampledPerSecond,
 	}
 }
 

@@ -110,6 +110,8 @@ func TestValidateNamesTheBadField(t *testing.T) {
 		{"unknown service timeout", `{"upstream": {"timeouts": {"billing": "1s"}}}`, "upstream.timeouts.billing"},
 		{"sample", `{"log": {"access_sample": 2}}`, "log.access_sample"},
 		{"max lines", `{"log": {"max_lines_per_sec": -1}}`, "log.max_lines_per_sec"},
+		{"zero client-sampled bound", `{"tracing": {"client_sampled_per_second": 0}}`, "tracing.client_sampled_per_second"},
+		{"negative client-sampled bound other than -1", `{"tracing": {"client_sampled_per_second": -2}}`, "tracing.client_sampled_per_second"},
 		{"level", `{"log": {"level": "loud"}}`, "log.level"},
 		{"request timeout", `{"server": {"request_timeout": "0s"}}`, "server.request_timeout"},
 		{"request timeout within the upstream chain", `{"server": {"request_timeout": "1600ms"}}`, "server.request_timeout"},

@@ -107,8 +107,9 @@ func (t *Tracing) Decide(traceparent []byte) Decision {
 		d.flags = trace.TraceFlags(f[0]) & trace.FlagsSampled
 		if h.parentBased {
 			// ParentBased's defaults for a remote parent: follow its
-			// sampled flag.
-			d.sampled = d.flags.IsSampled()
+			// sampled flag, within the bound of clientCap unless the
+			// root samples every request anyway.
+			d.sampled = d.flags.IsSampled() && (h.root == rootOn || t.clientCap.allow())
 			return d
 		}
 	}
@@ -119,7 +120,9 @@ func (t *Tracing) Decide(traceparent []byte) Decision {
 		d.sampled = true
 	default:
 		if d.parent {
-			d.sampled = h.ratio(binary.BigEndian.Uint64(d.tid[8:]))
+			// The client chose this trace id, and may have chosen it
+			// below the bound: within clientCap's bound too.
+			d.sampled = h.ratio(binary.BigEndian.Uint64(d.tid[8:])) && t.clientCap.allow()
 			return d
 		}
 		low := rand.Uint64()

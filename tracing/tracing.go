@@ -71,6 +71,12 @@ type Config struct {
 	// (OTEL_RESOURCE_ATTRIBUTES, "k=v,k2=v2" with percent-encoded values;
 	// the variable's pairs are merged over these).
 	ResourceAttributes map[string]string
+	// ClientSampledPerSecond bounds the requests a second traced on a
+	// client's say (a sampled flag the parent-based samplers follow, a
+	// trace id the ratio sampler reads; see clientCap): 0 means
+	// DefaultClientSampledPerSecond, a negative value no bound. Not an
+	// OpenTelemetry variable: the file only.
+	ClientSampledPerSecond float64
 	// Export is how spans are sent (headers, timeout, compression,
 	// certificates): environment only, filled by WithEnv.
 	Export ExportConfig
@@ -205,6 +211,9 @@ func (c Config) Validate() error {
 	if c.Sampler != "" && !slices.Contains(Samplers, c.Sampler) {
 		errs = append(errs, fmt.Errorf("tracing.sampler (%s): %q is not one of %s", EnvSampler, c.Sampler, strings.Join(Samplers, ", ")))
 	}
+	if c.ClientSampledPerSecond != c.ClientSampledPerSecond || c.ClientSampledPerSecond > 1e6 {
+		errs = append(errs, fmt.Errorf("tracing.client_sampled_per_second: must be at most 1000000 (or negative: no bound), got %v", c.ClientSampledPerSecond))
+	}
 	if c.SamplerArg < 0 || c.SamplerArg > 1 || c.SamplerArg != c.SamplerArg {
 		errs = append(errs, fmt.Errorf("tracing.sampler_arg (%s): must be within [0, 1], got %v", EnvSamplerArg, c.SamplerArg))
 	}
@@ -265,8 +274,10 @@ type Tracing struct {
 	provider *sdktrace.TracerProvider
 	tracer   trace.Tracer
 	head     head
-	url      string // where spans go, its password redacted (for logs)
-	drops    *drops
+	// clientCap bounds the client-sampled requests; nil: no bound.
+	clientCap *clientCap
+	url       string // where spans go, its password redacted (for logs)
+	drops     *drops
 }
 
 // Options are the knobs of New that are not configuration.
@@ -358,11 +369,12 @@ func New(cfg Config, opts Options) (*Tracing, error) {
 		sdktrace.WithIDGenerator(idGenerator{}),
 	)
 	return &Tracing{
-		provider: tp,
-		tracer:   tp.Tracer("github.com/dealer-edge/dealer-edge"),
-		head:     h,
-		url:      redacted(u),
-		drops:    exp.drops,
+		provider:  tp,
+		tracer:    tp.Tracer("github.com/dealer-edge/dealer-edge"),
+		head:      h,
+		clientCap: newClientCap(cfg.ClientSampledPerSecond),
+		url:       redacted(u),
+		drops:     exp.drops,
 	}, nil
 }
 
@@ -405,6 +417,11 @@ func (t *Tracing) Dropped() Dropped {
 		Rejected: t.drops.rejected.Load(), Shutdown: t.drops.shutdown.Load(),
 	}
 }
+
+// ClientSampledCapped is how many requests since start were not traced
+// although the client's traceparent asked for it, over the bound of
+// Config.ClientSampledPerSecond.
+func (t *Tracing) ClientSampledCapped() uint64 { return t.clientCap.count() }
 
 // URL is where spans are exported, for logs: a password in the URL (basic
 // authentication to the collector) is shown as "xxxxx".

@@ -177,6 +177,9 @@ type TracingStats struct {
 	// collector, by reason: "queue_full" (the batch queue was full) and
 	// "export_failed" (their batch could not be exported).
 	SpansDropped map[string]uint64
+	// ClientSampledCapped counts the requests not traced although their
+	// client's traceparent asked, over tracing.client_sampled_per_second.
+	ClientSampledCapped uint64
 }
 
 // indexStates are the values of edge_auth_index_state's state label.
@@ -683,7 +686,9 @@ func (m *Metrics) writeDynamic(w io.Writer) {
 		writeAuth(w, src.Auth())
 	}
 	if src.Tracing != nil {
-		writeLabelled(w, "edge_trace_spans_dropped_total", "reason", src.Tracing().SpansDropped)
+		ts := src.Tracing()
+		writeLabelled(w, "edge_trace_spans_dropped_total", "reason", ts.SpansDropped)
+		metrics.WriteCounterUint64(w, "edge_trace_client_sampled_capped_total", ts.ClientSampledCapped)
 	}
 	if src.Redis != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), RedisCheckTimeout)

@@ -296,10 +296,11 @@ func TestTracingMetrics(t *testing.T) {
 		t.Errorf("edge_trace_spans_dropped_total exported with tracing off:\n%s", out)
 	}
 	m.SetSources(Sources{Tracing: func() TracingStats {
-		return TracingStats{SpansDropped: map[string]uint64{"queue_full": 92, "export_failed": 9}}
+		return TracingStats{SpansDropped: map[string]uint64{"queue_full": 92, "export_failed": 9}, ClientSampledCapped: 7}
 	}})
 	out := scrape(m)
 	for series, want := range map[string]float64{
+		`edge_trace_client_sampled_capped_total`:                 7,
 		`edge_trace_spans_dropped_total{reason="queue_full"}`:    92,
 		`edge_trace_spans_dropped_total{reason="export_failed"}`: 9,
 	} {

@@ -738,7 +738,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 			return ops.TracingStats{SpansDropped: map[string]uint64{
 				tracing.DropQueueFull: d.QueueFull, tracing.DropExportFailed: d.ExportFailed,
 				tracing.DropRejected: d.Rejected, tracing.DropShutdown: d.Shutdown,
-			}}
+			}, ClientSampledCapped: tr.ClientSampledCapped()}
 		}
 	}
 	// One Redis check at a time answers /readyz, the status page and the

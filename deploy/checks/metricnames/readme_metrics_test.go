@@ -103,7 +103,7 @@ func splitTop(s string) []string {
 // the README went unchecked.
 var notInDemoScrape = []string{
 	"edge_listener_accept_errors_total", "edge_embedded_redis_evicted_keys_total",
-	"edge_trace_spans_dropped_total",
+	"edge_trace_spans_dropped_total", "edge_trace_client_sampled_capped_total",
 	"go_*", "process_*",
 }
 
