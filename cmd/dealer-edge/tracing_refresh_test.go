@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
 	"github.com/dealer-edge/dealer-edge/upstream/fake"
 )
 
@@ -112,6 +114,44 @@ func TestSpanNamesInReadmeTable(t *testing.T) {
 			}
 			if k := attr(sp, "cache.redis_key"); k != "" {
 				kinds[k] = true
+			}
+		}
+	}
+	// Each attribute key a span carries is among those its row lists
+	// (before 2026-11-29 the cache's Redis spans carried db.system.name
+	// and the service calls http.request.method, which their rows did
+	// not name).
+	rowOf := func(sp *tracepb.Span, root bool) string {
+		want := "| `" + sp.Name + "`"
+		switch {
+		case root:
+			want = "| `GET /dealer/{service}/listing`"
+		case strings.HasPrefix(sp.Name, "GET "):
+			want = "| `GET <service>`"
+		case strings.HasPrefix(sp.Name, "redis "):
+			want = "| `redis GETEX`"
+		case strings.HasPrefix(sp.Name, "hub section "), strings.HasPrefix(sp.Name, "search section "):
+			want = "| `hub section <type>`"
+		}
+		for _, line := range strings.Split(table, "\n") {
+			if strings.HasPrefix(line, want) {
+				return line
+			}
+		}
+		return ""
+	}
+	for _, id := range ids {
+		tr := recv.trace(t, id, func(spanTree) bool { return true })
+		for _, sp := range tr.spans {
+			row := rowOf(sp, sp == tr.root)
+			if row == "" {
+				t.Errorf("span %q has no row in the README's span table", sp.Name)
+				continue
+			}
+			for _, kv := range sp.Attributes {
+				if !strings.Contains(row, "`"+kv.Key+"`") {
+					t.Errorf("span %q carries attribute %s, which its README row does not list", sp.Name, kv.Key)
+				}
 			}
 		}
 	}
