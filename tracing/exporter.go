@@ -311,7 +311,7 @@ func newExporter(url string, cfg ExportConfig) (*exporter, error) {
 	if tc != nil {
 		tr.TLSClientConfig = tc
 	}
-	return &exporter{url: url, client: &http.Client{Transport: tr}, cfg: cfg,
+	return &exporter{url: url, client: &http.Client{Transport: tr, CheckRedirect: keepPOSTSameHost}, cfg: cfg,
 		partial: partialReporter{handle: otel.Handle, every: partialReportEvery}}, nil
 }
 
@@ -345,6 +345,22 @@ func (c ExportConfig) tlsConfig() (*tls.Config, error) {
 }
 
 // errNotRetryable marks an answer that a retry cannot change.
+// keepPOSTSameHost is the exporter's redirect policy: follow a redirect
+// only when it re-sends the POST with its body (307, 308) to the same host
+// name (an http to https upgrade, a moved path), at most 3 times; otherwise
+// the redirect is the answer, which fails the export (counted
+// export_failed, logged with its status). Go's default followed a 301, 302
+// or 303 as a GET without the body, so a page answering 200 to it was taken
+// for a delivered batch (TestExporterRedirects), and it sent a 307/308 to
+// any host with the exporter's headers (only Authorization and cookies are
+// dropped across hosts; OTEL_EXPORTER_OTLP_HEADERS often holds an api-key).
+func keepPOSTSameHost(req *http.Request, via []*http.Request) error {
+	if len(via) >= 3 || req.Method != http.MethodPost || !strings.EqualFold(req.URL.Hostname(), via[0].URL.Hostname()) {
+		return http.ErrUseLastResponse
+	}
+	return nil
+}
+
 var errNotRetryable = errors.New("not retryable")
 
 // ExportSpans sends spans in one request, retrying a failed connection and
