@@ -263,6 +263,9 @@ func TestRestartOnlyFields(t *testing.T) {
 		{"listen needs a restart", func(c *Config) { c.Listen = "127.0.0.1:1" }, "listen"},
 		{"redis needs a restart", func(c *Config) { c.Redis.Addrs = []string{"a:1"}; c.Redis.Password = "x" }, "redis.addrs,redis.password"},
 		{"breaker needs a restart", func(c *Config) { c.Upstream.BreakerFailures = 9 }, "upstream.breaker_failures"},
+		// README "Tracing": nothing in the section reloads.
+		{"sampling needs a restart", func(c *Config) { c.Tracing.SamplerArg = 0.5; c.Tracing.ClientSampledPerSecond = 1 },
+			"tracing.client_sampled_per_second,tracing.sampler_arg"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
