@@ -41,8 +41,10 @@ func newClientCap(perSecond float64) *clientCap {
 	if perSecond == 0 {
 		perSecond = DefaultClientSampledPerSecond
 	}
-	c := &clientCap{interval: int64(float64(time.Second) / perSecond), start: time.Now()}
-	c.interval = max(c.interval, 1)
+	// The interval in float first: a tiny rate (1e-300) would overflow
+	// int64 into a negative, i.e. no bound at all. Clamped to a year.
+	iv := min(max(float64(time.Second)/perSecond, 1), float64(365*24*time.Hour))
+	c := &clientCap{interval: int64(iv), start: time.Now()}
 	burst := max(int64(perSecond), 1) // a second's worth, at least one
 	c.window = burst * c.interval
 	c.now = func() int64 { return int64(time.Since(c.start)) }

@@ -99,3 +99,18 @@ func TestClientSampledUnbounded(t *testing.T) {
 		t.Errorf("Decide with the bound allocates %.1f times", a)
 	}
 }
+
+// TestClientSampledTinyRate: a rate far below one a second (the config
+// takes any positive number) still bounds: the interval, computed in
+// float, is clamped rather than overflowing int64 into a negative (which
+// max(…, 1) made one nanosecond: no bound at all).
+func TestClientSampledTinyRate(t *testing.T) {
+	for _, rate := range []float64{1e-300, 1e-9, 0.5} {
+		c := newClientCap(rate)
+		var now int64
+		c.now = func() int64 { now += int64(time.Millisecond); return now }
+		if !c.allow() || c.allow() || c.allow() {
+			t.Errorf("rate %v: three decisions a millisecond apart: want the first only", rate)
+		}
+	}
+}
