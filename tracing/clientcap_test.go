@@ -3,6 +3,8 @@ package tracing
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -112,5 +114,29 @@ func TestClientSampledTinyRate(t *testing.T) {
 		if !c.allow() || c.allow() || c.allow() {
 			t.Errorf("rate %v: three decisions a millisecond apart: want the first only", rate)
 		}
+	}
+}
+
+// TestClientSampledConcurrent: decisions taken at once from many
+// goroutines share the bound exactly (one atomic word, no lock).
+func TestClientSampledConcurrent(t *testing.T) {
+	c := newClientCap(50)
+	c.now = func() int64 { return 7 }
+	var allowed atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 500 {
+				if c.allow() {
+					allowed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if allowed.Load() != 50 || c.count() != 8*500-50 {
+		t.Errorf("%d allowed, %d counted capped; want 50, %d", allowed.Load(), c.count(), 8*500-50)
 	}
 }
