@@ -111,6 +111,11 @@ func (c Config) WithEnv(lookup func(string) (string, bool)) (Config, error) {
 		// The specification: only a case-insensitive "true" disables.
 		c.Disabled = strings.EqualFold(v, "true")
 	}
+	// unsupported are values other OpenTelemetry SDKs take but the edge
+	// does not (a jaeger_remote or xray sampler and its argument, a zipkin
+	// exporter): an error only when tracing is on, as for
+	// OTEL_EXPORTER_OTLP_PROTOCOL (TestSamplerVariablesIgnoredWhenTracingOff).
+	var unsupported []error
 	if v, ok := get(EnvTracesExporter); ok {
 		// Exporter selection: "none" is no trace exporter (tracing off);
 		// the edge has the OTLP one only (TestTracesExporterNoneTurnsTracingOff).
@@ -118,7 +123,7 @@ func (c Config) WithEnv(lookup func(string) (string, bool)) (Config, error) {
 		case len(names) == 1 && strings.TrimSpace(names[0]) == "none":
 			c.Disabled = true
 		case !slices.ContainsFunc(names, func(n string) bool { return strings.TrimSpace(n) == "otlp" }):
-			errs = append(errs, fmt.Errorf("tracing: %s: %q: only otlp (or none) is supported", EnvTracesExporter, v))
+			unsupported = append(unsupported, fmt.Errorf("tracing: %s: %q: only otlp (or none) is supported", EnvTracesExporter, v))
 		}
 	}
 	if v, ok := get(EnvEndpoint); ok {
@@ -128,13 +133,22 @@ func (c Config) WithEnv(lookup func(string) (string, bool)) (Config, error) {
 		c.TracesEndpoint = v
 	}
 	if v, ok := get(EnvSampler); ok {
-		c.Sampler = strings.ToLower(v)
+		if s := strings.ToLower(v); slices.Contains(Samplers, s) {
+			c.Sampler = s
+		} else {
+			unsupported = append(unsupported, fmt.Errorf("tracing: %s: %q is not one of %s", EnvSampler, v, strings.Join(Samplers, ", ")))
+		}
 	}
 	if v, ok := get(EnvSamplerArg); ok {
+		// A jaeger_remote sampler's argument is "endpoint=...,...": not
+		// a number, and not an error while tracing is off.
 		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("tracing: %s: %q is not a number", EnvSamplerArg, v))
-		} else {
+		switch {
+		case err != nil:
+			unsupported = append(unsupported, fmt.Errorf("tracing: %s: %q is not a number", EnvSamplerArg, v))
+		case f < 0 || f > 1 || f != f:
+			unsupported = append(unsupported, fmt.Errorf("tracing: %s: must be within [0, 1], got %v", EnvSamplerArg, v))
+		default:
 			c.SamplerArg = f
 		}
 	}
@@ -165,6 +179,9 @@ func (c Config) WithEnv(lookup func(string) (string, bool)) (Config, error) {
 	errs = append(errs, c.Export.readEnv(get)...)
 	if c.Export.badProtocol != nil && c.Enabled() {
 		errs = append(errs, c.Export.badProtocol)
+	}
+	if c.Enabled() {
+		errs = append(errs, unsupported...)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return c, err

@@ -596,8 +596,17 @@ func TestCheckConfigTracingEnv(t *testing.T) {
 		{"exporter timeout not milliseconds", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "10s", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", 2},
 		{"unknown compression", "OTEL_EXPORTER_OTLP_COMPRESSION", "zstd", "OTEL_EXPORTER_OTLP_COMPRESSION", 2},
 		{"valid headers", "OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20x", "", 0},
+		// With tracing off (configs/example.json has no endpoint) the
+		// sampler variables of other SDKs do not stop the start
+		// (tracing.TestSamplerVariablesIgnoredWhenTracingOff).
+		{"jaeger sampler, tracing off", "OTEL_TRACES_SAMPLER", "parentbased_jaeger_remote", "", 0},
+		{"jaeger sampler argument, tracing off", "OTEL_TRACES_SAMPLER_ARG", "endpoint=http://jaeger:5778,pollingIntervalMs=5000", "", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if !strings.HasSuffix(c.name, "tracing off") {
+				// Tracing on, so the tracing variables all count.
+				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+			}
 			t.Setenv(c.key, c.value)
 			var stderr strings.Builder
 			code := run([]string{"--check-config", "../../configs/example.json", "--upstream", "http://127.0.0.1:9"}, io.Discard, &stderr, nil)
