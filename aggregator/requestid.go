@@ -1,6 +1,7 @@
 package aggregator
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"sync/atomic"
@@ -125,4 +126,49 @@ func allZero(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// MaxTracestate is the most of a client's tracestate the edge keeps (in
+// its spans) and passes on to the internal services: W3C Trace Context
+// asks vendors to propagate at least 512 characters, and every internal
+// call carries it (a client's 5.7 KB one once made the calls too large
+// for the services).
+const MaxTracestate = 512
+
+// maxTracestateMember is the length over which a list member is the first
+// to go when a tracestate is cut (W3C Trace Context 3.3.1.5).
+const maxTracestateMember = 128
+
+// TruncateTracestate returns a client's tracestate as the edge keeps it:
+// whole when it is at most MaxTracestate bytes, otherwise cut as W3C Trace
+// Context 3.3.1.5 says vendors should: its list members (split at ",",
+// optional whitespace around each trimmed, empty ones dropped) longer than
+// 128 characters removed first, then members removed from the end until
+// the rest, joined with ",", fits. It returns "" when nothing fits. The
+// members are not validated: what the services receive is bounded, and
+// the tracer parses the list itself. A tracestate that fits costs one
+// string copy, as before.
+func TruncateTracestate(ts []byte) string {
+	if len(ts) <= MaxTracestate {
+		return string(ts)
+	}
+	out := make([]byte, 0, MaxTracestate)
+	for m := range bytes.SplitSeq(ts, []byte(",")) {
+		m = bytes.Trim(m, " \t")
+		if len(m) == 0 || len(m) > maxTracestateMember {
+			continue
+		}
+		n := len(m)
+		if len(out) > 0 {
+			n++ // the comma
+		}
+		if len(out)+n > MaxTracestate {
+			break // this member and every one after it are removed
+		}
+		if len(out) > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, m...)
+	}
+	return string(out)
 }

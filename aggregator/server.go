@@ -388,7 +388,9 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		// internal services get and the server span continues.
 		rs.traceparent = string(tp[:])
 		if ts := rs.hdr.tracestate; len(ts) > 0 {
-			rs.tracestate = string(ts)
+			// At most 512 characters, cut by list members as W3C Trace
+			// Context asks (TestTracestateTruncated).
+			rs.tracestate = TruncateTracestate(ts)
 		}
 	}
 	if s.tracing != nil {

@@ -19,8 +19,9 @@ import (
 // 200 (never a 400, a 500 or a panic), an invalid traceparent is dropped
 // with its tracestate (the inventory call carries neither), a valid one is
 // passed on as version 00 with the sampled flag only, and a tracestate
-// over 512 characters or with a byte outside printable ASCII is not passed
-// on. It passes on the code before this review: a check, not a fix.
+// with a byte outside printable ASCII is not passed on, nor one over 512
+// characters whole (over 512 it is cut by list members: before 2026-11-29 it was
+// dropped: the three "over 512" cases failed).
 func TestHostileTraceContext(t *testing.T) {
 	recv := startOTLPReceiver(t)
 	fk := fake.NewServer(fake.Options{})
@@ -41,7 +42,11 @@ func TestHostileTraceContext(t *testing.T) {
 	e := startEdge(t, "--upstream", up)
 
 	const tid, sid = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-	long := strings.Repeat("k=v,", 150) + "z=1" // 603 characters
+	// 685 characters: a member over 128 (removed first), four of 120
+	// (kept: 483 with their commas), one more of 120 (removed from the end).
+	mem := func(key string, n int) string { return key + "=" + strings.Repeat("v", n-len(key)-1) }
+	kept := strings.Join([]string{mem("a", 120), mem("b", 120), mem("c", 120), mem("d", 120)}, ",")
+	long := mem("big", 200) + "," + kept + "," + mem("e", 120)
 	for i, c := range []struct {
 		name   string
 		tp     []string
@@ -59,8 +64,11 @@ func TestHostileTraceContext(t *testing.T) {
 		{"duplicated", []string{"00-" + tid + "-" + sid + "-01", "00-" + tid + "-" + sid + "-00"}, []string{"a=1"}, "", ""},
 		{"future version, long", []string{"cc-" + tid + "-" + sid + "-ff-" + strings.Repeat("x", 4000)}, []string{"a=1"}, "own", "a=1"},
 		{"unsampled, undefined flags", []string{"00-" + tid + "-" + sid + "-fe"}, []string{"a=1"}, "00-" + tid + "-" + sid + "-00", "a=1"},
-		{"unsampled, tracestate over 512", []string{"00-" + tid + "-" + sid + "-00"}, []string{long}, "00-" + tid + "-" + sid + "-00", ""},
-		{"sampled, tracestate over 512", []string{"00-" + tid + "-" + sid + "-01"}, []string{long}, "own", ""},
+		// Cut by members (W3C Trace Context 3.3.1.5), not dropped whole
+		// as before 2026-11-29 (aggregator.TestTracestateTruncated).
+		{"unsampled, tracestate over 512", []string{"00-" + tid + "-" + sid + "-00"}, []string{long}, "00-" + tid + "-" + sid + "-00", kept},
+		{"sampled, tracestate over 512", []string{"00-" + tid + "-" + sid + "-01"}, []string{long}, "own", kept},
+		{"sampled, tracestate over 512 in two lines", []string{"00-" + tid + "-" + sid + "-01"}, []string{mem("big", 200) + "," + kept, mem("e", 120)}, "own", kept},
 		{"unsampled, tracestate not ASCII", []string{"00-" + tid + "-" + sid + "-00"}, []string{"a=\xff"}, "00-" + tid + "-" + sid + "-00", ""},
 		{"sampled, tracestate not a list", []string{"00-" + tid + "-" + sid + "-01"}, []string{"=,=,@@"}, "own", ""},
 	} {
