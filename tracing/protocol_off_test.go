@@ -1,6 +1,7 @@
 package tracing
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -57,6 +58,9 @@ func TestSamplerVariablesIgnoredWhenTracingOff(t *testing.T) {
 		"exporter none":       with(jaeger, EnvEndpoint, "http://otel-collector:4318", EnvTracesExporter, "none"),
 		"xray, ratio 2":       {EnvSampler: "xray", EnvSamplerArg: "2"},
 		"zipkin, no endpoint": {EnvTracesExporter: "zipkin"},
+		// On, with a sampler that reads no argument: the argument is
+		// not read (the specification: an invalid one is ignored).
+		"always_on with a jaeger argument": with(jaeger, EnvSampler, "always_on", EnvEndpoint, "http://otel-collector:4318"),
 	} {
 		c, err := file.WithEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 		if err == nil {
@@ -65,18 +69,23 @@ func TestSamplerVariablesIgnoredWhenTracingOff(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: tracing enabled %v, start refused: %v", name, c.Enabled(), err)
 		}
-		if c.Sampler != file.Sampler || c.SamplerArg != file.SamplerArg {
-			t.Errorf("%s: sampler %q arg %v, want the file's", name, c.Sampler, c.SamplerArg)
+		wantSampler := file.Sampler
+		if slices.Contains(Samplers, env[EnvSampler]) {
+			wantSampler = env[EnvSampler] // a sampler the edge has is taken
+		}
+		if c.Sampler != wantSampler || c.SamplerArg != file.SamplerArg {
+			t.Errorf("%s: sampler %q arg %v, want %q and the file's arg", name, c.Sampler, c.SamplerArg, wantSampler)
 		}
 	}
 	for name, c := range map[string]struct {
 		env  map[string]string
 		want string
 	}{
-		"jaeger sampler":  {with(jaeger, EnvSamplerArg, "0.5", EnvEndpoint, "http://otel-collector:4318"), EnvSampler},
-		"jaeger argument": {with(jaeger, EnvSampler, "always_on", EnvEndpoint, "http://otel-collector:4318"), EnvSamplerArg},
-		"ratio 2":         {map[string]string{EnvSamplerArg: "2", EnvEndpoint: "http://otel-collector:4318"}, EnvSamplerArg},
-		"zipkin":          {map[string]string{EnvTracesExporter: "zipkin", EnvEndpoint: "http://otel-collector:4318"}, EnvTracesExporter},
+		"jaeger sampler":                   {with(jaeger, EnvSamplerArg, "0.5", EnvEndpoint, "http://otel-collector:4318"), EnvSampler},
+		"jaeger argument":                  {with(jaeger, EnvSampler, "traceidratio", EnvEndpoint, "http://otel-collector:4318"), EnvSamplerArg},
+		"jaeger argument, default sampler": {with(jaeger, EnvSampler, "", EnvEndpoint, "http://otel-collector:4318"), EnvSamplerArg},
+		"ratio 2":                          {map[string]string{EnvSamplerArg: "2", EnvEndpoint: "http://otel-collector:4318"}, EnvSamplerArg},
+		"zipkin":                           {map[string]string{EnvTracesExporter: "zipkin", EnvEndpoint: "http://otel-collector:4318"}, EnvTracesExporter},
 	} {
 		got, err := file.WithEnv(func(k string) (string, bool) { v, ok := c.env[k]; return v, ok })
 		if err == nil {

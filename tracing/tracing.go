@@ -1,6 +1,7 @@
 package tracing
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -139,15 +140,17 @@ func (c Config) WithEnv(lookup func(string) (string, bool)) (Config, error) {
 			unsupported = append(unsupported, fmt.Errorf("tracing: %s: %q is not one of %s", EnvSampler, v, strings.Join(Samplers, ", ")))
 		}
 	}
+	var argErr error
 	if v, ok := get(EnvSamplerArg); ok {
 		// A jaeger_remote sampler's argument is "endpoint=...,...": not
-		// a number, and not an error while tracing is off.
+		// a number, and an error only when tracing is on with a ratio
+		// sampler, the samplers that read it.
 		f, err := strconv.ParseFloat(v, 64)
 		switch {
 		case err != nil:
-			unsupported = append(unsupported, fmt.Errorf("tracing: %s: %q is not a number", EnvSamplerArg, v))
+			argErr = fmt.Errorf("tracing: %s: %q is not a number", EnvSamplerArg, v)
 		case f < 0 || f > 1 || f != f:
-			unsupported = append(unsupported, fmt.Errorf("tracing: %s: must be within [0, 1], got %v", EnvSamplerArg, v))
+			argErr = fmt.Errorf("tracing: %s: must be within [0, 1], got %v", EnvSamplerArg, v)
 		default:
 			c.SamplerArg = f
 		}
@@ -182,6 +185,9 @@ func (c Config) WithEnv(lookup func(string) (string, bool)) (Config, error) {
 	}
 	if c.Enabled() {
 		errs = append(errs, unsupported...)
+		if sm := cmp.Or(c.Sampler, DefaultSampler); argErr != nil && (sm == SamplerTraceIDRatio || sm == SamplerParentBasedTraceIDRatio) {
+			errs = append(errs, argErr)
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return c, err
