@@ -215,12 +215,13 @@ func Build() Dashboard {
 		q(`edge_redis_up{`+sel+`}`, "{{instance}}")))
 	b.add(8, 8, timeseries("Redis errors by component", "Failed or timed-out Redis commands of the cache and the rate limiter.", "ops",
 		q(`sum by (component) (rate(edge_redis_errors_total{`+sel+`}`+rate+`))`, "{{component}}")))
-	b.add(8, 8, timeseries("Log lines and trace spans dropped", "Access lines over log.max_lines_per_sec, event lines over log.max_event_lines_per_sec; spans: sampled trace spans that never reached the collector, by reason (only while tracing is on).", "short",
+	b.add(8, 8, timeseries("Log lines and trace spans dropped", "Access lines over log.max_lines_per_sec, event lines over log.max_event_lines_per_sec; spans: sampled trace spans that never reached the collector, by reason; client-sampled not traced: requests whose traceparent asked for a trace over tracing.client_sampled_per_second (both only while tracing is on).", "short",
 		// edge_log_lines_dropped_total counts every dropped line, event
 		// lines too (ops.Logs.admit): access lines are the difference.
 		q(`sum(increase(edge_log_lines_dropped_total{`+sel+`}`+rate+`)) - sum(increase(edge_log_event_lines_dropped_total{`+sel+`}`+rate+`))`, "access"),
 		q(`sum(increase(edge_log_event_lines_dropped_total{`+sel+`}`+rate+`))`, "event"),
-		q(`sum by (reason) (increase(edge_trace_spans_dropped_total{`+sel+`}`+rate+`))`, "spans {{reason}}")))
+		q(`sum by (reason) (increase(edge_trace_spans_dropped_total{`+sel+`}`+rate+`))`, "spans {{reason}}"),
+		q(`sum(increase(edge_trace_client_sampled_capped_total{`+sel+`}`+rate+`))`, "client-sampled not traced")))
 
 	b.row("Authentication and key index")
 	b.add(8, 8, timeseries("Key index not fresh", "1 while an instance's key index is loading (no first snapshot yet), stale or expired (no sync with the dealers service): what EdgeKeyIndexNotFresh fires on.", "short",
