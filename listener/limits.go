@@ -131,6 +131,8 @@ type LimitListener struct {
 	perIP map[netip.Addr]int
 	// answering counts the connections waiting in answer.
 	answering atomic.Int64
+	// lingers counts the connections in a lingering close (LingerOnClose).
+	lingers atomic.Int64
 	// conns are the open connections, for the sweep that shortens the
 	// deadlines of idle ones when pressure begins (only kept when
 	// BusyConns is set).
@@ -413,7 +415,11 @@ type limitConn struct {
 	// was sent instead); its further writes are dropped.
 	overloaded atomic.Bool
 	answered   atomic.Bool // Close sent the refusal (once)
-	closeOnce  sync.Once
+	// lingerClose: the server answered an error and closes the connection
+	// (LingerOnClose): Close lingers. lingering: it does.
+	lingerClose atomic.Bool
+	lingering   atomic.Bool
+	closeOnce   sync.Once
 	// The parking state. parkArmed is used by the goroutine that owns the
 	// connection (the serving one, or the parker's while parked) only; the
 	// three flags below are atomics because a server shutdown closes idle
@@ -968,17 +974,113 @@ func (c *limitConn) Close() error {
 			return nil // the parker owns it now
 		}
 	}
+	if c.lingering.Load() {
+		return nil // closed by the lingering close
+	}
+	var linger *net.TCPConn
 	c.closeOnce.Do(func() {
-		c.l.open.Add(-1)
 		c.l.connsMu.Lock()
 		delete(c.l.conns, c)
 		c.l.connsMu.Unlock()
 		c.l.unregister(c)
+		if c.lingerClose.Load() && c.refusal() == nil && c.everRead.Load() {
+			if linger = tcpConn(c.Conn); linger != nil && c.l.lingers.Add(1) > MaxLingering {
+				c.l.lingers.Add(-1)
+				linger = nil
+				c.lingerNow()
+			}
+		}
+		if linger == nil {
+			c.l.open.Add(-1)
+		}
 	})
+	if linger != nil {
+		// Still open (counted in Open, against MaxConns) until the
+		// lingering close ends.
+		c.lingering.Store(true)
+		_ = linger.CloseWrite()
+		go c.l.lingerClose(c.Conn, linger)
+		return nil
+	}
 	if resp := c.refusal(); resp != nil && c.answered.CompareAndSwap(false, true) {
 		return c.l.answer(c.Conn, resp)
 	}
 	return c.Conn.Close()
+}
+
+// LingerOnClose marks c, a connection accepted from a LimitListener (or
+// the TLS layer above one), so that its Close is lingering: a server's
+// error handler calls it for an answer after which the server closes the
+// connection (a request refused while the client may still be sending it:
+// a header block, request line or body too large, a malformed head).
+// Closed at once with the client's bytes unread in its socket, the
+// connection is reset by the kernel instead of ended, and the client,
+// often still writing, meets "connection reset" instead of the answer.
+// The lingering close ends the sending side after the answer (FIN), then
+// reads and discards what the client sends, on a goroutine of its own
+// (the server's worker is free at once), until the client ends its side,
+// nothing came for LingerIdle, LingerTime passed or LingerBytes were
+// read, and then closes: nginx's lingering close. At most MaxLingering
+// connections of a listener linger at once; past that one is closed after
+// discarding what its socket holds then. A lingering connection stays
+// counted in Open (and against LimitOptions.MaxConns) until it is closed.
+// Anything else is left as it is.
+func LingerOnClose(c net.Conn) {
+	switch v := c.(type) {
+	case *limitConn:
+		v.lingerClose.Store(true)
+	case *tlsConn:
+		if v.lc != nil {
+			v.lc.lingerClose.Store(true)
+		}
+	}
+}
+
+// The bounds of a lingering close (LingerOnClose).
+const (
+	// LingerTime is the longest a lingering close lasts.
+	LingerTime = 3 * time.Second
+	// LingerIdle is the longest it waits for the client's next bytes.
+	LingerIdle = time.Second
+	// LingerBytes is the most it reads and discards.
+	LingerBytes = 4 << 20
+	// MaxLingering is the most connections of one listener that linger
+	// at once (each holds a descriptor and a goroutine of a few KiB).
+	MaxLingering = 128
+)
+
+// lingerNow is the lingering close past MaxLingering: the sending side
+// ended, what the socket holds now discarded (the server closes c next).
+func (c *limitConn) lingerNow() {
+	if tc := tcpConn(c.Conn); tc != nil {
+		_ = tc.CloseWrite()
+		drainNow(tc)
+	}
+}
+
+// lingerClose reads and discards what tc (the socket of c, its sending
+// side ended) receives within the bounds of LingerOnClose, then closes c.
+func (l *LimitListener) lingerClose(c net.Conn, tc *net.TCPConn) {
+	defer l.lingers.Add(-1)
+	defer l.open.Add(-1)
+	buf := stashPool.Get().(*[stashSize]byte)
+	defer stashPool.Put(buf)
+	end := time.Now().Add(LingerTime)
+	for n := 0; n < LingerBytes; {
+		d := time.Now().Add(LingerIdle)
+		if d.After(end) {
+			d = end
+		}
+		if tc.SetReadDeadline(d) != nil {
+			break
+		}
+		k, err := tc.Read(buf[:])
+		n += k
+		if err != nil {
+			break // the client's FIN, a reset, or a bound
+		}
+	}
+	_ = c.Close()
 }
 
 // refusal is the answer owed to a connection refused for a limit, nil for

@@ -708,6 +708,11 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 			if listener.IsRefusal(err) {
 				return // answered (or closed) by the listener: not a request
 			}
+			// The server closes the connection after this answer, maybe
+			// with the rest of the request unread: a lingering close, so
+			// that the client reads the answer, not a reset
+			// (TestRefusedRequestAnswerSurvivesUnreadBytes).
+			listener.LingerOnClose(ctx.Conn())
 			a.api.ErrorHandler(ctx, err)
 		},
 		HeaderReceived:        a.api.HeaderReceived,
@@ -885,6 +890,7 @@ func (a *app) startAdmin() error {
 			if listener.IsRefusal(err) {
 				return // answered by the listener: not a request
 			}
+			listener.LingerOnClose(ctx.Conn()) // as the public server's
 			ops.ErrorHandler(ctx, err)
 		},
 		// A path longer than any endpoint's is not normalised
