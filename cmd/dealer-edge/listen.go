@@ -35,14 +35,18 @@ func fdLimit() uint64 {
 
 // fdReserve is how many file descriptors the edge keeps for everything
 // but public connections: the upstream pools (one per service), the
-// Redis connections (redisReserve), the admin listener's connections and
-// some for files, the listeners themselves and the embedded services.
+// Redis connections (redisReserve), the admin listener's connections
+// (those the admin server serves, and those in a lingering close after an
+// error answer, listener.MaxLingering, which the admin listener does not
+// count against a cap) and some for files, the listeners themselves and
+// the embedded services. The public listener's lingering connections
+// count against server.concurrency (listener.LingerOnClose).
 func fdReserve(cfg *configs.Config, services int, rs redisServers) uint64 {
 	perHost := cfg.Upstream.MaxConnsPerHost
 	if perHost == 0 {
 		perHost = upstream.DefaultMaxConnsPerHost // 0 means the default (upstream.New)
 	}
-	return uint64(services*perHost) + redisReserve(cfg, rs) + adminConcurrency + 64
+	return uint64(services*perHost) + redisReserve(cfg, rs) + adminConcurrency + listener.MaxLingering + 64
 }
 
 // redisServers is what the Redis client was found talking to at start

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dealer-edge/dealer-edge/configs"
+	"github.com/dealer-edge/dealer-edge/listener"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -22,7 +23,7 @@ func TestConcurrencyBelowTheFDLimit(t *testing.T) {
 		want   int
 		source string
 	}{
-		{"limit minus reserve", def, 65536, 65536 - (5*256 + 10*runtime.GOMAXPROCS(0) + redis.DefaultPipelinePoolSize + 1 + adminConcurrency + 64), "derived"},
+		{"limit minus reserve", def, 65536, 65536 - (5*256 + 10*runtime.GOMAXPROCS(0) + redis.DefaultPipelinePoolSize + 1 + adminConcurrency + listener.MaxLingering + 64), "derived"},
 		{"capped at fasthttp's default", def, 1 << 30, maxConcurrency, "derived"},
 		{"small limit: half of it", def, 1024, 512, "derived"},
 		{"tiny limit: half of it", def, 256, 128, "derived"},
