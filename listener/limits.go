@@ -407,19 +407,20 @@ type limitConn struct {
 	overRead bool
 	// registered, key and closed are guarded by l.mu (see register).
 	registered bool
-	key        netip.Addr
-	closed     bool
-	rejected   atomic.Bool // over the per-address cap; Close answers it
-	overCap    bool        // accepted beyond MaxConns: refused (see ErrOverloaded)
+	// linger is lingerMarked once the server answered an error and will
+	// close the connection (LingerOnClose): Close lingers; lingerOn once
+	// it does. Atomic, not guarded by l.mu: here it takes the padding
+	// before key, and the connection is no larger for it.
+	linger   atomic.Uint32
+	key      netip.Addr
+	closed   bool
+	rejected atomic.Bool // over the per-address cap; Close answers it
+	overCap  bool        // accepted beyond MaxConns: refused (see ErrOverloaded)
 	// overloaded: the server answered before reading (OverloadResponse
 	// was sent instead); its further writes are dropped.
 	overloaded atomic.Bool
 	answered   atomic.Bool // Close sent the refusal (once)
-	// lingerClose: the server answered an error and closes the connection
-	// (LingerOnClose): Close lingers. lingering: it does.
-	lingerClose atomic.Bool
-	lingering   atomic.Bool
-	closeOnce   sync.Once
+	closeOnce  sync.Once
 	// The parking state. parkArmed is used by the goroutine that owns the
 	// connection (the serving one, or the parker's while parked) only; the
 	// three flags below are atomics because a server shutdown closes idle
@@ -974,16 +975,13 @@ func (c *limitConn) Close() error {
 			return nil // the parker owns it now
 		}
 	}
-	if c.lingering.Load() {
-		return nil // closed by the lingering close
-	}
 	var linger *net.TCPConn
 	c.closeOnce.Do(func() {
 		c.l.connsMu.Lock()
 		delete(c.l.conns, c)
 		c.l.connsMu.Unlock()
 		c.l.unregister(c)
-		if c.lingerClose.Load() && c.refusal() == nil && c.everRead.Load() {
+		if c.linger.Load() == lingerMarked && c.refusal() == nil && c.everRead.Load() {
 			if linger = tcpConn(c.Conn); linger != nil && c.l.lingers.Add(1) > MaxLingering {
 				c.l.lingers.Add(-1)
 				linger = nil
@@ -992,15 +990,20 @@ func (c *limitConn) Close() error {
 		}
 		if linger == nil {
 			c.l.open.Add(-1)
+			return
 		}
+		// Still open (counted in Open, against MaxConns) until the
+		// lingering close ends; a Close from another goroutine (a
+		// shutdown's) leaves it to that.
+		c.linger.Store(lingerOn)
 	})
 	if linger != nil {
-		// Still open (counted in Open, against MaxConns) until the
-		// lingering close ends.
-		c.lingering.Store(true)
 		_ = linger.CloseWrite()
 		go c.l.lingerClose(c.Conn, linger)
 		return nil
+	}
+	if c.linger.Load() == lingerOn {
+		return nil // another Close began the lingering close, which closes
 	}
 	if resp := c.refusal(); resp != nil && c.answered.CompareAndSwap(false, true) {
 		return c.l.answer(c.Conn, resp)
@@ -1028,13 +1031,19 @@ func (c *limitConn) Close() error {
 func LingerOnClose(c net.Conn) {
 	switch v := c.(type) {
 	case *limitConn:
-		v.lingerClose.Store(true)
+		v.linger.CompareAndSwap(0, lingerMarked)
 	case *tlsConn:
 		if v.lc != nil {
-			v.lc.lingerClose.Store(true)
+			v.lc.linger.CompareAndSwap(0, lingerMarked)
 		}
 	}
 }
+
+// limitConn.linger's states.
+const (
+	lingerMarked = 1
+	lingerOn     = 2
+)
 
 // The bounds of a lingering close (LingerOnClose).
 const (

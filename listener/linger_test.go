@@ -34,8 +34,9 @@ func lingerPair(t *testing.T, tcp net.Listener, ln net.Listener) (server, client
 
 // TestLingerOnClose: a connection the server answers and closes after
 // LingerOnClose ends with the answer and a FIN, never a reset, while the
-// client goes on sending (what it sends is read and discarded), and stays
-// counted in Open until the client ends its side; an unmarked connection
+// client goes on sending (what it sends is read and discarded), whatever
+// more Close calls come, and stays counted in Open until the client ends
+// its side; an unmarked connection
 // is closed and uncounted at once, as before.
 func TestLingerOnClose(t *testing.T) {
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
@@ -58,6 +59,11 @@ func TestLingerOnClose(t *testing.T) {
 			t.Fatal(err)
 		}
 		LingerOnClose(server)
+		if err := server.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// A second Close (a shutdown's closing of connections, or the
+		// server's own again) leaves the lingering close alone.
 		if err := server.Close(); err != nil {
 			t.Fatal(err)
 		}
