@@ -228,8 +228,14 @@ func bytesWaiting(c net.Conn) bool {
 	return waiting
 }
 
-// Open returns the number of open connections.
+// Open returns the number of open connections, those in a lingering close
+// (LingerOnClose) included.
 func (l *LimitListener) Open() int64 { return l.open.Load() }
+
+// Lingering returns the number of connections in a lingering close: closed
+// by the server (no request of theirs is in flight), counted in Open until
+// their socket is closed.
+func (l *LimitListener) Lingering() int64 { return l.lingers.Load() }
 
 // Busy reports whether the open connections reach LimitOptions.BusyConns.
 func (l *LimitListener) Busy() bool {
@@ -1070,8 +1076,10 @@ func (c *limitConn) lingerNow() {
 // lingerClose reads and discards what tc (the socket of c, its sending
 // side ended) receives within the bounds of LingerOnClose, then closes c.
 func (l *LimitListener) lingerClose(c net.Conn, tc *net.TCPConn) {
-	defer l.lingers.Add(-1)
+	// lingers first: Open minus Lingering (the connections served) never
+	// reads low.
 	defer l.open.Add(-1)
+	defer l.lingers.Add(-1)
 	buf := stashPool.Get().(*[stashSize]byte)
 	defer stashPool.Put(buf)
 	end := time.Now().Add(LingerTime)

@@ -6,7 +6,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -101,4 +103,46 @@ func errString(err error) string {
 		return "more bytes"
 	}
 	return err.Error()
+}
+
+// TestShortGraceLingeringExitsZero: a connection in a lingering close (its
+// error answer sent, its client still connected) is no request in flight:
+// a shutdown whose grace ends before fasthttp sees its idle connections
+// go, which the edge then judges by the listener's open connections,
+// exits 0 with one lingering (README "Graceful shutdown" step 5).
+func TestShortGraceLingeringExitsZero(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "edge.json")
+	writeConfig(t, cfg, `{"watch_interval": "0s", "server": {"shutdown_grace": "0s"}}`)
+	e := startEdge(t, "--demo", "--config", cfg)
+	c, err := net.Dial("tcp", e.app.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, "GET /dealer/NOS/listing HTTP/1.1\r\nHost: e\r\nX-A: "+strings.Repeat("a", 64<<10)+"\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: "GET"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 431 {
+		t.Fatalf("status %d, want 431", resp.StatusCode)
+	}
+	// That connection lingers now (its client neither sends nor closes).
+	// And one idle keep-alive connection, so that fasthttp's shutdown
+	// outlasts the grace (TestShortGraceIdleExitsZero, whose wait for the
+	// server to count it idle this is).
+	if r := e.get("/dealer/NOS/listing?page_size=1", "demo-key-alpha"); r.status != 200 {
+		t.Fatalf("before the shutdown: %d", r.status)
+	}
+	time.Sleep(50 * time.Millisecond)
+	e.signals <- syscall.SIGTERM
+	code := <-e.exit
+	e.exit <- 0 // for the cleanup
+	if code != 0 {
+		t.Fatalf("exit %d with a connection in a lingering close and shutdown_grace 0s, want 0\n%s", code, lastLine(e.stderr.String()))
+	}
 }
