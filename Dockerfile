@@ -14,7 +14,7 @@
 # (then two builds differ). Build arguments override each part:
 #
 #   docker build --build-arg VERSION=v1.2.0 --build-arg COMMIT=$(git rev-parse HEAD) \
-#     --build-arg BUILD_TIME=2026-11-23T21:00:00Z -t dealer-edge .
+#     --build-arg BUILD_TIME=2026-11-23T21:00:00Z -t dealer-edge:1.2.0 .
 #   docker build --build-arg SOURCE_DATE_EPOCH=$(git log -1 --format=%ct) -t dealer-edge .
 #
 # The two scripts it runs (deploy/image/build.sh, deploy/image/assemble.sh)
