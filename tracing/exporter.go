@@ -344,7 +344,6 @@ func (c ExportConfig) tlsConfig() (*tls.Config, error) {
 	return tc, nil
 }
 
-// errNotRetryable marks an answer that a retry cannot change.
 // keepPOSTSameHost is the exporter's redirect policy: follow a redirect
 // only when it re-sends the POST with its body (307, 308) to the same host
 // name (an http to https upgrade, a moved path), at most 3 times; otherwise
@@ -354,13 +353,21 @@ func (c ExportConfig) tlsConfig() (*tls.Config, error) {
 // for a delivered batch (TestExporterRedirects), and it sent a 307/308 to
 // any host with the exporter's headers (only Authorization and cookies are
 // dropped across hosts; OTEL_EXPORTER_OTLP_HEADERS often holds an api-key).
+//
+// Nor is a redirect from https to plain http followed, even to the same
+// host name: the batch and those headers, sent over TLS only, went in
+// clear (TestExporterRedirectNotDowngraded).
 func keepPOSTSameHost(req *http.Request, via []*http.Request) error {
 	if len(via) >= 3 || req.Method != http.MethodPost || !strings.EqualFold(req.URL.Hostname(), via[0].URL.Hostname()) {
+		return http.ErrUseLastResponse
+	}
+	if req.URL.Scheme != "https" && slices.ContainsFunc(via, func(v *http.Request) bool { return v.URL.Scheme == "https" }) {
 		return http.ErrUseLastResponse
 	}
 	return nil
 }
 
+// errNotRetryable marks an answer that a retry cannot change.
 var errNotRetryable = errors.New("not retryable")
 
 // ExportSpans sends spans in one request, retrying a failed connection and

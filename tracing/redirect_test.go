@@ -90,3 +90,44 @@ func (r *receiver) requests() []*coltracepb.ExportTraceServiceRequest {
 	defer r.mu.Unlock()
 	return append([]*coltracepb.ExportTraceServiceRequest(nil), r.reqs...)
 }
+
+// TestExporterRedirectNotDowngraded: a 307/308 from an https collector URL
+// to plain http on the same host name was followed, and the batch went in
+// clear with the exporter's OTEL_EXPORTER_OTLP_HEADERS (an api-key) that
+// the operator had sent only over TLS. Now a redirect from https to http
+// is not followed: the export fails, export_failed.
+func TestExporterRedirectNotDowngraded(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.URL.Path+" api-key="+r.Header.Get("Api-Key"))
+		mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(target.Close)
+	for _, status := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		redirector := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, target.URL+"/v1/traces", status) // http://127.0.0.1: the same host name
+		}))
+		t.Cleanup(redirector.Close)
+		e, err := newExporter(redirector.URL+"/v1/traces", ExportConfig{Headers: map[string]string{"api-key": "s3cret"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Trust the test server's certificate.
+		e.client.Transport.(*http.Transport).TLSClientConfig = redirector.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+		e.drops = &drops{limit: 100}
+		err = e.ExportSpans(context.Background(), recorded(t))
+		mu.Lock()
+		got := strings.Join(seen, "; ")
+		seen = nil
+		mu.Unlock()
+		if got != "" {
+			t.Errorf("%d https -> http: the plain-http target received %q, want nothing", status, got)
+		}
+		if err == nil || e.drops.failed.Load() == 0 {
+			t.Errorf("%d https -> http: export error %v, export_failed %d; want a failed export", status, err, e.drops.failed.Load())
+		}
+	}
+}
