@@ -128,8 +128,10 @@ func (s *Server) respond(ctx *fasthttp.RequestCtx, rs *reqState, st *liveSetting
 					body, etag, rs.gzip = z, "W/"+etag, true
 				}
 			}
-			s.writeBody(ctx, rs, body, etag, "private, no-store")
+			// Before the body: a 412 (If-Match) problem drops it
+			// (TestPartialAnswerIfMatchProblemHeaders).
 			ctx.Response.Header.Set("X-Edge-Partial", "true")
+			s.writeBody(ctx, rs, body, etag, "private, no-store")
 			return
 		}
 		var nh *notFoundHit
