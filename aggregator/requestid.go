@@ -139,12 +139,18 @@ const MaxTracestate = 512
 // to go when a tracestate is cut (W3C Trace Context 3.3.1.5).
 const maxTracestateMember = 128
 
+// maxTracestateMembers is the most list members a tracestate may have
+// (W3C Trace Context 3.3.1.1): a cut one keeps at most this many, else the
+// tracer and the services refuse it whole.
+const maxTracestateMembers = 32
+
 // TruncateTracestate returns a client's tracestate as the edge keeps it:
 // whole when it is at most MaxTracestate bytes, otherwise cut as W3C Trace
 // Context 3.3.1.5 says vendors should: its list members (split at ",",
 // optional whitespace around each trimmed, empty ones dropped) longer than
 // 128 characters removed first, then members removed from the end until
-// the rest, joined with ",", fits. It returns "" when nothing fits. The
+// the rest, joined with ",", fits and has at most 32 members (W3C 3.3.1.1;
+// TestTracestateTruncatedTo32Members). It returns "" when nothing fits. The
 // members are not validated: what the services receive is bounded, and
 // the tracer parses the list itself. A tracestate that fits costs one
 // string copy, as before.
@@ -153,6 +159,7 @@ func TruncateTracestate(ts []byte) string {
 		return string(ts)
 	}
 	out := make([]byte, 0, MaxTracestate)
+	kept := 0
 	for m := range bytes.SplitSeq(ts, []byte(",")) {
 		m = bytes.Trim(m, " \t")
 		if len(m) == 0 || len(m) > maxTracestateMember {
@@ -162,13 +169,14 @@ func TruncateTracestate(ts []byte) string {
 		if len(out) > 0 {
 			n++ // the comma
 		}
-		if len(out)+n > MaxTracestate {
+		if len(out)+n > MaxTracestate || kept == maxTracestateMembers {
 			break // this member and every one after it are removed
 		}
 		if len(out) > 0 {
 			out = append(out, ',')
 		}
 		out = append(out, m...)
+		kept++
 	}
 	return string(out)
 }

@@ -2,8 +2,11 @@ package aggregator
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // TestTracestateTruncated: a client's tracestate over 512 characters is
@@ -36,7 +39,7 @@ func TestTracestateTruncated(t *testing.T) {
 // FuzzTruncateTracestate: whatever a client sends, what is kept is at most
 // 512 bytes; a tracestate of at most 512 is kept as is; a longer one keeps
 // the first of its members (trimmed, not empty) of at most 128 characters,
-// in order, joined with ",".
+// in order, joined with ",", at most 32 of them.
 func FuzzTruncateTracestate(f *testing.F) {
 	f.Add([]byte("a=1,b=2"), 3)
 	f.Add([]byte(" k=v ,\t,x="), 100)
@@ -63,7 +66,7 @@ func FuzzTruncateTracestate(f *testing.F) {
 		if got != "" {
 			kept = strings.Split(got, ",")
 		}
-		if len(kept) > len(want) {
+		if len(kept) > len(want) || len(kept) > 32 {
 			t.Fatalf("kept %d members of %d", len(kept), len(want))
 		}
 		for i := range kept {
@@ -71,7 +74,7 @@ func FuzzTruncateTracestate(f *testing.F) {
 				t.Fatalf("member %d kept as %q, want %q", i, kept[i], want[i])
 			}
 		}
-		if len(kept) < len(want) {
+		if len(kept) < len(want) && len(kept) < 32 {
 			need := len(want[len(kept)])
 			if got != "" {
 				need++ // its comma
@@ -81,4 +84,24 @@ func FuzzTruncateTracestate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTracestateTruncatedTo32Members: a list can have at most 32 members
+// (W3C Trace Context 3.3.1.1). A tracestate over 512 characters of short
+// members was cut to 512 characters but kept 34 of them: a list the
+// edge's own server span refused whole (trace.ParseTraceState), and that
+// the services' parsers refuse, so the cut lost every vendor's entry it
+// was meant to keep. The cut keeps the first 32.
+func TestTracestateTruncatedTo32Members(t *testing.T) {
+	var ms []string
+	for i := range 40 {
+		ms = append(ms, fmt.Sprintf("k%02d=vvvvvvvvvv", i)) // 14 characters: 40 of them are 599
+	}
+	got := TruncateTracestate([]byte(strings.Join(ms, ",")))
+	if want := strings.Join(ms[:32], ","); got != want {
+		t.Errorf("kept %d members (%d characters), want the first 32", strings.Count(got, ",")+1, len(got))
+	}
+	if _, err := trace.ParseTraceState(got); err != nil {
+		t.Errorf("the cut tracestate does not parse: %v", err)
+	}
 }
