@@ -25,6 +25,10 @@ func TestProblemBaseURLMakesURIs(t *testing.T) {
 		"https://docs.example/p?v=2",
 		"https://docs.example/p#errors",
 		"https://docs.example/p?",
+		// A bare "#" has an empty fragment: net/url reports none, and the
+		// code went after it ("https://docs.example/p/#not_found").
+		"https://docs.example/p/#",
+		"https://docs.example/p#",
 		"https://editor:s3cret@docs.example/problems",
 	} {
 		err := validateField(t, func(c *Config) { c.Server.ProblemBaseURL = base })
