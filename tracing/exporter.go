@@ -287,6 +287,9 @@ func parsePartialSuccess(b []byte) (partialSuccess, bool) {
 			}
 		}
 	}
+	// Made valid before it is cut: a replacement character is 3 bytes,
+	// so invalid bytes replaced after the cut could triple the bound.
+	ps.message = validUTF8(ps.message)
 	if len(ps.message) > maxPartialMessage {
 		cut := maxPartialMessage
 		for cut > maxPartialMessage-utf8.UTFMax && !utf8.RuneStart(ps.message[cut]) {
@@ -294,7 +297,6 @@ func parsePartialSuccess(b []byte) (partialSuccess, bool) {
 		}
 		ps.message = ps.message[:cut]
 	}
-	ps.message = validUTF8(ps.message)
 	return ps, found
 }
 
