@@ -28,7 +28,7 @@ type rawMode func(c net.Conn)
 // interceptingProxy starts a reverse proxy to the fake whose calls
 // intercept answers itself (true) or leaves to the fake (false); it
 // returns a newBenchServerVia upstream factory.
-func interceptingProxy(t *testing.T, intercept func(w http.ResponseWriter, r *http.Request) bool) func(string) string {
+func interceptingProxy(t testing.TB, intercept func(w http.ResponseWriter, r *http.Request) bool) func(string) string {
 	return func(fakeAddr string) string {
 		rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: fakeAddr})
 		ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -1,0 +1,181 @@
+package aggregator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/dealer-edge/dealer-edge/cache"
+	"github.com/dealer-edge/dealer-edge/contracttests/check"
+)
+
+// upstreamAnswerKinds are the upstream answers FuzzUpstreamAnswer replaces
+// with fuzzed bytes: the upstream path they answer (after the fake's
+// address) and the public request that reads them. %s in a request is the
+// fake's record the route needs (a vehicle's id_auto, an offer's
+// id_offerta, a content item's slug).
+var upstreamAnswerKinds = []struct {
+	name     string
+	upstream *regexp.Regexp
+	request  string
+}{
+	{"vehicle listing", regexp.MustCompile(`^/inventory/v1/dealers/\d+/vehicles$`), "/dealer/REWIND/listing?page_size=20"},
+	{"offer listing", regexp.MustCompile(`^/inventory/v1/dealers/\d+/offers$`), "/dealer/NLT/listing?page_size=20"},
+	{"vehicle record", regexp.MustCompile(`^/inventory/v1/dealers/\d+/vehicles/[^/]+$`), "/dealer/REWIND/details?id_auto=%s"},
+	{"vehicle media", regexp.MustCompile(`^/media/v1/dealers/\d+/vehicles/[^/]+$`), "/dealer/REWIND/details?id_auto=%s"},
+	{"version equipment", regexp.MustCompile(`^/catalog/v1/versions/[^/]+/equipment$`), "/dealer/REWIND/details?id_auto=%s"},
+	{"offer record", regexp.MustCompile(`^/inventory/v1/dealers/\d+/offers/\d+$`), "/dealer/NLT/details?id_offerta=%s"},
+	{"content listing", regexp.MustCompile(`^/content/v1/dealers/\d+/faq$`), "/dealer/content/faq/listing?page_size=10"},
+	{"content details", regexp.MustCompile(`^/content/v1/dealers/\d+/faq$`), "/dealer/content/faq/details?slug=%s"},
+	{"content hub", regexp.MustCompile(`^/content/v1/dealers/\d+/[a-z]+$`), "/dealer/content/hub"},
+	{"content search", regexp.MustCompile(`^/content/v1/dealers/\d+/[a-z]+$`), "/dealer/content/search?q=auto"},
+}
+
+// FuzzUpstreamAnswer serves one upstream answer (a listing page, a vehicle
+// or offer record, a vehicle's media, a version's equipment, a content
+// list) as fuzzed bytes with 200 and application/json, the rest from the
+// fake, and checks the public answer the edge makes of it: a 200 that
+// matches the OpenAPI document, or a problem that does (a garbled or
+// inconsistent answer is the service's fault: 503, or 404 for a record
+// that is not the one asked for), never a 500, and nothing internal in
+// either (check.InternalLeaks). Seeds are the fake's own answers. The
+// cache is emptied before every input, so each one is read.
+func FuzzUpstreamAnswer(f *testing.F) {
+	var (
+		mu   sync.Mutex
+		kind = -1
+		body []byte
+	)
+	var fakeAddr string
+	srv := newBenchServerVia(f, true, nil, cache.Options{}, func(addr string) string {
+		fakeAddr = addr
+		return interceptingProxy(f, func(w http.ResponseWriter, r *http.Request) bool {
+			mu.Lock()
+			k, b := kind, body
+			mu.Unlock()
+			if k < 0 || !upstreamAnswerKinds[k].upstream.MatchString(r.URL.Path) {
+				return false
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(b)
+			return true
+		})(addr)
+	})
+	c, ok := srv.cache.(*cache.Cache)
+	if !ok {
+		f.Fatalf("cache %T", srv.cache)
+	}
+	contract, err := check.Public()
+	if err != nil {
+		f.Fatal(err)
+	}
+	get := func(path string) []byte {
+		resp, err := http.Get("http://" + fakeAddr + path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != 200 {
+			f.Fatalf("%s: %d %v", path, resp.StatusCode, err)
+		}
+		return b
+	}
+	// The fake's records the requests name (dealer 101: bench-key-000's).
+	var vehicles struct {
+		Items []struct {
+			IDAuto      string `json:"id_auto"`
+			VersionCode string `json:"version_code"`
+		} `json:"items"`
+	}
+	vehicleList := get("/inventory/v1/dealers/101/vehicles?service=REWIND&page_size=20")
+	if err := json.Unmarshal(vehicleList, &vehicles); err != nil || len(vehicles.Items) == 0 {
+		f.Fatalf("vehicles: %v", err)
+	}
+	vehicle := vehicles.Items[0]
+	for _, v := range vehicles.Items {
+		if v.VersionCode != "" {
+			vehicle = v
+			break
+		}
+	}
+	var offers struct {
+		Items []struct {
+			IDOfferta int64 `json:"id_offerta"`
+		} `json:"items"`
+	}
+	offerList := get("/inventory/v1/dealers/101/offers?page_size=20")
+	if err := json.Unmarshal(offerList, &offers); err != nil || len(offers.Items) == 0 {
+		f.Fatalf("offers: %v", err)
+	}
+	offerID := fmt.Sprint(offers.Items[0].IDOfferta)
+	var faqs struct {
+		Items []struct {
+			Slug string `json:"slug"`
+		} `json:"items"`
+	}
+	faqList := get("/content/v1/dealers/101/faq")
+	if err := json.Unmarshal(faqList, &faqs); err != nil || len(faqs.Items) == 0 {
+		f.Fatalf("faq: %v", err)
+	}
+	args := []string{"", "", vehicle.IDAuto, vehicle.IDAuto, vehicle.IDAuto, offerID, "", faqs.Items[0].Slug, "", ""}
+	seeds := [][]byte{
+		vehicleList, offerList,
+		get("/inventory/v1/dealers/101/vehicles/" + vehicle.IDAuto),
+		get("/media/v1/dealers/101/vehicles/" + vehicle.IDAuto),
+		get("/catalog/v1/versions/" + url.PathEscape(vehicle.VersionCode) + "/equipment"),
+		get("/inventory/v1/dealers/101/offers/" + offerID),
+		faqList, faqList, faqList, faqList,
+	}
+	for i, s := range seeds {
+		f.Add(uint8(i), s)
+	}
+	f.Add(uint8(0), []byte(`{"total":1,"items":[{"id_auto":"not-a-uuid","dealer_id":101,"service":"REWIND"}]}`))
+	f.Add(uint8(3), []byte(`{"podcast":{"audio_url":"javascript:alert(1)","duration_seconds":-5,"published_at":"0001-01-01T00:00:00Z"}}`))
+	f.Add(uint8(4), []byte(`{"standard":[{"code":"","price_eur":-1e308}],"optionals":null}`))
+	f.Add(uint8(6), []byte(`{"items":[{"id":1,"type":"faq","slug":"","title":"\ud800","updated_at":"9999-12-31T23:59:59Z"}]}`))
+	h := srv.Handler()
+	f.Fuzz(func(t *testing.T, k uint8, b []byte) {
+		i := int(k) % len(upstreamAnswerKinds)
+		kd := upstreamAnswerKinds[i]
+		if err := c.PurgeAll(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		kind, body = i, b
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			kind, body = -1, nil
+			mu.Unlock()
+		}()
+		target := kd.request
+		if strings.Contains(target, "%s") {
+			target = fmt.Sprintf(target, url.QueryEscape(args[i]))
+		}
+		var ctx fasthttp.RequestCtx
+		ctx.Request.SetRequestURI(target)
+		ctx.Request.Header.Set("X-Api-Key", "bench-key-000")
+		h(&ctx)
+		status := ctx.Response.StatusCode()
+		out := ctx.Response.Body()
+		if status >= 500 && status != 503 {
+			t.Fatalf("%s answered %q: %d %s", kd.name, b, status, out)
+		}
+		if status != 200 && status != 503 && status != 404 {
+			t.Fatalf("%s answered %q: %d %s", kd.name, b, status, out)
+		}
+		if bad := contract.Check(target, status, string(ctx.Response.Header.ContentType()), out); len(bad) > 0 {
+			t.Fatalf("%s answered %q: %d %s\n%s", kd.name, b, status, out, strings.Join(bad, "\n"))
+		}
+	})
+}
