@@ -120,3 +120,21 @@ func FuzzDecodeHash(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseDecimal: parseDecimal, the reader of page, page_size and
+// id_offerta, accepts exactly the ASCII digit strings whose value fits an
+// int64 (leading zeros allowed, no sign) and gives strconv's value.
+func FuzzParseDecimal(f *testing.F) {
+	for _, s := range []string{"0", "42", "0042", "9223372036854775807", "9223372036854775808", "00000000000000000000009223372036854775807", "+1", "-1", "1e3", " 1", "", "١"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := parseDecimal([]byte(s))
+		digits := s != "" && strings.Trim(s, "0123456789") == ""
+		want, err := strconv.ParseInt(s, 10, 64)
+		wantOK := digits && err == nil
+		if ok != wantOK || ok && got != want {
+			t.Fatalf("parseDecimal(%q) = %d, %v; strconv: %d, %v (digits only: %v)", s, got, ok, want, err, digits)
+		}
+	})
+}
