@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -67,7 +68,7 @@ func TestAcceptsGzipAllocs(t *testing.T) {
 }
 
 func FuzzAcceptsGzip(f *testing.F) {
-	for _, s := range []string{"gzip", "gzip;q=0", "*;q=0.5", "br, x-gzip;q=0.1", "gzip;q=1.0000", ";;,;q=", "\xff;q=1"} {
+	for _, s := range []string{"gzip", "gzip;q=0", "*;q=0.5", "br, x-gzip;q=0.1", "gzip;q=1.0000", ";;,;q=", "\xff;q=1", "gzip ; Q=0.000", "*;q=0, identity", "br;q=1, *;q=0.001"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
@@ -80,7 +81,84 @@ func FuzzAcceptsGzip(f *testing.F) {
 		if acceptsGzip(bytes.ToUpper([]byte(v))) != got && isASCII(v) {
 			t.Fatalf("%q: case changed the answer", v)
 		}
+		// On a value that follows the grammar and names gzip (or its
+		// alias) and "*" at most once each, the answer is RFC 9110's.
+		if want, ok := refAcceptsGzip(v); ok && got != want {
+			t.Fatalf("acceptsGzip(%q) = %v, RFC 9110 12.5.3 says %v", v, got, want)
+		}
 	})
+}
+
+// refAcceptsGzip reads an Accept-Encoding value by RFC 9110's grammar
+// (12.5.3, 12.4.2, 5.6.1): a list of codings (a token, "identity" or "*"),
+// each with an optional weight (OWS ";" OWS "q=" qvalue), empty elements
+// allowed. ok is false for a value that does not follow it or names gzip
+// (x-gzip counting as gzip, 8.4.1.3) or "*" more than once. gzip is
+// acceptable when listed with a weight above 0; unlisted, when "*" is.
+func refAcceptsGzip(v string) (accepted, ok bool) {
+	const tchar = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	gzipQ, starQ := -1, -1 // weight in thousandths, -1 when not listed
+	for _, elem := range strings.Split(v, ",") {
+		elem = strings.Trim(elem, " \t")
+		if elem == "" {
+			continue
+		}
+		coding, weight, hasWeight := strings.Cut(elem, ";")
+		coding = strings.TrimRight(coding, " \t")
+		if coding == "" || strings.Trim(coding, tchar) != "" {
+			return false, false
+		}
+		q := 1000
+		if hasWeight {
+			w := strings.TrimLeft(weight, " \t")
+			if len(w) < 3 || w[0]|0x20 != 'q' || w[1] != '=' {
+				return false, false
+			}
+			var valid bool
+			if q, valid = refQvalue(w[2:]); !valid {
+				return false, false
+			}
+		}
+		switch {
+		case strings.EqualFold(coding, "gzip") || strings.EqualFold(coding, "x-gzip"):
+			if gzipQ >= 0 {
+				return false, false
+			}
+			gzipQ = q
+		case coding == "*":
+			if starQ >= 0 {
+				return false, false
+			}
+			starQ = q
+		}
+	}
+	if gzipQ >= 0 {
+		return gzipQ > 0, true
+	}
+	return starQ > 0, true
+}
+
+// refQvalue parses a qvalue ("0" [ "." 0*3DIGIT ] / "1" [ "." 0*3("0") ])
+// in thousandths.
+func refQvalue(s string) (int, bool) {
+	if s == "" || s[0] != '0' && s[0] != '1' {
+		return 0, false
+	}
+	whole, frac := s[:1], s[1:]
+	if frac != "" {
+		if frac[0] != '.' || len(frac) > 4 {
+			return 0, false
+		}
+		frac = frac[1:]
+	}
+	n := int(whole[0]-'0') * 1000
+	for i, c := range []byte(frac) {
+		if c < '0' || c > '9' || whole == "1" && c != '0' {
+			return 0, false
+		}
+		n += int(c-'0') * []int{100, 10, 1}[i]
+	}
+	return n, true
 }
 
 func isASCII(s string) bool {
