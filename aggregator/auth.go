@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"hash"
 	"strconv"
 	"sync"
@@ -420,7 +421,7 @@ func (s *Server) dealerOf(dealerID int64, rs *reqState, st *liveSettings) (*deal
 		case err != nil:
 			return nil, err
 		case d.ID != dealerID:
-			return nil, errors.New("aggregator: dealers service returned another dealer")
+			return nil, errStrayDealer
 		}
 		c.mu.Lock()
 		if c.m == nil {
@@ -444,6 +445,13 @@ func (s *Server) dealerOf(dealerID int64, rs *reqState, st *liveSettings) (*deal
 	}
 	return v.(*dealerRec), nil
 }
+
+// errStrayDealer is the dealers service answering a profile request with
+// another dealer's profile: the service's fault, as a listing holding
+// another dealer's record is (errStrayVehicle), so a 503 whose request may
+// be retried, not an internal error (until 2026-11-29 it was a 500;
+// FuzzUpstreamAnswer).
+var errStrayDealer = fmt.Errorf("%w: dealers service returned another dealer", upstream.ErrUnavailable)
 
 // lookupBudget is a token bucket of per-key lookups, per instance.
 type lookupBudget struct {
@@ -503,7 +511,7 @@ func (s *Server) resolve(ctx context.Context, key string, id [32]byte) (*princip
 		return nil, err
 	}
 	if d.ID != rec.DealerID {
-		return nil, errors.New("aggregator: dealers service returned another dealer")
+		return nil, errStrayDealer
 	}
 	p.dealer = d
 	return p, nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dealer-edge/dealer-edge/cache"
 	"github.com/dealer-edge/dealer-edge/contracttests/check"
+	"github.com/dealer-edge/dealer-edge/upstream/fake"
 )
 
 // upstreamAnswerKinds are the upstream answers FuzzUpstreamAnswer replaces
@@ -38,17 +39,27 @@ var upstreamAnswerKinds = []struct {
 	{"content details", regexp.MustCompile(`^/content/v1/dealers/\d+/faq$`), "/dealer/content/faq/details?slug=%s"},
 	{"content hub", regexp.MustCompile(`^/content/v1/dealers/\d+/[a-z]+$`), "/dealer/content/hub"},
 	{"content search", regexp.MustCompile(`^/content/v1/dealers/\d+/[a-z]+$`), "/dealer/content/search?q=auto"},
+	{"key record", regexp.MustCompile(`^/dealers/v1/keys/[^/]+$`), "/dealer/REWIND/listing?page_size=20"},
+	{"dealer record", regexp.MustCompile(`^/dealers/v1/dealers/\d+$`), "/dealer/REWIND/listing?page_size=20"},
 }
+
+// Indexes in upstreamAnswerKinds of the answers to an API key's lookup.
+const (
+	kindKeyRecord    = 10
+	kindDealerRecord = 11
+)
 
 // FuzzUpstreamAnswer serves one upstream answer (a listing page, a vehicle
 // or offer record, a vehicle's media, a version's equipment, a content
-// list) as fuzzed bytes with 200 and application/json, the rest from the
-// fake, and checks the public answer the edge makes of it: a 200 that
+// list, an API key's record, a dealer's profile) as fuzzed bytes with 200
+// and application/json, the rest from the fake, and checks the public answer the edge makes of it: a 200 that
 // matches the OpenAPI document, or a problem that does (a garbled or
 // inconsistent answer is the service's fault: 503, or 404 for a record
 // that is not the one asked for), never a 500, and nothing internal in
 // either (check.InternalLeaks). Seeds are the fake's own answers. The
-// cache is emptied before every input, so each one is read.
+// cache is emptied before every input, so each one is read; the key
+// record and dealer profile kinds send a key not seen before, whose lookup
+// answers the record (the dealer kind: bench-key-000's record).
 func FuzzUpstreamAnswer(f *testing.F) {
 	var (
 		mu   sync.Mutex
@@ -56,13 +67,16 @@ func FuzzUpstreamAnswer(f *testing.F) {
 		body []byte
 	)
 	var fakeAddr string
+	var keyRecord []byte // bench-key-000's, the dealer kind's key record
 	srv := newBenchServerVia(f, true, nil, cache.Options{}, func(addr string) string {
 		fakeAddr = addr
 		return interceptingProxy(f, func(w http.ResponseWriter, r *http.Request) bool {
 			mu.Lock()
 			k, b := kind, body
 			mu.Unlock()
-			if k < 0 || !upstreamAnswerKinds[k].upstream.MatchString(r.URL.Path) {
+			if k == kindDealerRecord && upstreamAnswerKinds[kindKeyRecord].upstream.MatchString(r.URL.Path) {
+				b = keyRecord
+			} else if k < 0 || !upstreamAnswerKinds[k].upstream.MatchString(r.URL.Path) {
 				return false
 			}
 			w.Header().Set("Content-Type", "application/json")
@@ -70,6 +84,13 @@ func FuzzUpstreamAnswer(f *testing.F) {
 			return true
 		})(addr)
 	})
+	// Every input of the key kinds is a lookup: a budget no run spends
+	// (see FuzzWholeRequest).
+	st := *srv.Settings()
+	st.LookupRate, st.LookupBurst = 1e6, 1e6
+	if err := srv.UpdateSettings(&st); err != nil {
+		f.Fatal(err)
+	}
 	c, ok := srv.cache.(*cache.Cache)
 	if !ok {
 		f.Fatalf("cache %T", srv.cache)
@@ -127,7 +148,8 @@ func FuzzUpstreamAnswer(f *testing.F) {
 	if err := json.Unmarshal(faqList, &faqs); err != nil || len(faqs.Items) == 0 {
 		f.Fatalf("faq: %v", err)
 	}
-	args := []string{"", "", vehicle.IDAuto, vehicle.IDAuto, vehicle.IDAuto, offerID, "", faqs.Items[0].Slug, "", ""}
+	keyRecord = get("/dealers/v1/keys/" + fake.HashKey("bench-key-000"))
+	args := []string{"", "", vehicle.IDAuto, vehicle.IDAuto, vehicle.IDAuto, offerID, "", faqs.Items[0].Slug, "", "", "", ""}
 	seeds := [][]byte{
 		vehicleList, offerList,
 		get("/inventory/v1/dealers/101/vehicles/" + vehicle.IDAuto),
@@ -135,6 +157,7 @@ func FuzzUpstreamAnswer(f *testing.F) {
 		get("/catalog/v1/versions/" + url.PathEscape(vehicle.VersionCode) + "/equipment"),
 		get("/inventory/v1/dealers/101/offers/" + offerID),
 		faqList, faqList, faqList, faqList,
+		keyRecord, get("/dealers/v1/dealers/101"),
 	}
 	for i, s := range seeds {
 		f.Add(uint8(i), s)
@@ -143,6 +166,9 @@ func FuzzUpstreamAnswer(f *testing.F) {
 	f.Add(uint8(3), []byte(`{"podcast":{"audio_url":"javascript:alert(1)","duration_seconds":-5,"published_at":"0001-01-01T00:00:00Z"}}`))
 	f.Add(uint8(4), []byte(`{"standard":[{"code":"","price_eur":-1e308}],"optionals":null}`))
 	f.Add(uint8(6), []byte(`{"items":[{"id":1,"type":"faq","slug":"","title":"\ud800","updated_at":"9999-12-31T23:59:59Z"}]}`))
+	f.Add(uint8(kindKeyRecord), []byte(`{"key_id":"k","dealer_id":199,"status":"active","expires_at":"2000-01-01T00:00:00Z","plan":"nope"}`))
+	f.Add(uint8(kindDealerRecord), []byte(`{"id":102,"name":"\u0000","primary_domain":"/mnt/techdata"}`))
+	var keys int
 	h := srv.Handler()
 	f.Fuzz(func(t *testing.T, k uint8, b []byte) {
 		i := int(k) % len(upstreamAnswerKinds)
@@ -164,14 +190,19 @@ func FuzzUpstreamAnswer(f *testing.F) {
 		}
 		var ctx fasthttp.RequestCtx
 		ctx.Request.SetRequestURI(target)
-		ctx.Request.Header.Set("X-Api-Key", "bench-key-000")
+		key := "bench-key-000"
+		if i == kindKeyRecord || i == kindDealerRecord {
+			keys++
+			key = fmt.Sprintf("fuzz-key-%d", keys)
+		}
+		ctx.Request.Header.Set("X-Api-Key", key)
 		h(&ctx)
 		status := ctx.Response.StatusCode()
 		out := ctx.Response.Body()
 		if status >= 500 && status != 503 {
 			t.Fatalf("%s answered %q: %d %s", kd.name, b, status, out)
 		}
-		if status != 200 && status != 503 && status != 404 {
+		if status != 200 && status != 503 && status != 404 && !(status == 401 && i == kindKeyRecord) {
 			t.Fatalf("%s answered %q: %d %s", kd.name, b, status, out)
 		}
 		if bad := contract.Check(target, status, string(ctx.Response.Header.ContentType()), out); len(bad) > 0 {
