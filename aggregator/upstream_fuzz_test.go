@@ -51,14 +51,23 @@ const (
 	kindDealerRecord = 11
 )
 
+// Inputs are small (a member's value, not a whole answer), and the fake's
+// answers short (two items a list): the fuzzing worker minimizes every
+// input that finds new coverage by running it again and again, for up to
+// -fuzzminimizetime (60 s by default), and a whole 20-item listing as the
+// input (about 1.6 ms a run) took all of a 60 s run minimizing one input.
+
 // FuzzUpstreamAnswer serves one upstream answer (a listing page, a vehicle
 // or offer record, a vehicle's media, a version's equipment, a content
-// list, an API key's record, a dealer's profile) as fuzzed bytes with 200
-// and application/json, the rest from the fake, and checks the public answer the edge makes of it: a 200 that
+// list, an API key's record, a dealer's profile) fuzzed, with 200 and
+// application/json, the rest from the fake, and checks the public answer the edge makes of it: a 200 that
 // matches the OpenAPI document, or a problem that does (a garbled or
 // inconsistent answer is the service's fault: 503, or 404 for a record
 // that is not the one asked for), never a 500, and nothing internal in
-// either (check.InternalLeaks). Seeds are the fake's own answers. The
+// either (check.InternalLeaks). The answer is the fake's own with one
+// member set to a fuzzed value (patchAnswer: member is a dotted path in the
+// record, or in item item of a list; "$." starts it at a list's top), or,
+// with member "-", the fuzzed bytes themselves: inputs stay small. The
 // cache is emptied before every input, so each one is read; the key
 // record and dealer profile kinds send a key not seen before, whose lookup
 // answers the record (the dealer kind: bench-key-000's record).
@@ -120,13 +129,14 @@ func FuzzUpstreamAnswer(f *testing.F) {
 			VersionCode string `json:"version_code"`
 		} `json:"items"`
 	}
-	vehicleList := get("/inventory/v1/dealers/101/vehicles?service=REWIND&page_size=20")
-	if err := json.Unmarshal(vehicleList, &vehicles); err != nil || len(vehicles.Items) == 0 {
+	vehicleList := get("/inventory/v1/dealers/101/vehicles?service=REWIND&page_size=2")
+	if err := json.Unmarshal(get("/inventory/v1/dealers/101/vehicles?service=REWIND&page_size=50"), &vehicles); err != nil || len(vehicles.Items) == 0 {
 		f.Fatalf("vehicles: %v", err)
 	}
+	// A vehicle with a catalog version and media (podcast or video).
 	vehicle := vehicles.Items[0]
 	for _, v := range vehicles.Items {
-		if v.VersionCode != "" {
+		if v.VersionCode != "" && len(get("/media/v1/dealers/101/vehicles/"+v.IDAuto)) > len("{}") {
 			vehicle = v
 			break
 		}
@@ -136,7 +146,7 @@ func FuzzUpstreamAnswer(f *testing.F) {
 			IDOfferta int64 `json:"id_offerta"`
 		} `json:"items"`
 	}
-	offerList := get("/inventory/v1/dealers/101/offers?page_size=20")
+	offerList := get("/inventory/v1/dealers/101/offers?page_size=2")
 	if err := json.Unmarshal(offerList, &offers); err != nil || len(offers.Items) == 0 {
 		f.Fatalf("offers: %v", err)
 	}
@@ -146,7 +156,7 @@ func FuzzUpstreamAnswer(f *testing.F) {
 			Slug string `json:"slug"`
 		} `json:"items"`
 	}
-	faqList := get("/content/v1/dealers/101/faq")
+	faqList := firstItems(f, get("/content/v1/dealers/101/faq"), 2)
 	if err := json.Unmarshal(faqList, &faqs); err != nil || len(faqs.Items) == 0 {
 		f.Fatalf("faq: %v", err)
 	}
@@ -161,20 +171,39 @@ func FuzzUpstreamAnswer(f *testing.F) {
 		faqList, faqList, faqList, faqList,
 		keyRecord, get("/dealers/v1/dealers/101"),
 	}
-	for i, s := range seeds {
-		f.Add(uint8(i), s)
+	for _, s := range []struct {
+		kind         uint8
+		member, body string
+	}{
+		{0, "", ""}, {1, "", ""}, {2, "", ""}, {3, "", ""}, {4, "", ""}, {5, "", ""}, {6, "", ""},
+		{7, "", ""}, {8, "", ""}, {9, "", ""}, {kindKeyRecord, "", ""}, {kindDealerRecord, "", ""},
+		{0, "-", `{"total":-5,"items":[]}`},
+		{0, "id_auto", `"not-a-uuid"`},
+		{0, "upfits.0.slug", `"--"`},
+		{0, "$.total", `1e400`},
+		{1, "id_offerta", `0`},
+		{2, "cover_url", `"javascript:alert(1)"`},
+		{2, "updated_at", `"0000-01-01T00:00:00+01:00"`},
+		{3, "podcast", `{"audio_url":"x","duration_seconds":-5,"published_at":"0001-01-01T00:00:00Z"}`},
+		{4, "standard.0.price_eur", `-1e308`},
+		{5, "quotations", `null`},
+		{6, "type", `"bogus"`},
+		{7, "slug", `""`},
+		{9, "title", `"\ud800"`},
+		{kindKeyRecord, "expires_at", `"2000-01-01T00:00:00Z"`},
+		{kindDealerRecord, "id", `102`},
+	} {
+		f.Add(s.kind, uint8(0), s.member, []byte(s.body))
 	}
-	f.Add(uint8(0), []byte(`{"total":1,"items":[{"id_auto":"not-a-uuid","dealer_id":101,"service":"REWIND"}]}`))
-	f.Add(uint8(3), []byte(`{"podcast":{"audio_url":"javascript:alert(1)","duration_seconds":-5,"published_at":"0001-01-01T00:00:00Z"}}`))
-	f.Add(uint8(4), []byte(`{"standard":[{"code":"","price_eur":-1e308}],"optionals":null}`))
-	f.Add(uint8(6), []byte(`{"items":[{"id":1,"type":"faq","slug":"","title":"\ud800","updated_at":"9999-12-31T23:59:59Z"}]}`))
-	f.Add(uint8(kindKeyRecord), []byte(`{"key_id":"k","dealer_id":199,"status":"active","expires_at":"2000-01-01T00:00:00Z","plan":"nope"}`))
-	f.Add(uint8(kindDealerRecord), []byte(`{"id":102,"name":"\u0000","primary_domain":"/mnt/techdata"}`))
 	var keys int
 	h := srv.Handler()
-	f.Fuzz(func(t *testing.T, k uint8, b []byte) {
+	answer := func(t testing.TB, k, item uint8, member string, value []byte) {
 		i := int(k) % len(upstreamAnswerKinds)
 		kd := upstreamAnswerKinds[i]
+		b := value
+		if member != "-" {
+			b = patchAnswer(seeds[i], int(item), member, value)
+		}
 		if err := c.PurgeAll(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -223,5 +252,82 @@ func FuzzUpstreamAnswer(f *testing.F) {
 		if len(bad) > 0 {
 			t.Fatalf("%s answered %q: %d %s\n%s", kd.name, b, status, out, strings.Join(bad, "\n"))
 		}
-	})
+	}
+	f.Fuzz(func(t *testing.T, k, item uint8, member string, value []byte) { answer(t, k, item, member, value) })
+}
+
+// firstItems returns a content list answer with its first n items only.
+func firstItems(tb testing.TB, list []byte, n int) []byte {
+	var v map[string]any
+	if err := json.Unmarshal(list, &v); err != nil {
+		tb.Fatal(err)
+	}
+	if items, ok := v["items"].([]any); ok && len(items) > n {
+		v["items"] = items[:n]
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// patchAnswer returns the JSON answer base with the member at path set to
+// value (raw JSON when it is valid JSON, else a string of its bytes):
+// path is dotted member names and array indexes, from item item of base's
+// items when base is a list (a path starting "$." from the top). A path
+// that does not reach a member gives base unchanged.
+func patchAnswer(base []byte, item int, path string, value []byte) []byte {
+	var root any
+	dec := json.NewDecoder(bytes.NewReader(base))
+	dec.UseNumber()
+	if dec.Decode(&root) != nil || path == "" {
+		return base
+	}
+	var v any = string(value)
+	if json.Valid(value) {
+		v = json.RawMessage(value)
+	}
+	segs := strings.Split(path, ".")
+	if segs[0] == "$" {
+		segs = segs[1:]
+	} else if m, ok := root.(map[string]any); ok {
+		if items, ok := m["items"].([]any); ok && len(items) > 0 {
+			segs = append([]string{"items", strconv.Itoa(item % len(items))}, segs...)
+		}
+	}
+	if !setMember(root, segs, v) {
+		return base
+	}
+	out, err := json.Marshal(root)
+	if err != nil {
+		return base
+	}
+	return out
+}
+
+// setMember sets the member at path below node (a map or slice) to v.
+func setMember(node any, path []string, v any) bool {
+	if len(path) == 0 {
+		return false
+	}
+	switch n := node.(type) {
+	case map[string]any:
+		if len(path) == 1 {
+			n[path[0]] = v
+			return true
+		}
+		return setMember(n[path[0]], path[1:], v)
+	case []any:
+		i, err := strconv.Atoi(path[0])
+		if err != nil || i < 0 || i >= len(n) {
+			return false
+		}
+		if len(path) == 1 {
+			n[i] = v
+			return true
+		}
+		return setMember(n[i], path[1:], v)
+	}
+	return false
 }
