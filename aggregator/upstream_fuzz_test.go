@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -204,7 +205,9 @@ func FuzzUpstreamAnswer(f *testing.F) {
 		if member != "-" {
 			b = patchAnswer(seeds[i], int(item), member, value)
 		}
-		if err := c.PurgeAll(context.Background()); err != nil {
+		// With Redis marked down (a slow moment of a loaded machine) the
+		// purge is deferred but takes effect here at once.
+		if err := c.PurgeAll(context.Background()); err != nil && !errors.Is(err, cache.ErrPurgeDeferred) {
 			t.Fatal(err)
 		}
 		mu.Lock()
