@@ -615,7 +615,11 @@ func TestTracePropagation(t *testing.T) {
 func TestAdminTokenEnforced(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "edge.json")
 	const token = "test-admin-token-0123456789"
-	writeConfig(t, cfg, `{"admin_token": "`+token+`"}`)
+	// A generous redis.timeout: the purge below must reach the embedded
+	// Redis, and under -race on a loaded machine a call can pass the 50 ms
+	// default, which makes the purge a deferred one (503, "purge not taken
+	// by Redis"). This test is about the token, not the budget.
+	writeConfig(t, cfg, `{"admin_token": "`+token+`", "redis": {"timeout": "2s"}}`)
 	e := startEdge(t, "--demo", "--config", cfg)
 	if r := e.do("GET", e.admin+"/metrics"); r.status != 401 {
 		t.Errorf("/metrics without token: %d", r.status)
@@ -948,7 +952,14 @@ func TestPurgeAcrossInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(fk.Close) // after the edges stop
-	args := []string{"--redis", srv.Addr, "--upstream", "http://" + addr}
+	// A generous redis.timeout: on a loaded machine (CI runs every
+	// package at once on 2 cores) a call past the 50 ms default marks
+	// Redis down in that edge, B then keeps its entry out of Redis or A
+	// does not look there, and A's read was a MISS. This test is about
+	// sharing entries and purges, not the budget.
+	cfg := filepath.Join(t.TempDir(), "edge.json")
+	writeConfig(t, cfg, `{"redis": {"timeout": "2s"}}`)
+	args := []string{"--redis", srv.Addr, "--upstream", "http://" + addr, "--config", cfg}
 	a, b := startEdge(t, args...), startEdge(t, args...)
 	deadline := time.Now().Add(10 * time.Second)
 	for !(a.app.cache.Stats().PubSubUp && b.app.cache.Stats().PubSubUp) {
@@ -974,7 +985,7 @@ func TestPurgeAcrossInstances(t *testing.T) {
 		t.Fatalf("B second: X-Cache %q", x)
 	}
 	if x := xcache(a, "demo-key-alpha"); x != "HIT" {
-		t.Fatalf("A reads B's entry from Redis: X-Cache %q", x)
+		t.Fatalf("A reads B's entry from Redis: X-Cache %q\nA: %+v\nB: %+v", x, a.app.cache.Stats(), b.app.cache.Stats())
 	}
 	if x := xcache(b, "demo-key-beta"); x != "MISS" { // another dealer, same URL
 		t.Fatalf("B beta first: X-Cache %q", x)
