@@ -1,14 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
-	"io"
-	"net"
-	"net/http"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestAdminURITooLong: the admin listener tells a request line longer than
@@ -31,21 +26,7 @@ func TestAdminURITooLong(t *testing.T) {
 		{"headers, each short", "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n" + strings.Repeat("X-A: "+strings.Repeat("a", 90)+"\r\n", 64) + "\r\n", 431},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			conn, err := net.Dial("tcp", addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-			if _, err := io.WriteString(conn, c.req); err != nil {
-				t.Fatal(err)
-			}
-			resp, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: "GET"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			resp, b := rawExchange(t, addr, c.req)
 			var p struct {
 				Status int    `json:"status"`
 				Title  string `json:"title"`

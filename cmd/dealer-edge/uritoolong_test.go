@@ -1,14 +1,9 @@
 package main
 
 import (
-	"bufio"
-	"io"
-	"net"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestURITooLongFollowsMaxHeaderBytes: the public listener tells a
@@ -32,20 +27,7 @@ func TestURITooLongFollowsMaxHeaderBytes(t *testing.T) {
 		{"fits", "GET /dealer/NOS/listing?page_size=1 HTTP/1.1\r\nHost: e\r\n" + key + "X-A: " + strings.Repeat("a", 10<<10) + "\r\nConnection: close\r\n\r\n", 200},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			conn, err := net.Dial("tcp", addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-			if _, err := io.WriteString(conn, c.req); err != nil {
-				t.Fatal(err)
-			}
-			resp, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: "GET"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
+			resp, _ := rawExchange(t, addr, c.req)
 			if resp.StatusCode != c.want {
 				t.Fatalf("status %d, want %d", resp.StatusCode, c.want)
 			}
