@@ -20,29 +20,8 @@ import (
 func TestAdminOverloadIsProblem(t *testing.T) {
 	e := startEdge(t, "--demo")
 	addr := strings.TrimPrefix(e.admin, "http://")
-	var held []net.Conn
-	defer func() {
-		for _, c := range held {
-			c.Close()
-		}
-	}()
 	// Each answered once, then idle: every one holds a server worker.
-	for i := 0; i < adminConcurrency; i++ {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, c)
-		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-		if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: "+addr+"\r\n\r\n"); err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-		if err != nil {
-			t.Fatalf("connection %d: %v", i, err)
-		}
-		resp.Body.Close()
-	}
+	holdIdleConns(t, addr, adminConcurrency)
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)

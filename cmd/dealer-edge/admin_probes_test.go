@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -22,27 +19,7 @@ import (
 func TestAdminProbesSurviveIdleConnections(t *testing.T) {
 	e := startEdge(t, "--demo")
 	addr := strings.TrimPrefix(e.admin, "http://")
-	var held []net.Conn
-	defer func() {
-		for _, c := range held {
-			c.Close()
-		}
-	}()
-	for i := 0; i < 64; i++ {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, c)
-		if _, err := c.Write([]byte("GET /healthz HTTP/1.1\r\nHost: " + addr + "\r\n\r\n")); err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-	}
+	holdIdleConns(t, addr, 64)
 	time.Sleep(50 * time.Millisecond)
 	for _, p := range []string{"/healthz", "/readyz"} {
 		r := e.do("GET", e.admin+p)

@@ -32,3 +32,32 @@ func rawExchange(t *testing.T, addr, req string) (*http.Response, []byte) {
 	resp.Body.Close()
 	return resp, b
 }
+
+// holdIdleConns opens n connections to addr, each answered one GET
+// /healthz (an admin endpoint that needs no token) and then left idle
+// holding a server worker, and closes them when the test ends.
+func holdIdleConns(t *testing.T, addr string, n int) {
+	t.Helper()
+	held := make([]net.Conn, 0, n)
+	t.Cleanup(func() {
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	for i := 0; i < n; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: "+addr+"\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		resp.Body.Close()
+	}
+}
