@@ -64,6 +64,9 @@ type envOptions struct {
 	redisAddrs []string // empty: miniredis
 	settings   func(*aggregator.Settings)
 	fake       *fake.Server // shared fake (several edges); nil: a new one
+	// backend, when set, wraps the upstream client the edge is given
+	// (a service answering what the fake does not).
+	backend func(*upstream.Client) aggregator.Backend
 }
 
 func startEnv(t testing.TB, o envOptions) *env {
@@ -101,6 +104,10 @@ func startEnv(t testing.TB, o envOptions) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.limiter.Close() })
+	var backend aggregator.Backend = up
+	if o.backend != nil {
+		backend = o.backend(up)
+	}
 	st := aggregator.DefaultSettings()
 	// The suite sends far more than a dealer site would; only the limited
 	// plan keeps its low limit (TestRateLimit).
@@ -109,7 +116,7 @@ func startEnv(t testing.TB, o envOptions) *env {
 		o.settings(st)
 	}
 	e.api, err = aggregator.New(aggregator.Options{
-		Backend: up, Cache: e.cache, Limiter: e.limiter,
+		Backend: backend, Cache: e.cache, Limiter: e.limiter,
 		KeySecret: []byte("contract-tests-secret-0123456789"),
 		Settings:  st, Logger: logger,
 	})

@@ -405,14 +405,23 @@ func appendMeta(dst []byte, meta *Meta) ([]byte, error) {
 	if d := meta.Dealer; d != nil {
 		dst = append(dst, `"dealer":{"id":`...)
 		dst = strconv.AppendInt(dst, d.ID, 10)
-		dst = appendString(append(dst, `,"name":`...), d.Name)
-		dst = appendString(append(dst, `,"brand_name":`...), d.BrandName)
-		dst = appendString(append(dst, `,"city":`...), d.City)
-		dst = appendString(append(dst, `,"province":`...), d.Province)
-		dst = appendString(append(dst, `,"primary_domain":`...), d.PrimaryDomain)
+		dst = appendStringField(dst, `,"name":`, d.Name)
+		dst = appendStringField(dst, `,"brand_name":`, d.BrandName)
+		dst = appendStringField(dst, `,"city":`, d.City)
+		dst = appendStringField(dst, `,"province":`, d.Province)
+		dst = appendStringField(dst, `,"primary_domain":`, d.PrimaryDomain)
 		dst = append(dst, '}')
 	}
 	return append(dst, '}'), nil
+}
+
+// appendStringField appends name (`,"field":`) and s as a JSON string
+// when s is not empty, and nothing otherwise (omitempty).
+func appendStringField(dst []byte, name, s string) []byte {
+	if s == "" {
+		return dst
+	}
+	return appendString(append(dst, name...), s)
 }
 
 // appendDeprecation appends the deprecation fields that are set, each

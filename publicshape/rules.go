@@ -25,6 +25,29 @@ const (
 // ContentHubType is the content_type of the hub envelope (2.11).
 const ContentHubType = "hub"
 
+// ProvinceCode returns s as meta.dealer.province publishes it (contract
+// 2.8: an Italian two-letter province code): two ASCII letters, white space
+// around them trimmed, in capitals ("mi" is "MI"). Anything else ("",
+// "Milano", "M1") is no such code and gives "", which leaves the field out.
+func ProvinceCode(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) != 2 {
+		return ""
+	}
+	var b [2]byte
+	for i := range 2 {
+		c := s[i] | 0x20 // lower case; a byte that is no letter stays no letter
+		if c < 'a' || c > 'z' {
+			return ""
+		}
+		b[i] = c - 0x20
+	}
+	if b[0] == s[0] && b[1] == s[1] {
+		return s
+	}
+	return string(b[:])
+}
+
 // IsContentType reports whether s is one of the six public content types.
 func IsContentType(s string) bool {
 	switch s {

@@ -536,3 +536,17 @@ func FuzzUpfitsEqualsReference(f *testing.F) {
 		}
 	})
 }
+
+// TestProvinceCode: meta.dealer.province is published only as contract
+// 2.8 defines it, an Italian two-letter province code, in capitals.
+func TestProvinceCode(t *testing.T) {
+	for in, want := range map[string]string{
+		"MI": "MI", "mi": "MI", " Rm\t": "RM", "tO": "TO",
+		"": "", " ": "", "M": "", "Milano": "", "M1": "", "M-": "", "MIL": "",
+		"M\u00cc": "", "\u00e0a": "", "@A": "", "[A": "", "`a": "", "{a": "", "M\x00": "",
+	} {
+		if got := ProvinceCode(in); got != want {
+			t.Errorf("ProvinceCode(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

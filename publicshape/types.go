@@ -185,12 +185,15 @@ type ContentItem struct {
 
 // DealerMeta is meta.dealer (2.8).
 type DealerMeta struct {
-	ID            int64  `json:"id"`
-	Name          string `json:"name"`
-	BrandName     string `json:"brand_name"`
-	City          string `json:"city"`
-	Province      string `json:"province"`
-	PrimaryDomain string `json:"primary_domain"`
+	ID int64 `json:"id"`
+	// The strings are left out when empty: the dealers service has no
+	// value for them (aggregator/mapping.DealerMeta), and "" is no name,
+	// city, province code or domain.
+	Name          string `json:"name,omitempty"`
+	BrandName     string `json:"brand_name,omitempty"`
+	City          string `json:"city,omitempty"`
+	Province      string `json:"province,omitempty"` // ProvinceCode
+	PrimaryDomain string `json:"primary_domain,omitempty"`
 }
 
 // Meta is the meta object of content envelopes.

@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"strings"
 	"time"
 	"unsafe"
 
@@ -352,11 +353,22 @@ func OfferDetail(o upstream.Offer) publicshape.OfferDetail {
 	return d
 }
 
-// DealerMeta maps a dealer profile to meta.dealer.
+// DealerMeta maps a dealer profile to meta.dealer. A field the profile
+// has no value for (empty, or white space only) is left out, and province
+// is published only as a two-letter code (publicshape.ProvinceCode).
 func DealerMeta(d upstream.Dealer) *publicshape.Meta {
 	return &publicshape.Meta{Dealer: &publicshape.DealerMeta{
-		ID: d.ID, Name: d.Name, BrandName: d.BrandName, City: d.City, Province: d.Province, PrimaryDomain: d.PrimaryDomain,
+		ID: d.ID, Name: known(d.Name), BrandName: known(d.BrandName), City: known(d.City),
+		Province: publicshape.ProvinceCode(d.Province), PrimaryDomain: known(d.PrimaryDomain),
 	}}
+}
+
+// known is s, or "" (left out) when s is empty or white space only.
+func known(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	return s
 }
 
 // upfitSource is the allowlist of an upfit: the fields of u that the
