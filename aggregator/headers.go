@@ -14,7 +14,8 @@ import (
 type reqHeaders struct {
 	apiKey, authorization   []byte // the first of each
 	apiKeys, authorizations int    // how many times each was sent
-	requestID               []byte // X-Request-ID
+	requestID               []byte // X-Request-ID, the first line
+	requestIDs              int    // how many X-Request-ID lines were sent
 	traceparent             []byte
 	traceparents            int    // how many traceparent lines were sent
 	tracestate              []byte // every tracestate line, joined when more than one
@@ -141,8 +142,14 @@ func (h *reqHeaders) field(k, v []byte) {
 			h.traceparents++
 		}
 	case 12: // X-Request-ID
-		if h.requestID == nil && bytes.EqualFold(k, []byte("X-Request-ID")) {
-			h.requestID = v
+		if bytes.EqualFold(k, []byte("X-Request-ID")) {
+			// A single-valued field, like traceparent: its lines combined
+			// ("a,b", RFC 9110 5.3) are no well-formed id, so more than one
+			// line gets a generated id (setRequestID).
+			if h.requestIDs == 0 {
+				h.requestID = v
+			}
+			h.requestIDs++
 		}
 	case 13: // Authorization, If-None-Match
 		switch {

@@ -11,8 +11,8 @@ import (
 )
 
 func showHdr(h reqHeaders) string {
-	return fmt.Sprintf("key=%q(%d,nil=%v) auth=%q(%d) rid=%q(nil=%v) tp=%q(%d) ts=%q inm=%q ae=%q cl=%v",
-		h.apiKey, h.apiKeys, h.apiKey == nil, h.authorization, h.authorizations, h.requestID, h.requestID == nil,
+	return fmt.Sprintf("key=%q(%d,nil=%v) auth=%q(%d) rid=%q(%d,nil=%v) tp=%q(%d) ts=%q inm=%q ae=%q cl=%v",
+		h.apiKey, h.apiKeys, h.apiKey == nil, h.authorization, h.authorizations, h.requestID, h.requestIDs, h.requestID == nil,
 		h.traceparent, h.traceparents, h.tracestate, h.ifNoneMatch, h.acceptEncoding, h.contentLength)
 }
 

@@ -530,10 +530,10 @@ func hasRawHeader(raw []byte, name string) bool {
 	return false
 }
 
-// setRequestID takes the client's X-Request-ID when it is well formed, or
-// generates one, and sends it back.
+// setRequestID takes the client's X-Request-ID when it is well formed and
+// sent on one line, or generates one, and sends it back.
 func (s *Server) setRequestID(ctx *fasthttp.RequestCtx, rs *reqState) {
-	if id := rs.hdr.requestID; ValidRequestID(id) {
+	if id := rs.hdr.requestID; rs.hdr.requestIDs == 1 && ValidRequestID(id) {
 		rs.reqID = append(rs.idBuf[:0], id...)
 	} else {
 		rs.reqID = s.ids.appendID(rs.idBuf[:0])
