@@ -328,7 +328,7 @@ func parseInventoryDetails(raw *rawParams, service string) (params, *apiError) {
 	}
 	n, ok := parseDecimal(id)
 	if !ok || n < 1 {
-		return p, problemf(codeInvalidIdentifier, "id_offerta must be a positive integer")
+		return p, problemf(codeInvalidIdentifier, "id_offerta must be a positive integer, at most 9223372036854775807")
 	}
 	p.idOfferta = n
 	return p, nil
