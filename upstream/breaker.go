@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"time"
@@ -70,20 +69,20 @@ func (b BreakerSettings) withDefaults() BreakerSettings {
 //     and must neither trip the breaker nor reset its failure count.
 //   - failure: everything else (service timeout, connection error, 5xx,
 //     undecodable body).
-func newBreaker(svc string, b BreakerSettings, onChange func(svc, from, to string)) *gobreaker.CircuitBreaker[struct{}] {
+//
+// It opens on b.ConsecutiveFailures consecutive failures that are the
+// service's, not one dealer's (tr.serviceWide; a dealer failing alone is
+// refused by its own breaker, dealerbreaker.go).
+func newBreaker(svc string, b BreakerSettings, tr *dealerTrack, onChange func(svc, from, to string)) *gobreaker.CircuitBreaker[struct{}] {
 	st := gobreaker.Settings{
 		Name:        svc,
 		MaxRequests: b.HalfOpenRequests,
 		Timeout:     b.OpenFor,
 		ReadyToTrip: func(c gobreaker.Counts) bool {
-			return c.ConsecutiveFailures >= b.ConsecutiveFailures
+			return c.ConsecutiveFailures >= b.ConsecutiveFailures && tr.serviceWide()
 		},
-		IsSuccessful: func(err error) bool {
-			return err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrCursorExpired) || errors.Is(err, ErrUnchanged)
-		},
-		IsExcluded: func(err error) bool {
-			return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, errCallTooLarge)
-		},
+		IsSuccessful: callSucceeded,
+		IsExcluded:   callExcluded,
 	}
 	if onChange != nil {
 		st.OnStateChange = func(name string, from, to gobreaker.State) {
@@ -105,6 +104,7 @@ func newBreaker(svc string, b BreakerSettings, onChange func(svc, from, to strin
 type typeBreakers struct {
 	svc    string
 	byType map[string]*gobreaker.CircuitBreaker[struct{}] // fixed at New
+	tracks map[string]*dealerTrack                        // byType's per-dealer accounting, fixed at New
 
 	mu       sync.Mutex
 	last     map[string]gobreaker.State // as the breakers last reported
@@ -116,11 +116,13 @@ func newTypeBreakers(svc string, types []string, b BreakerSettings, onChange fun
 	t := &typeBreakers{
 		svc:      svc,
 		byType:   make(map[string]*gobreaker.CircuitBreaker[struct{}], len(types)),
+		tracks:   make(map[string]*dealerTrack, len(types)),
 		last:     make(map[string]gobreaker.State, len(types)),
 		onChange: onChange,
 	}
 	for _, ct := range types {
-		t.byType[ct] = newBreaker(ct, b, func(ct, from, to string) {
+		t.tracks[ct] = newDealerTrack(b)
+		t.byType[ct] = newBreaker(ct, b, t.tracks[ct], func(ct, from, to string) {
 			if onType != nil {
 				onType(ct, from, to)
 			}
@@ -134,6 +136,12 @@ func newTypeBreakers(svc string, types []string, b BreakerSettings, onChange fun
 // caller then uses the service's own).
 func (t *typeBreakers) of(contentType string) *gobreaker.CircuitBreaker[struct{}] {
 	return t.byType[contentType]
+}
+
+// trackOf returns the per-dealer accounting of contentType's breaker, or
+// nil for a type not known.
+func (t *typeBreakers) trackOf(contentType string) *dealerTrack {
+	return t.tracks[contentType]
 }
 
 // changed records a type breaker's new state and reports the service's,

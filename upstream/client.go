@@ -125,6 +125,7 @@ type service struct {
 	timeout time.Duration
 	hc      *fasthttp.HostClient
 	cb      *gobreaker.CircuitBreaker[struct{}]
+	track   *dealerTrack  // cb's per-dealer accounting (dealerbreaker.go)
 	types   *typeBreakers // the content service only: a breaker per content type
 }
 
@@ -274,8 +275,9 @@ func New(opts Options) (*Client, error) {
 				// body (key hashes of the dealers service's index).
 				SecureErrorLogMessage: true,
 			},
-			cb: newBreaker(name, br, opts.OnBreakerChange),
 		}
+		s.track = newDealerTrack(br)
+		s.cb = newBreaker(name, br, s.track, opts.OnBreakerChange)
 		c.all = append(c.all, s)
 		return s
 	}
@@ -345,7 +347,7 @@ func (c *Client) Dealer(ctx context.Context, id int64) (Dealer, error) {
 	var out Dealer
 	b := c.begin("/dealers/v1/dealers/")
 	b = strconv.AppendInt(b, id, 10)
-	return out, c.get(ctx, c.dealers, b, &out)
+	return out, c.getFor(ctx, c.dealers, id, b, &out)
 }
 
 // ListVehicles returns one page of the dealer's vehicles of q.Service,
@@ -375,7 +377,7 @@ func (c *Client) ListVehiclesInto(ctx context.Context, dealerID int64, q Vehicle
 	// A listing shows none of the detail fields: ask for the summary view,
 	// a fifth of the bytes to move and decode on every miss.
 	b = append(b, "&view=summary"...)
-	err := c.get(ctx, c.inventory, b, out)
+	err := c.getFor(ctx, c.inventory, dealerID, b, out)
 	if err == nil && out.Items == nil {
 		out.Items = []Vehicle{}
 	}
@@ -410,7 +412,7 @@ func (c *Client) Vehicle(ctx context.Context, dealerID int64, service, idAuto st
 		b = append(b, "?service="...)
 		b = appendQueryValue(b, service)
 	}
-	return out, c.get(ctx, c.inventory, b, &out)
+	return out, c.getFor(ctx, c.inventory, dealerID, b, &out)
 }
 
 // ListOffers returns one page of the dealer's NLT offers, for a listing:
@@ -439,7 +441,7 @@ func (c *Client) ListOffersInto(ctx context.Context, dealerID int64, q OfferQuer
 	if len(b) > n {
 		b[n] = '?' // the first parameter was written with '&'
 	}
-	err := c.get(ctx, c.inventory, b, (*offerListing)(out))
+	err := c.getFor(ctx, c.inventory, dealerID, b, (*offerListing)(out))
 	if err == nil && out.Items == nil {
 		out.Items = []Offer{}
 	}
@@ -453,7 +455,7 @@ func (c *Client) Offer(ctx context.Context, dealerID, id int64) (Offer, error) {
 	b = strconv.AppendInt(b, dealerID, 10)
 	b = append(b, "/offers/"...)
 	b = strconv.AppendInt(b, id, 10)
-	return out, c.get(ctx, c.inventory, b, &out)
+	return out, c.getFor(ctx, c.inventory, dealerID, b, &out)
 }
 
 // Equipment returns the catalog's equipment of one exact catalog version.
@@ -479,7 +481,7 @@ func (c *Client) VehicleMedia(ctx context.Context, dealerID int64, idAuto string
 	b = strconv.AppendInt(b, dealerID, 10)
 	b = append(b, "/vehicles/"...)
 	b = appendSegment(b, idAuto)
-	return out, c.get(ctx, c.media, b, &out)
+	return out, c.getFor(ctx, c.media, dealerID, b, &out)
 }
 
 // contentList is the body of the content endpoint.
@@ -496,7 +498,7 @@ func (c *Client) Content(ctx context.Context, dealerID int64, contentType string
 	}
 	b := c.contentURI(dealerID, contentType, f)
 	var out contentList
-	if err := c.getWith(ctx, c.content, c.content.types.of(contentType), b, &out); err != nil {
+	if err := c.getWith(ctx, c.content, c.content.types.of(contentType), c.content.types.trackOf(contentType), dealerID, b, &out); err != nil {
 		return nil, err
 	}
 	if out.Items == nil {
@@ -520,7 +522,7 @@ func (c *Client) ContentPage(ctx context.Context, dealerID int64, contentType st
 		return nil, notFound(SvcContent)
 	}
 	sink := contentPageSink{pick: pick}
-	if err := c.getWith(ctx, c.content, c.content.types.of(contentType), c.contentURI(dealerID, contentType, f), &sink); err != nil {
+	if err := c.getWith(ctx, c.content, c.content.types.of(contentType), c.content.types.trackOf(contentType), dealerID, c.contentURI(dealerID, contentType, f), &sink); err != nil {
 		return nil, err
 	}
 	return sink.out, nil
@@ -553,17 +555,23 @@ func (c *Client) begin(path string) []byte {
 	return append(b, path...)
 }
 
-// get runs one call through the service's breaker and decodes a 200 body
-// into out.
+// get runs one call of no dealer (a key lookup, the key index, the
+// catalog) through the service's breaker and decodes a 200 body into out.
 func (c *Client) get(ctx context.Context, s *service, uri []byte, out any) error {
-	return c.getWith(ctx, s, s.cb, uri, out)
+	return c.getWith(ctx, s, s.cb, s.track, 0, uri, out)
 }
 
-// getWith is get through breaker cb (a content type's, or nil for the
-// service's own).
-func (c *Client) getWith(ctx context.Context, s *service, cb *gobreaker.CircuitBreaker[struct{}], uri []byte, out any) error {
-	if cb == nil {
-		cb = s.cb
+// getFor is get for a call of dealer's records: it passes the dealer's
+// breaker first (dealerbreaker.go).
+func (c *Client) getFor(ctx context.Context, s *service, dealer int64, uri []byte, out any) error {
+	return c.getWith(ctx, s, s.cb, s.track, dealer, uri, out)
+}
+
+// getWith is get through breaker cb and its per-dealer accounting tr (a
+// content type's, or nil for the service's own), for dealer (0: none).
+func (c *Client) getWith(ctx context.Context, s *service, cb *gobreaker.CircuitBreaker[struct{}], tr *dealerTrack, dealer int64, uri []byte, out any) error {
+	if cb == nil || tr == nil {
+		cb, tr = s.cb, s.track
 	}
 	start := time.Now()
 	var span trace.Span
@@ -579,10 +587,20 @@ func (c *Client) getWith(ctx context.Context, s *service, cb *gobreaker.CircuitB
 		// The caller has given up already: no call, no breaker accounting.
 		err = callerGone(s.name, ctx)
 	default:
+		ok, trial := tr.admit(dealer)
+		if !ok {
+			// This dealer's own breaker is open: its calls have failed
+			// while the service answered other dealers.
+			err = fmt.Errorf("upstream %s: %w: %w", s.name, ErrUnavailable, ErrCircuitOpen)
+			break
+		}
 		_, err = cb.Execute(func() (struct{}, error) {
-			return struct{}{}, c.roundTrip(ctx, s, uri, out, start)
+			err := c.roundTrip(ctx, s, uri, out, start)
+			tr.done(dealer, trial, err)
+			return struct{}{}, err
 		})
 		if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
+			tr.release(dealer, trial)
 			err = fmt.Errorf("upstream %s: %w: %w", s.name, ErrUnavailable, ErrCircuitOpen)
 		}
 	}
