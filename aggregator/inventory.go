@@ -403,7 +403,7 @@ func (s *Server) fillVehicle(ctx context.Context, dealerID int64, service, idAut
 	var eq upstream.Equipment
 	catalogKnown := false // the catalog answered for the vehicle's version
 	if v.VersionCode != "" {
-		eq, err = s.backend.Equipment(ctx, v.VersionCode)
+		eq, err = s.backend.Equipment(ctx, dealerID, v.VersionCode)
 		if err != nil && !errors.Is(err, upstream.ErrNotFound) {
 			<-mediaDone
 			return nil, err

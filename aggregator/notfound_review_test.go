@@ -76,14 +76,14 @@ func (b *faultyBackend) VehicleMedia(ctx context.Context, dealerID int64, idAuto
 	return b.Backend.VehicleMedia(ctx, dealerID, idAuto)
 }
 
-func (b *faultyBackend) Equipment(ctx context.Context, versionCode string) (upstream.Equipment, error) {
+func (b *faultyBackend) Equipment(ctx context.Context, dealerID int64, versionCode string) (upstream.Equipment, error) {
 	b.mu.Lock()
 	err := b.catErr
 	b.mu.Unlock()
 	if err != nil {
 		return upstream.Equipment{}, err
 	}
-	return b.Backend.Equipment(ctx, versionCode)
+	return b.Backend.Equipment(ctx, dealerID, versionCode)
 }
 
 // faultyEdge is notFoundEdge with its backend wrapped in a faultyBackend.

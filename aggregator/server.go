@@ -32,7 +32,7 @@ type Backend interface {
 	Vehicle(ctx context.Context, dealerID int64, service, idAuto string) (upstream.Vehicle, error)
 	ListOffers(ctx context.Context, dealerID int64, q upstream.OfferQuery) (upstream.OfferPage, error)
 	Offer(ctx context.Context, dealerID, id int64) (upstream.Offer, error)
-	Equipment(ctx context.Context, versionCode string) (upstream.Equipment, error)
+	Equipment(ctx context.Context, dealerID int64, versionCode string) (upstream.Equipment, error)
 	VehicleMedia(ctx context.Context, dealerID int64, idAuto string) (upstream.Media, error)
 	Content(ctx context.Context, dealerID int64, contentType string, f upstream.ContentFilter) ([]upstream.ContentRecord, error)
 }

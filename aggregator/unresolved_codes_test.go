@@ -16,8 +16,8 @@ import (
 // inventory, a renamed code).
 type catalogWithoutOptionals struct{ Backend }
 
-func (b catalogWithoutOptionals) Equipment(ctx context.Context, versionCode string) (upstream.Equipment, error) {
-	eq, err := b.Backend.Equipment(ctx, versionCode)
+func (b catalogWithoutOptionals) Equipment(ctx context.Context, dealerID int64, versionCode string) (upstream.Equipment, error) {
+	eq, err := b.Backend.Equipment(ctx, dealerID, versionCode)
 	eq.Optionals, eq.Packages = nil, nil
 	return eq, err
 }

@@ -458,8 +458,11 @@ func (c *Client) Offer(ctx context.Context, dealerID, id int64) (Offer, error) {
 	return out, c.getFor(ctx, c.inventory, dealerID, b, &out)
 }
 
-// Equipment returns the catalog's equipment of one exact catalog version.
-func (c *Client) Equipment(ctx context.Context, versionCode string) (Equipment, error) {
+// Equipment returns the catalog's equipment of one exact catalog version,
+// asked for on behalf of dealerID (0: of no dealer): the call passes that
+// dealer's catalog breaker, so one dealer's vehicles whose versions the
+// catalog fails on do not open the catalog's breaker for every dealer.
+func (c *Client) Equipment(ctx context.Context, dealerID int64, versionCode string) (Equipment, error) {
 	var out Equipment
 	if versionCode == "" {
 		return out, notFound(SvcCatalog)
@@ -467,7 +470,7 @@ func (c *Client) Equipment(ctx context.Context, versionCode string) (Equipment, 
 	b := c.begin("/catalog/v1/versions/")
 	b = appendSegment(b, versionCode)
 	b = append(b, "/equipment"...)
-	return out, c.get(ctx, c.catalog, b, &out)
+	return out, c.getFor(ctx, c.catalog, dealerID, b, &out)
 }
 
 // VehicleMedia returns the generated podcast and video of a vehicle; both

@@ -225,7 +225,7 @@ func TestDecodingAndPaths(t *testing.T) {
 		{
 			"equipment", `{"version_code":"V 1","standard":[{"code":"S1","name":"Clima","category":"comfort"}],"optionals":[],"packages":[]}`,
 			"/gw/catalog/v1/versions/V%201/equipment",
-			func() (any, error) { return c.Equipment(ctx, "V 1") },
+			func() (any, error) { return c.Equipment(ctx, 1, "V 1") },
 			Equipment{VersionCode: "V 1", Standard: []EquipmentItem{{Code: "S1", Name: "Clima", Category: "comfort"}}, Optionals: []EquipmentItem{}, Packages: []EquipmentPackage{}},
 		},
 		{
@@ -273,7 +273,7 @@ func TestEmptyIdentifiersAreNotFoundWithoutCall(t *testing.T) {
 	for name, call := range map[string]func() error{
 		"key":       func() error { _, err := c.LookupKey(ctx, ""); return err },
 		"vehicle":   func() error { _, err := c.Vehicle(ctx, 1, "REWIND", ""); return err },
-		"equipment": func() error { _, err := c.Equipment(ctx, ""); return err },
+		"equipment": func() error { _, err := c.Equipment(ctx, 1, ""); return err },
 		"media":     func() error { _, err := c.VehicleMedia(ctx, 1, ""); return err },
 		"content":   func() error { _, err := c.Content(ctx, 1, "", ContentFilter{}); return err },
 	} {
@@ -348,7 +348,7 @@ func TestTimeouts(t *testing.T) {
 
 	t.Run("service timeout", func(t *testing.T) {
 		start := time.Now()
-		_, err := c.Equipment(context.Background(), "v")
+		_, err := c.Equipment(context.Background(), 1, "v")
 		if d := time.Since(start); d > 60*time.Millisecond+slack {
 			t.Errorf("took %v", d)
 		}

@@ -23,8 +23,8 @@ import (
 //     have stopped them;
 //   - the service breaker opens on its consecutive failures only when they
 //     are the service's, not one dealer's: the run holds failures of two
-//     dealers or more, or of a call of no dealer (a key lookup, the
-//     catalog), or no call of another dealer has succeeded since the edge
+//     dealers or more, or of a call of no dealer (a key lookup, the key
+//     index), or no call of another dealer has succeeded since the edge
 //     started (the service answered nobody else: nothing says the failure
 //     is that dealer's).
 //

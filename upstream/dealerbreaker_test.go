@@ -27,6 +27,10 @@ func newDealerFailServer(t *testing.T) *dealerFailServer {
 	s := &dealerFailServer{}
 	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
 		two := strings.Contains(string(ctx.Path()), "/dealers/2/")
+		if strings.Contains(string(ctx.Path()), "/versions/bad/") {
+			ctx.SetStatusCode(500)
+			return
+		}
 		if two {
 			s.twoCalls.Add(1)
 		}
@@ -165,5 +169,35 @@ func TestDealerBreakerAloneStillTrips(t *testing.T) {
 	}
 	if st := c.BreakerStates()[SvcInventory]; st != BreakerOpen {
 		t.Errorf("inventory breaker %s, want open", st)
+	}
+}
+
+// TestCatalogBreakerPerDealer: the catalog fails on one version, which only
+// dealer 2's vehicles have. Dealer 2's detail requests (each a catalog call
+// for that version) open dealer 2's catalog breaker, not the catalog's:
+// dealer 1's vehicles' equipment is still read. Before 2026-11-29 the
+// catalog's calls were of no dealer, and three of them opened its breaker
+// for every dealer's vehicle details.
+func TestCatalogBreakerPerDealer(t *testing.T) {
+	fs := newDealerFailServer(t)
+	c, err := New(Options{BaseURL: "http://" + fs.addr, Breaker: BreakerSettings{ConsecutiveFailures: 3, OpenFor: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	ctx := context.Background()
+	if _, err := c.Equipment(ctx, 1, "good"); err != nil {
+		t.Fatalf("dealer 1: %v", err)
+	}
+	for range 10 {
+		if _, err := c.Equipment(ctx, 2, "bad"); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("dealer 2: %v", err)
+		}
+	}
+	if st := c.BreakerStates()[SvcCatalog]; st != BreakerClosed {
+		t.Errorf("catalog breaker %s after one dealer's failures, want closed", st)
+	}
+	if _, err := c.Equipment(ctx, 1, "good"); err != nil {
+		t.Errorf("dealer 1 after dealer 2's failures: %v", err)
 	}
 }
