@@ -112,7 +112,7 @@ type typeBreakers struct {
 	onChange func(svc, from, to string)
 }
 
-func newTypeBreakers(svc string, types []string, b BreakerSettings, onChange func(svc, from, to string), onType func(contentType, from, to string)) *typeBreakers {
+func newTypeBreakers(svc string, types []string, b BreakerSettings, onChange func(svc, from, to string), onType func(contentType, from, to string), onDealer func(svc, contentType string, dealer int64)) *typeBreakers {
 	t := &typeBreakers{
 		svc:      svc,
 		byType:   make(map[string]*gobreaker.CircuitBreaker[struct{}], len(types)),
@@ -121,7 +121,7 @@ func newTypeBreakers(svc string, types []string, b BreakerSettings, onChange fun
 		onChange: onChange,
 	}
 	for _, ct := range types {
-		t.tracks[ct] = newDealerTrack(b)
+		t.tracks[ct] = newDealerTrack(b, svc, ct, onDealer)
 		t.byType[ct] = newBreaker(ct, b, t.tracks[ct], func(ct, from, to string) {
 			if onType != nil {
 				onType(ct, from, to)

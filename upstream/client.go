@@ -103,6 +103,14 @@ type Options struct {
 	// worst of its types', is reported through OnBreakerChange. Same rules.
 	OnContentTypeBreakerChange func(contentType string, from, to string)
 
+	// OnDealerBreakerOpen, when non-nil, is called when the breaker of
+	// one dealer's calls to a service opens (dealerbreaker.go): that
+	// dealer's calls failed while the service answered other dealers,
+	// and they are refused for Breaker.OpenFor. contentType is the
+	// content type for the content service's, "" otherwise. It is called
+	// outside every lock, on the failed call's goroutine.
+	OnDealerBreakerOpen func(service, contentType string, dealerID int64)
+
 	// TLSConfig is the TLS client configuration of an https BaseURL; nil
 	// verifies the services' certificates against the system's roots
 	// (which the SSL_CERT_FILE and SSL_CERT_DIR environment variables
@@ -276,7 +284,7 @@ func New(opts Options) (*Client, error) {
 				SecureErrorLogMessage: true,
 			},
 		}
-		s.track = newDealerTrack(br)
+		s.track = newDealerTrack(br, name, "", opts.OnDealerBreakerOpen)
 		s.cb = newBreaker(name, br, s.track, opts.OnBreakerChange)
 		c.all = append(c.all, s)
 		return s
@@ -286,7 +294,7 @@ func New(opts Options) (*Client, error) {
 	c.catalog = mk(SvcCatalog)
 	c.media = mk(SvcMedia)
 	c.content = mk(SvcContent)
-	c.content.types = newTypeBreakers(SvcContent, ContentTypes, br, opts.OnBreakerChange, opts.OnContentTypeBreakerChange)
+	c.content.types = newTypeBreakers(SvcContent, ContentTypes, br, opts.OnBreakerChange, opts.OnContentTypeBreakerChange, opts.OnDealerBreakerOpen)
 	return c, nil
 }
 

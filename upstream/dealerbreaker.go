@@ -36,6 +36,8 @@ type dealerTrack struct {
 	failures uint32
 	openFor  time.Duration
 	now      func() time.Time
+	svc, ct  string                                      // for onOpen
+	onOpen   func(svc, contentType string, dealer int64) // may be nil
 
 	mu        sync.Mutex
 	runDealer int64 // the dealer of the current run of consecutive failures
@@ -60,8 +62,8 @@ type dealerGuard struct {
 // failing dealer is guarded by the service breaker alone.
 const maxDealerGuards = 10000
 
-func newDealerTrack(b BreakerSettings) *dealerTrack {
-	return &dealerTrack{failures: b.ConsecutiveFailures, openFor: b.OpenFor, now: time.Now, guards: make(map[int64]*dealerGuard)}
+func newDealerTrack(b BreakerSettings, svc, contentType string, onOpen func(svc, contentType string, dealer int64)) *dealerTrack {
+	return &dealerTrack{failures: b.ConsecutiveFailures, openFor: b.OpenFor, now: time.Now, svc: svc, ct: contentType, onOpen: onOpen, guards: make(map[int64]*dealerGuard)}
 }
 
 // callSucceeded and callExcluded classify a call's error as the breakers do.
@@ -110,6 +112,14 @@ func (t *dealerTrack) release(dealer int64, trial bool) {
 // dealer). It runs before the service breaker counts the call, so that
 // serviceWide sees it.
 func (t *dealerTrack) done(dealer int64, trial bool, err error) {
+	if t.record(dealer, trial, err) && t.onOpen != nil {
+		t.onOpen(t.svc, t.ct, dealer)
+	}
+}
+
+// record is done under the lock; it reports whether dealer's breaker
+// opened (from closed: a failed trial reopens it silently).
+func (t *dealerTrack) record(dealer int64, trial bool, err error) (opened bool) {
 	now := t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -140,14 +150,14 @@ func (t *dealerTrack) done(dealer int64, trial bool, err error) {
 		}
 		t.runLen++
 		if dealer == 0 {
-			return
+			return false
 		}
 		g := t.guards[dealer]
 		if g == nil {
 			if len(t.guards) >= maxDealerGuards {
 				t.prune(now)
 				if len(t.guards) >= maxDealerGuards {
-					return
+					return false
 				}
 			}
 			g = &dealerGuard{}
@@ -155,11 +165,13 @@ func (t *dealerTrack) done(dealer int64, trial bool, err error) {
 		}
 		g.fails++
 		if trial || g.fails >= t.failures {
+			opened = !trial && g.fails == t.failures
 			g.fails = t.failures
 			g.openUntil = now.Add(t.openFor)
 			g.trial = false
 		}
 	}
+	return opened
 }
 
 // prune drops the guards that would admit a call now.

@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -63,9 +64,14 @@ func newDealerFailServer(t *testing.T) *dealerFailServer {
 func TestDealerBreakerIsolatesOneDealer(t *testing.T) {
 	fs := newDealerFailServer(t)
 	var mu sync.Mutex
-	var changes []string
+	var changes, opened []string
 	c, err := New(Options{BaseURL: "http://" + fs.addr,
 		Breaker: BreakerSettings{ConsecutiveFailures: 3, OpenFor: time.Minute},
+		OnDealerBreakerOpen: func(svc, ct string, dealer int64) {
+			mu.Lock()
+			opened = append(opened, fmt.Sprintf("%s%s:%d", svc, ct, dealer))
+			mu.Unlock()
+		},
 		OnBreakerChange: func(svc, from, to string) {
 			mu.Lock()
 			changes = append(changes, svc+":"+from+"->"+to)
@@ -151,6 +157,15 @@ func TestDealerBreakerIsolatesOneDealer(t *testing.T) {
 	if got != "inventory:closed->open" {
 		t.Errorf("changes %q, want only the service's opening", got)
 	}
+	// Dealer 2's breaker opened twice (the failed trial reopened it
+	// without a report): once at first, once when the service failed
+	// everyone.
+	mu.Lock()
+	got = strings.Join(opened, " ")
+	mu.Unlock()
+	if got != "inventory:2 inventory:2" {
+		t.Errorf("dealer breaker openings %q, want \"inventory:2 inventory:2\"", got)
+	}
 }
 
 // TestDealerBreakerAloneStillTrips: with one dealer's calls the only calls
@@ -199,5 +214,45 @@ func TestCatalogBreakerPerDealer(t *testing.T) {
 	}
 	if _, err := c.Equipment(ctx, 1, "good"); err != nil {
 		t.Errorf("dealer 1 after dealer 2's failures: %v", err)
+	}
+}
+
+// TestContentTypeBreakerPerDealer: the content service's breakers, one per
+// type, are per dealer too: dealer 2's failing faq calls open dealer 2's
+// faq breaker, not the faq breaker of every dealer.
+func TestContentTypeBreakerPerDealer(t *testing.T) {
+	fs := newDealerFailServer(t)
+	var opened atomic.Int64
+	c, err := New(Options{BaseURL: "http://" + fs.addr, Breaker: BreakerSettings{ConsecutiveFailures: 3, OpenFor: time.Minute},
+		OnDealerBreakerOpen: func(svc, ct string, dealer int64) {
+			if svc == SvcContent && ct == "faq" && dealer == 2 {
+				opened.Add(1)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	ctx := context.Background()
+	if _, err := c.Content(ctx, 1, "faq", ContentFilter{}); err != nil {
+		t.Fatalf("dealer 1: %v", err)
+	}
+	fs.failTwo.Store(true)
+	for range 10 {
+		if _, err := c.Content(ctx, 2, "faq", ContentFilter{}); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("dealer 2: %v", err)
+		}
+	}
+	if n := fs.twoCalls.Load(); n != 3 {
+		t.Errorf("dealer 2's 10 faq calls reached the service %d times, want 3", n)
+	}
+	if st := c.ContentBreakerStates()["faq"]; st != BreakerClosed {
+		t.Errorf("faq breaker %s after one dealer's failures, want closed", st)
+	}
+	if _, err := c.Content(ctx, 1, "faq", ContentFilter{}); err != nil {
+		t.Errorf("dealer 1 after dealer 2's failures: %v", err)
+	}
+	if opened.Load() != 1 {
+		t.Errorf("OnDealerBreakerOpen for dealer 2's faq called %d times, want 1", opened.Load())
 	}
 }

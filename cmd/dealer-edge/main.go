@@ -581,6 +581,13 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 			mtr.TypeBreakerChange(upstream.SvcContent, contentType, from, to)
 			logger.Warn("breaker state change", "service", upstream.SvcContent, "content_type", contentType, "from", from, "to", to)
 		},
+		OnDealerBreakerOpen: func(svc, contentType string, dealerID int64) {
+			if contentType != "" {
+				logger.Warn("dealer breaker open", "service", svc, "content_type", contentType, "dealer_id", dealerID, "open_for_s", cfg.Upstream.BreakerOpenFor.D().Seconds())
+				return
+			}
+			logger.Warn("dealer breaker open", "service", svc, "dealer_id", dealerID, "open_for_s", cfg.Upstream.BreakerOpenFor.D().Seconds())
+		},
 		TracerProvider: tp,
 	})
 	if err != nil {
