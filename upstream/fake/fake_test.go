@@ -784,7 +784,7 @@ func TestWithClient(t *testing.T) {
 	if err != nil || v.IDAuto != pg.Items[0].IDAuto {
 		t.Fatalf("vehicle: %v", err)
 	}
-	if _, err := c.Equipment(ctx, v.VersionCode); err != nil {
+	if _, err := c.Equipment(ctx, 101, v.VersionCode); err != nil {
 		t.Errorf("equipment: %v", err)
 	}
 	if _, err := c.VehicleMedia(ctx, 101, v.IDAuto); err != nil {
