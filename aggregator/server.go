@@ -334,8 +334,14 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	rs.start = s.requestStart(ctx)
 	defer s.finish(ctx, rs)
 
-	if ctx.Request.Header.ContentLength() == -1 {
+	scan := scanBlock(ctx.Request.Header.RawHeaders())
+	if ctx.Request.Header.ContentLength() == -1 || scan.te {
 		// A chunked body: its trailer fields are in the parsed headers.
+		// Once fasthttp has read an empty chunked body it sets the
+		// Content-Length to 0, so the Transfer-Encoding line tells, not
+		// the length: before 2026-11-29 a trailer after an empty body
+		// ("0\r\nX-Api-Key: k") authenticated the request
+		// (TestHTTP1Framing, "API key in the trailer of an empty body").
 		rs.hdr.readRaw(ctx.Request.Header.RawHeaders())
 	} else if raw := ctx.Request.Header.RawHeaders(); len(raw) > 1024 && bytes.Count(raw, []byte{'\n'}) > maxParsedHeaderLines {
 		// Cookie collection cost (TestCookieLinesCostLinear): RequestHeader.All first
@@ -346,7 +352,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	} else {
 		rs.hdr.read(&ctx.Request.Header)
 	}
-	bareLF, folded, te := scanHeaderBlock(ctx.Request.Header.RawHeaders())
+	bareLF, folded, te := scan.bareLF, scan.folded, scan.te
 	if bareLF || folded {
 		// Nothing read from such a header block is trusted, not even the
 		// request id to echo.
@@ -379,6 +385,19 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		// connection, as for a bare LF.
 		rs.route = RouteNotFound
 		s.writeProblem(ctx, rs, problemf(codeBadRequest, "header fields must not be folded over lines"))
+		ctx.SetConnectionClose()
+		return
+	}
+	if scan.close {
+		// A Connection close option fasthttp does not see ("Close",
+		// "keep-alive, close", or "close" on a line before another
+		// Connection line): RFC 9112 section 9.6, the server MUST close
+		// the connection after its answer.
+		ctx.SetConnectionClose()
+	}
+	if detail := headProblem(&ctx.Request.Header, scan); detail != "" {
+		rs.route = RouteNotFound
+		s.writeProblem(ctx, rs, problemf(codeBadRequest, detail))
 		ctx.SetConnectionClose()
 		return
 	}
@@ -457,28 +476,8 @@ func scanHeaderLines(raw []byte) (bareLF, folded bool) {
 // since fasthttp drops a Transfer-Encoding: identity line from the parsed
 // headers (badTransferEncoding). The check costs one byte compare a line.
 func scanHeaderBlock(raw []byte) (bareLF, folded, te bool) {
-	folded = len(raw) > 0 && (raw[0] == ' ' || raw[0] == '\t')
-	te = isTELine(raw)
-	off := 0
-	for {
-		i := bytes.IndexByte(raw[off:], '\n')
-		if i < 0 {
-			return false, folded, te
-		}
-		i += off
-		if i == 0 || raw[i-1] != '\r' {
-			return true, false, false
-		}
-		off = i + 1
-		if off < len(raw) {
-			switch raw[off] {
-			case ' ', '\t':
-				folded = true
-			case 't', 'T':
-				te = te || isTELine(raw[off:])
-			}
-		}
-	}
+	s := scanBlock(raw)
+	return s.bareLF, s.folded, s.te
 }
 
 // isTELine reports whether line starts with "Transfer-Encoding:" in any
