@@ -508,6 +508,14 @@ func ErrorHandler(ctx *fasthttp.RequestCtx, err error) {
 	ctx.SetConnectionClose()
 }
 
+// BadRequest answers a request refused before routing (its framing or
+// head: aggregator.FramingProblem) with a 400 problem+json carrying
+// detail, and closes the connection after it.
+func BadRequest(ctx *fasthttp.RequestCtx, detail string) {
+	problem(ctx, fasthttp.StatusBadRequest, "bad request", detail)
+	ctx.SetConnectionClose()
+}
+
 // maxPathBytes is the longest request path the admin server parses as
 // sent: every admin endpoint's is far shorter.
 const maxPathBytes = 256

@@ -892,7 +892,7 @@ func (a *app) startAdmin() error {
 		return err
 	}
 	a.adminSrv = &fasthttp.Server{
-		Handler: adm.Handler(),
+		Handler: adminFraming(adm.Handler()),
 		ErrorHandler: func(ctx *fasthttp.RequestCtx, err error) {
 			if listener.IsRefusal(err) {
 				return // answered by the listener: not a request

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"github.com/dealer-edge/dealer-edge/aggregator"
+	"github.com/dealer-edge/dealer-edge/aggregator/ops"
+)
+
+// adminFraming runs, before the admin handler, the checks the public
+// handler makes of a request's head (aggregator.FramingProblem): the admin
+// server is fasthttp too and took what fasthttp takes. Until 2026-11-29 it
+// served "Transfer-Encoding: identity" and "chunked, gzip" as requests
+// without a body, so the bytes after their head were read as the next
+// request (RFC 9112 section 6.3: 400 and close), kept the connection after
+// Content-Length beside Transfer-Encoding (section 6.1: MUST close) and
+// after "Connection: Close" (section 9.6), and took bare LFs, obs-folds,
+// spaces in field names, Host values such as "a@b" and targets such as
+// "http:///healthz" (TestAdminHTTP1Framing).
+func adminFraming(h fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		detail, closeAfter := aggregator.FramingProblem(&ctx.Request.Header)
+		if detail != "" {
+			ops.BadRequest(ctx, detail)
+			return
+		}
+		if closeAfter {
+			ctx.SetConnectionClose()
+		}
+		h(ctx)
+	}
+}
