@@ -534,6 +534,15 @@ const unroutablePath = "/.admin/unroutable"
 // been (TestAdminPathNormalizationBounded). The public server's hook
 // does the same for its routes (aggregator.Server.HeaderReceived).
 func HeaderReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	if !h.IsHTTP11() {
+		// RFC 9110 section 10.1.1: a server MUST ignore a 100-continue
+		// expectation in an HTTP/1.0 request (its client would read the
+		// 1xx as the final answer). fasthttp sends 100 Continue before the
+		// handler runs; the public server's hook drops the field the same
+		// way (TestAdminHTTP1Framing; before 2026-11-29 the admin server
+		// sent it).
+		h.Del(fasthttp.HeaderExpect)
+	}
 	uri := h.RequestURI()
 	if len(uri) > maxPathBytes {
 		path := uri

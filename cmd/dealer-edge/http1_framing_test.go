@@ -113,6 +113,11 @@ var framingCommon = []framingCase{
 	// rejected; 4.2.4: userinfo is an error.
 	{"absolute-form, empty host", "GET http://{P} HTTP/1.1\r\nHost: {H}\r\n\r\n", []int{400}},
 	{"absolute-form with userinfo", "GET http://a@{H}{P} HTTP/1.1\r\nHost: {H}\r\n\r\n", []int{400}},
+
+	// RFC 9110 section 10.1.1: an HTTP/1.0 request's 100-continue MUST be
+	// ignored (no 100 Continue before the answer); a 1.1 one gets it.
+	{"HTTP/1.0 Expect: 100-continue", "POST {P} HTTP/1.0\r\nHost: {H}\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}", []int{405}},
+	{"HTTP/1.1 Expect: 100-continue", "POST {P} HTTP/1.1\r\nHost: {H}\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}", []int{100, 405, ok}},
 }
 
 // TestHTTP1Framing: the public listener, over raw sockets, answers the
