@@ -5,6 +5,7 @@ import (
 
 	"github.com/dealer-edge/dealer-edge/aggregator"
 	"github.com/dealer-edge/dealer-edge/aggregator/ops"
+	"github.com/dealer-edge/dealer-edge/listener"
 )
 
 // adminFraming runs, before the admin handler, the checks the public
@@ -22,11 +23,31 @@ func adminFraming(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 		detail, closeAfter := aggregator.FramingProblem(&ctx.Request.Header)
 		if detail != "" {
 			ops.BadRequest(ctx, detail)
+			listener.LingerOnClose(ctx.Conn()) // see lingerRefusals
 			return
 		}
 		if closeAfter {
 			ctx.SetConnectionClose()
 		}
 		h(ctx)
+	}
+}
+
+// lingerRefusals makes the close after a request the handler refused with
+// 400 and Connection: close (its head or framing: a bare LF, a fold,
+// Transfer-Encoding, a space in a field name, the Host) a lingering one,
+// as the server's ErrorHandler does for what fasthttp refuses: the client
+// may still be sending (a body the edge never framed, a pipelined
+// request), and a close with its bytes unread makes the kernel reset the
+// connection, so the client met "connection reset by peer" after, or
+// instead of, its 400 (TestRefusedRequestAnswerSurvivesUnreadBytes, the
+// "400" cases refused by a handler; until 2026-11-29). It costs a request
+// a status compare.
+func lingerRefusals(h fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		h(ctx)
+		if ctx.Response.StatusCode() == fasthttp.StatusBadRequest && ctx.Response.ConnectionClose() {
+			listener.LingerOnClose(ctx.Conn())
+		}
 	}
 }

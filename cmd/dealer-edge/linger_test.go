@@ -43,6 +43,14 @@ func TestRefusedRequestAnswerSurvivesUnreadBytes(t *testing.T) {
 		{"admin 414", adm, "GET /metrics?q=" + filler + " HTTP/1.1\r\nHost: e\r\n\r\n", 414},
 		{"admin 413", adm, "POST /admin/reload HTTP/1.1\r\nHost: e\r\nContent-Type: application/json\r\nContent-Length: 262144\r\n\r\n" + filler, 413},
 		{"admin 400", adm, "GET /metrics HTTP/1.1\r\nHost: e\r\nContent-Length: x\r\n\r\n" + filler, 400},
+		// Refused by the handlers before routing (their head or framing;
+		// TestHTTP1Framing), with the client still sending: until
+		// 2026-11-29 these closed at once and the client met a reset.
+		{"public 400 bare LF", pub, "GET /dealer/NOS/listing HTTP/1.1\r\nHost: e\nX-A: b\r\n\r\n" + filler, 400},
+		{"public 400 space in a field name", pub, "GET /dealer/NOS/listing HTTP/1.1\r\nHost: e\r\nX A: b\r\n\r\n" + filler, 400},
+		{"public 400 identity", pub, "GET /dealer/NOS/listing HTTP/1.1\r\nHost: e\r\nTransfer-Encoding: identity\r\n\r\n" + filler, 400},
+		{"admin 400 space in a field name", adm, "GET /metrics HTTP/1.1\r\nHost: e\r\nX A: b\r\n\r\n" + filler, 400},
+		{"admin 400 identity", adm, "GET /metrics HTTP/1.1\r\nHost: e\r\nTransfer-Encoding: identity\r\n\r\n" + filler, 400},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for i := range 50 {

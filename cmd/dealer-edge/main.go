@@ -710,7 +710,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 	logger.Info("connection limits", "fd_limit", fds, "concurrency", conc, "concurrency_source", concNote,
 		"max_conns_per_ip", cfg.Server.MaxConnsPerIP, "proxy_protocol", cfg.Server.ProxyProtocol, "tls", cfg.TLS.CertFile != "")
 	a.srv = &fasthttp.Server{
-		Handler: a.api.Handler(),
+		Handler: lingerRefusals(a.api.Handler()),
 		ErrorHandler: func(ctx *fasthttp.RequestCtx, err error) {
 			if listener.IsRefusal(err) {
 				return // answered (or closed) by the listener: not a request
