@@ -30,6 +30,7 @@ import (
 	"hash/crc32"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 )
 
 // Errors returned by Gunzip.
@@ -157,6 +158,54 @@ func buildFixed() {
 		!build(fixed.dist[:], lens[288:], distRootBits, distSym[:]) {
 		panic("inflate: fixed tables")
 	}
+}
+
+// knownHeader is a dynamic block header met again and again (the shared
+// code of internal/deflate), with its tables built once: a stream that
+// starts with its bits takes them as they are. The header's bits decide
+// the tables and where the header ends (its parse reads nothing else), so
+// a stream whose first bits are these has exactly these tables.
+type knownHeader struct {
+	codes
+	head  []byte // the header's bytes; the last one's low nbits%8 bits are the header's when nbits%8 != 0
+	nbits int
+}
+
+var known atomic.Pointer[knownHeader]
+
+// Know makes Gunzip reuse the tables of the block header at the start of
+// the raw deflate stream hdr (headerBits long) for every stream whose
+// first block starts with these bits. It returns false, and changes
+// nothing, when hdr does not start with a dynamic block header of that
+// length.
+func Know(hdr []byte, headerBits int) bool {
+	if headerBits < 17 || headerBits > len(hdr)*8 {
+		return false
+	}
+	// Parsed as any stream is: the tables and the bits the header takes.
+	in := make([]byte, len(hdr)+8)
+	copy(in, hdr)
+	bitbuf, nbits, ip, pad, ok := refill(in, 0, 0, 0, 0)
+	if !ok || bitbuf>>1&3 != 2 {
+		return false
+	}
+	k := new(knownHeader)
+	d := decoder{}
+	bitbuf >>= 3
+	nbits -= 3
+	var err error
+	if bitbuf, nbits, ip, pad, err = d.readTables(in, bitbuf, nbits, ip, pad); err != nil {
+		return false
+	}
+	_ = bitbuf
+	if ip*8-int(nbits) != headerBits || pad != 0 {
+		return false
+	}
+	k.codes = d.codes
+	k.nbits = headerBits
+	k.head = append([]byte(nil), hdr[:(headerBits+7)/8]...)
+	known.Store(k)
+	return true
 }
 
 // build fills table for the canonical Huffman code with the code lengths
@@ -394,18 +443,35 @@ func (d *decoder) inflate(out, in []byte) (int, error) {
 		pad    int    // zero bytes loaded past in's end
 		o      int    // next byte of out to write
 	)
+	// The first block's header may be the known one.
+	var c *codes
+	final := false
+	var btype uint64
+	if k := known.Load(); k != nil && len(in) > k.nbits/8 {
+		full, rem := k.nbits/8, uint(k.nbits%8)
+		if string(in[:full]) == string(k.head[:full]) && (in[full]^k.head[min(full, len(k.head)-1)])&(1<<rem-1) == 0 {
+			final = k.head[0]&1 != 0
+			c = &k.codes
+			ip = full
+			if rem != 0 {
+				bitbuf, nbits, ip = uint64(in[full])>>rem, 8-rem, full+1
+			}
+		}
+	}
 	for {
+		if c != nil {
+			goto decode
+		}
 		if nbits < 3 {
 			var ok bool
 			if bitbuf, nbits, ip, pad, ok = refill(in, bitbuf, nbits, ip, pad); !ok {
 				return 0, ErrCorrupt
 			}
 		}
-		final := bitbuf&1 != 0
-		btype := (bitbuf >> 1) & 3
+		final = bitbuf&1 != 0
+		btype = (bitbuf >> 1) & 3
 		bitbuf >>= 3
 		nbits -= 3
-		var c *codes
 		switch btype {
 		case 0:
 			// Stored: from the next byte boundary, LEN, NLEN and LEN bytes.
@@ -445,12 +511,15 @@ func (d *decoder) inflate(out, in []byte) (int, error) {
 		default:
 			return 0, ErrCorrupt
 		}
+	decode:
 		// The block's codes.
-		lt, dt := &c.litlen, &c.dist
+		cur := c
+		c = nil // the next block reads its header
+		lt, dt := &cur.litlen, &cur.dist
 		var eob bool
 		if ip+8 <= len(in) && o <= len(out)-fastRoom {
 			var err error
-			if bitbuf, nbits, ip, o, eob, err = fast(out, in, c, bitbuf, nbits, ip, o); err != nil {
+			if bitbuf, nbits, ip, o, eob, err = fast(out, in, cur, bitbuf, nbits, ip, o); err != nil {
 				return 0, err
 			}
 		}

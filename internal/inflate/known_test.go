@@ -1,0 +1,155 @@
+package inflate
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/dealer-edge/dealer-edge/internal/deflate"
+)
+
+// knowShared makes the shared code of internal/deflate the known header,
+// as the cache does.
+func knowShared(t testing.TB) {
+	h, n := deflate.Header()
+	if !Know(h[10:], n-80) {
+		t.Fatal("Know refuses the shared header")
+	}
+}
+
+// TestKnownHeaderUsed: a member of the shared code decodes with the known
+// tables (swapped for wrong ones, the decode changes), and one of another
+// encoder decodes as before.
+func TestKnownHeaderUsed(t *testing.T) {
+	knowShared(t)
+	data, err := os.ReadFile("testdata/listing20.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := deflate.Gzip(nil, data)
+	if got, err := Gunzip(nil, z, len(data)); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("shared member: %v", err)
+	}
+	if got, err := Gunzip(nil, gzipLevel(t, data, 6), len(data)); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("klauspost member: %v", err)
+	}
+	dst := make([]byte, len(data))
+	if n := testing.AllocsPerRun(50, func() {
+		if _, err := Gunzip(dst, z, len(data)); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Fatalf("%v allocations a decode", n)
+	}
+	// Tamper with the known tables: the shared member must now fail or
+	// decode wrong, which shows the known tables are the ones used.
+	k := known.Load()
+	bad := *k
+	fixedOnce.Do(buildFixed)
+	bad.codes = fixed
+	known.Store(&bad)
+	defer known.Store(k)
+	if got, err := Gunzip(nil, z, len(data)); err == nil && bytes.Equal(got, data) {
+		t.Fatal("shared member decoded without the known tables")
+	}
+	if got, err := Gunzip(nil, gzipLevel(t, data, 6), len(data)); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("klauspost member with tampered known tables: %v", err)
+	}
+}
+
+// TestKnowRefuses: Know takes only a dynamic header of exactly its length.
+func TestKnowRefuses(t *testing.T) {
+	h, n := deflate.Header()
+	for _, c := range []struct {
+		hdr  []byte
+		bits int
+	}{
+		{h[10:], n - 80 - 1}, {h[10:], n - 80 + 1}, {nil, 0}, {[]byte{3, 0}, 10}, {h[10:20], 80},
+	} {
+		if Know(c.hdr, c.bits) {
+			t.Fatalf("Know(%x, %d) accepted", c.hdr, c.bits)
+		}
+	}
+}
+
+// FuzzKnownHeader: with the shared header known, Gunzip agrees with
+// klauspost's reader on any input (mutations of shared-code members hit
+// the recognition of the header's bytes and the bits after it).
+func FuzzKnownHeader(f *testing.F) {
+	knowShared(f)
+	for _, data := range corpus(f) {
+		if len(data) > 20000 {
+			data = data[:20000]
+		}
+		f.Add(deflate.Gzip(nil, data), uint16(len(data)))
+	}
+	f.Add(deflate.Gzip(nil, nil), uint16(0))
+	f.Add(deflate.Gzip(nil, []byte("a")), uint16(1))
+	f.Fuzz(func(t *testing.T, gz []byte, n16 uint16) {
+		n := int(n16)
+		got, err := Gunzip(nil, gz, n)
+		want, werr := reference(gz, n)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("Gunzip err %v, reference err %v", err, werr)
+		}
+		if err == nil && !bytes.Equal(got, want) {
+			t.Fatalf("Gunzip and the reference decode different bytes")
+		}
+	})
+}
+
+// TestKnownRoundTripRandom: shared-code members of random data decode with
+// the known tables to the data.
+func TestKnownRoundTripRandom(t *testing.T) {
+	knowShared(t)
+	r := rand.New(rand.NewPCG(5, 6))
+	for k := 0; k < 300; k++ {
+		b := make([]byte, r.IntN(30000))
+		alpha := 1 + r.IntN(256)
+		for i := range b {
+			if i > 4 && r.IntN(3) == 0 {
+				b[i] = b[i-1-r.IntN(min(i, 33000))]
+			} else {
+				b[i] = byte(r.IntN(alpha))
+			}
+		}
+		z := deflate.Gzip(nil, b)
+		if got, err := Gunzip(nil, z, len(b)); err != nil || !bytes.Equal(got, b) {
+			t.Fatalf("round %d (%d bytes): %v", k, len(b), err)
+		}
+	}
+}
+
+// BenchmarkGunzipShared decodes the listing pages as klauspost stores them
+// at level 6 (tables built per body) and as internal/deflate codes them
+// (the known tables), in one run: compare within it.
+func BenchmarkGunzipShared(b *testing.B) {
+	knowShared(b)
+	for _, f := range []string{"listing1.json", "listing20.json", "listing100.json"} {
+		data, err := os.ReadFile("testdata/" + f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		dst := make([]byte, len(data))
+		for _, enc := range []struct {
+			name string
+			z    []byte
+		}{{"klauspost6", gzipLevel(b, data, gzip.DefaultCompression)}, {"shared", deflate.Gzip(nil, data)}} {
+			b.Run(f+"/"+enc.name, func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				b.ReportAllocs()
+				b.ReportMetric(float64(len(enc.z)), "zbytes")
+				cpu0 := selfCPU()
+				for b.Loop() {
+					if _, err := Gunzip(dst, enc.z, len(data)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(selfCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}
