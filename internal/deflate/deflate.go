@@ -325,21 +325,24 @@ func tokens(w *bitWriter, src []byte, t *[1 << hashBits]int32, cnt *counts) {
 			continue
 		}
 		skip = 32
-		// Extend the match.
-		n := minMatch
-		limit := min(len(src)-i, maxMatch)
-		for n+8 <= limit {
-			x := binary.LittleEndian.Uint64(src[i+n:]) ^ binary.LittleEndian.Uint64(src[cand+n:])
-			if x != 0 {
-				n += bits.TrailingZeros64(x) >> 3
-				goto found
+		n := matchLen(src, i, cand)
+		// One step of lazy matching: a longer match at the next
+		// position takes over, src[i] going as a literal.
+		for n < lazyBelow && i+1 <= end {
+			nx := binary.LittleEndian.Uint32(src[i+1:])
+			h1 := hash4(nx)
+			c1 := int(t[h1]) - 1
+			t[h1] = int32(i + 2)
+			if c1 < 0 || i+1-c1 > windowSize || binary.LittleEndian.Uint32(src[c1:]) != nx {
+				break
 			}
-			n += 8
+			n1 := matchLen(src, i+1, c1)
+			if n1 <= n {
+				break
+			}
+			lit(src[i])
+			i, cand, n = i+1, c1, n1
 		}
-		for n < limit && src[i+n] == src[cand+n] {
-			n++
-		}
-	found:
 		d := i - cand
 		ls := lengthSym[n]
 		ds := distSymbol(d)
@@ -372,6 +375,28 @@ func tokens(w *bitWriter, src []byte, t *[1 << hashBits]int32, cnt *counts) {
 	for ; i < len(src); i++ {
 		lit(src[i])
 	}
+}
+
+// lazyBelow: a match shorter than this is checked against one at the
+// next position.
+const lazyBelow = 32
+
+// matchLen is the length of the match of src[i:] at cand (at least
+// minMatch bytes match), at most maxMatch.
+func matchLen(src []byte, i, cand int) int {
+	n := minMatch
+	limit := min(len(src)-i, maxMatch)
+	for n+8 <= limit {
+		x := binary.LittleEndian.Uint64(src[i+n:]) ^ binary.LittleEndian.Uint64(src[cand+n:])
+		if x != 0 {
+			return n + bits.TrailingZeros64(x)>>3
+		}
+		n += 8
+	}
+	for n < limit && src[i+n] == src[cand+n] {
+		n++
+	}
+	return n
 }
 
 // distSymbol is the distance code of d (1-32768).
