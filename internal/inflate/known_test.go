@@ -2,6 +2,8 @@ package inflate
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -152,4 +154,120 @@ func BenchmarkGunzipShared(b *testing.B) {
 			})
 		}
 	}
+}
+
+// mixPages are listing pages as the scale mix asks them (row u: every page
+// of every page size 1-80 equally likely, so a page's size is 1/ps
+// likely), built from the vehicles 21-100 of listing100.json, which the
+// shared code's corpus holds only in listing100.json itself.
+func mixPages(t testing.TB) [][]byte {
+	data, err := os.ReadFile("testdata/listing100.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(data, &page); err != nil {
+		t.Fatal(err)
+	}
+	items := page.Items[20:]
+	r := rand.New(rand.NewPCG(11, 12))
+	var weights []float64
+	sum := 0.0
+	for ps := 1; ps <= len(items); ps++ {
+		sum += 1 / float64(ps)
+		weights = append(weights, sum)
+	}
+	var out [][]byte
+	for len(out) < 256 {
+		x := r.Float64() * sum
+		ps := 1
+		for weights[ps-1] < x {
+			ps++
+		}
+		p := r.IntN((len(items)+ps-1)/ps) + 1
+		lo, hi := (p-1)*ps, min(p*ps, len(items))
+		var b bytes.Buffer
+		fmt.Fprintf(&b, `{"service":"REWIND","page":%d,"page_size":%d,"total":330,"has_next":true,"items":[`, p, ps)
+		for i, it := range items[lo:hi] {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(it)
+		}
+		b.WriteString(`]}`)
+		out = append(out, b.Bytes())
+	}
+	return out
+}
+
+// BenchmarkGunzipMix decodes the mix's pages stored as klauspost codes them
+// at level 6 and as internal/deflate does; it reports the CPU a page and
+// the stored bytes as a share of the plain ones.
+func BenchmarkGunzipMix(b *testing.B) {
+	knowShared(b)
+	pages := mixPages(b)
+	plain := 0
+	var k6, sh [][]byte
+	for _, p := range pages {
+		plain += len(p)
+		k6 = append(k6, gzipLevel(b, p, 6))
+		sh = append(sh, deflate.Gzip(nil, p))
+	}
+	dst := make([]byte, 1<<20)
+	for _, enc := range []struct {
+		name string
+		zs   [][]byte
+	}{{"klauspost6", k6}, {"shared", sh}} {
+		b.Run(enc.name, func(b *testing.B) {
+			zb := 0
+			for _, z := range enc.zs {
+				zb += len(z)
+			}
+			b.ReportAllocs()
+			cpu0 := selfCPU()
+			i := 0
+			for b.Loop() {
+				i = (i + 1) % len(pages)
+				if _, err := Gunzip(dst, enc.zs[i], len(pages[i])); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(selfCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(100*float64(zb)/float64(plain), "z%")
+			b.ReportMetric(float64(plain)/float64(len(pages)), "plainB/page")
+		})
+	}
+}
+
+// BenchmarkCompressMix compresses the mix's pages as a fill does: with a
+// reused klauspost writer at level 6, and with internal/deflate.
+func BenchmarkCompressMix(b *testing.B) {
+	pages := mixPages(b)
+	b.Run("klauspost6", func(b *testing.B) {
+		w, _ := gzip.NewWriterLevel(nil, 6)
+		b.ReportAllocs()
+		cpu0 := selfCPU()
+		i := 0
+		for b.Loop() {
+			i = (i + 1) % len(pages)
+			var buf bytes.Buffer
+			buf.Grow(len(pages[i])/4 + 64)
+			w.Reset(&buf)
+			w.Write(pages[i])
+			w.Close()
+		}
+		b.ReportMetric(float64(selfCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	})
+	b.Run("shared", func(b *testing.B) {
+		b.ReportAllocs()
+		cpu0 := selfCPU()
+		i := 0
+		for b.Loop() {
+			i = (i + 1) % len(pages)
+			deflate.Gzip(make([]byte, 0, len(pages[i])/4+64), pages[i])
+		}
+		b.ReportMetric(float64(selfCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	})
 }
