@@ -133,11 +133,15 @@ type Options struct {
 	// RedisTimeout budget, skipping a Redis marked down and the background
 	// probe work the same either way.
 	NoAutoPipeline bool
-	// GzipLevel is the level (1-9) at which entries' bodies are compressed
-	// (for Redis, the bulk tier and gzip clients); 0 means
-	// DefaultGzipLevel. A lower level compresses a fill faster for a
-	// larger value: on listing pages level 1 takes half the time of level
-	// 6 for 11-17% more bytes. Decompression costs the same at any level.
+	// GzipLevel is how entries' bodies are compressed (for Redis, the
+	// bulk tier and gzip clients): 0 (DefaultGzipLevel) with the shared
+	// code of internal/deflate, whose members an identity client's L2 hit
+	// inflates without building Huffman tables; 1-9 with klauspost's
+	// compressor at that level, which makes values about 12% smaller than
+	// the shared code at level 6 but compresses in 2.5 times its time and
+	// inflates in about 1.3 times. Among levels 1-9 a lower level
+	// compresses faster for more bytes (level 1: half the time of level 6
+	// for 11-17% more bytes); decompression costs the same at any of them.
 	GzipLevel int
 	// MaxRefreshes bounds the background stale-while-revalidate refreshes
 	// under way at once in this process. A stale hit that finds the bound
@@ -282,7 +286,7 @@ func New(opts Options) (*Cache, error) {
 		opts.L1MaxBytes = DefaultL1MaxBytes
 	}
 	if opts.GzipLevel < 0 || opts.GzipLevel > 9 {
-		return nil, fmt.Errorf("cache: GzipLevel must be 0 (the default, %d) or 1-9, got %d", DefaultGzipLevel, opts.GzipLevel)
+		return nil, fmt.Errorf("cache: GzipLevel must be 0 (the default, the shared code) or 1-9, got %d", opts.GzipLevel)
 	}
 	realClock := opts.Now == nil
 	if realClock {

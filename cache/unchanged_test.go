@@ -12,6 +12,8 @@ import (
 	"unsafe"
 
 	"github.com/alicebob/miniredis/v2"
+
+	"github.com/dealer-edge/dealer-edge/internal/deflate"
 )
 
 // sameStorage reports whether a and b are the same bytes in memory (not
@@ -437,9 +439,11 @@ func TestRenewable(t *testing.T) {
 	}
 }
 
-// TestGzipLevel: Options.GzipLevel sets the level entries are compressed
-// at: level 1 makes another, larger member than the default that inflates
-// to the same body; levels outside 0-9 are refused.
+// TestGzipLevel: Options.GzipLevel sets how entries are compressed: the
+// default (0) with the shared code (every member starts with its header,
+// which the inflater knows), 1-9 with klauspost at that level (level 1
+// makes another, larger member than level 6); all inflate to the same
+// body; levels outside 0-9 are refused.
 func TestGzipLevel(t *testing.T) {
 	body := listingBody(5, 20)
 	pol := Policy{TTL: time.Minute}
@@ -456,8 +460,12 @@ func TestGzipLevel(t *testing.T) {
 		}
 		gz[level] = b
 	}
-	if string(gz[0]) != string(gz[6]) {
-		t.Error("level 0 is not the default (6)")
+	hdr, bits := deflate.Header()
+	if !bytes.Equal(gz[0][:bits/8], hdr[:bits/8]) {
+		t.Error("level 0 (the default) does not use the shared code")
+	}
+	if bytes.Equal(gz[6][:bits/8], hdr[:bits/8]) {
+		t.Error("level 6 uses the shared code")
 	}
 	if len(gz[1]) <= len(gz[6]) {
 		t.Errorf("level 1 made %d bytes, level 6 %d: the level was not applied", len(gz[1]), len(gz[6]))

@@ -221,8 +221,9 @@ type Config struct {
 		// AutoPipeline sends the entry reads and writes of concurrent
 		// requests to Redis in shared round trips (see cache.Options).
 		AutoPipeline bool `json:"redis_auto_pipeline"`
-		// GzipLevel is the compression level of cached bodies (1-9; 0:
-		// cache.DefaultGzipLevel).
+		// GzipLevel is how cached bodies are compressed: 0 (the default,
+		// cache.DefaultGzipLevel) with the shared Huffman code of
+		// internal/deflate, 1-9 with klauspost's compressor at that level.
 		GzipLevel int `json:"gzip_level"`
 		// MaxRefreshes bounds the background (stale-while-revalidate)
 		// refreshes under way at once in the instance (positive; see
@@ -699,7 +700,7 @@ func (c *Config) Validate() error {
 		bad("cache.l1_max_bytes", "must be positive and at most 1 TiB (1099511627776)")
 	}
 	if c.Cache.GzipLevel < 0 || c.Cache.GzipLevel > 9 {
-		bad("cache.gzip_level", "must be 0 (the default, 6) or 1-9")
+		bad("cache.gzip_level", "must be 0 (the default, the shared code) or 1-9")
 	}
 	if c.Cache.MaxRefreshes <= 0 {
 		// Zero would silently become the cache package's own default, a
