@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/dealer-edge/dealer-edge/internal/deflate"
 )
 
 // reference decompresses src with klauspost's gzip reader under Gunzip's
@@ -324,8 +326,10 @@ func FuzzGunzip(f *testing.F) {
 }
 
 // FuzzRoundTrip: whatever the data and the compression level, Gunzip gives
-// the data back.
+// the data back, and so it does for internal/deflate's shared code (with
+// its header known, as the cache has it).
 func FuzzRoundTrip(f *testing.F) {
+	knowShared(f)
 	f.Add([]byte("hello, hello, hello"), int8(6))
 	f.Add(bytes.Repeat([]byte{0}, 1000), int8(-2))
 	f.Fuzz(func(t *testing.T, data []byte, level int8) {
@@ -351,6 +355,10 @@ func FuzzRoundTrip(f *testing.F) {
 		got, err := Gunzip(nil, gz, len(data))
 		if err != nil || !bytes.Equal(got, data) {
 			t.Fatalf("round trip at level %d: err %v", lv, err)
+		}
+		got, err = Gunzip(nil, deflate.Gzip(nil, data), len(data))
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("round trip of the shared code: err %v", err)
 		}
 	})
 }
