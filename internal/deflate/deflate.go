@@ -265,7 +265,9 @@ func huffmanLengths(freq []int, lens []uint8, maxLen int) {
 // tables pools the matcher's hash tables (64 KiB each).
 var tables = sync.Pool{New: func() any { return new([1 << hashBits]int32) }}
 
-func hash4(u uint32) uint32 { return (u * 0x1e35a7bd) >> (32 - hashBits) }
+// hash4 is the table index of four bytes: hb bits (shift = 32-hb),
+// masked so that indexing the whole table needs no bounds check.
+func hash4(u uint32, shift uint) uint32 { return (u * 0x1e35a7bd) >> (shift & 31) & (1<<hashBits - 1) }
 
 // Gzip appends to dst src gzip-compressed with the shared code and returns
 // the result.
@@ -298,8 +300,12 @@ type counts struct {
 func tokens(w *bitWriter, src []byte, t *[1 << hashBits]int32, cnt *counts) {
 	// Positions are stored plus one: 0 is no position (the pooled table
 	// is cleared, and positions are only trusted within the window and
-	// after a check of the bytes).
-	clear(t[:])
+	// after a check of the bytes). A small body takes a part of the table
+	// as large as itself (at least 1 KiB): clearing all 64 KiB would cost
+	// a 1 KB page a third of its compression.
+	hb := min(hashBits, max(8, bits.Len(uint(len(src)))))
+	shift := uint(32 - hb)
+	clear(t[:1<<hb])
 	lit := func(c byte) {
 		if cnt != nil {
 			cnt.litlen[c]++
@@ -312,7 +318,7 @@ func tokens(w *bitWriter, src []byte, t *[1 << hashBits]int32, cnt *counts) {
 	skip := 32 // literals in a row: after 32 the matcher strides (incompressible input)
 	for i <= end {
 		cur := binary.LittleEndian.Uint32(src[i:])
-		h := hash4(cur)
+		h := hash4(cur, shift)
 		cand := int(t[h]) - 1
 		t[h] = int32(i + 1)
 		if cand < 0 || i-cand > windowSize || binary.LittleEndian.Uint32(src[cand:]) != cur {
@@ -330,7 +336,7 @@ func tokens(w *bitWriter, src []byte, t *[1 << hashBits]int32, cnt *counts) {
 		// position takes over, src[i] going as a literal.
 		for n < lazyBelow && i+1 <= end {
 			nx := binary.LittleEndian.Uint32(src[i+1:])
-			h1 := hash4(nx)
+			h1 := hash4(nx, shift)
 			c1 := int(t[h1]) - 1
 			t[h1] = int32(i + 2)
 			if c1 < 0 || i+1-c1 > windowSize || binary.LittleEndian.Uint32(src[c1:]) != nx {
@@ -364,11 +370,11 @@ func tokens(w *bitWriter, src []byte, t *[1 << hashBits]int32, cnt *counts) {
 		next := i + n
 		if next-1 <= end && n > 1 {
 			p := next - 1
-			t[hash4(binary.LittleEndian.Uint32(src[p:]))] = int32(p + 1)
+			t[hash4(binary.LittleEndian.Uint32(src[p:]), shift)] = int32(p + 1)
 		}
 		if next-2 <= end && n > 2 {
 			p := next - 2
-			t[hash4(binary.LittleEndian.Uint32(src[p:]))] = int32(p + 1)
+			t[hash4(binary.LittleEndian.Uint32(src[p:]), shift)] = int32(p + 1)
 		}
 		i = next
 	}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	kgzip "github.com/klauspost/compress/gzip"
@@ -212,22 +213,33 @@ func BenchmarkCompress(b *testing.B) {
 			var buf bytes.Buffer
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
+			cpu0 := selfCPU()
 			for b.Loop() {
 				buf.Reset()
 				w.Reset(&buf)
 				w.Write(data)
 				w.Close()
 			}
+			b.ReportMetric(float64(selfCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(buf.Len()), "zbytes")
 		})
 		b.Run(f+"/shared", func(b *testing.B) {
 			var z []byte
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
+			cpu0 := selfCPU()
 			for b.Loop() {
 				z = Gzip(z[:0], data)
 			}
+			b.ReportMetric(float64(selfCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(len(z)), "zbytes")
 		})
 	}
+}
+
+// selfCPU is this process's user+system CPU time in nanoseconds.
+func selfCPU() int64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
