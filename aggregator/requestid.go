@@ -145,24 +145,29 @@ const maxTracestateMember = 128
 const maxTracestateMembers = 32
 
 // TruncateTracestate returns a client's tracestate as the edge keeps it:
-// whole when it is at most MaxTracestate bytes, otherwise cut as W3C Trace
-// Context 3.3.1.5 says vendors should: its list members (split at ",",
-// optional whitespace around each trimmed, empty ones dropped) longer than
-// 128 characters removed first, then members removed from the end until
-// the rest, joined with ",", fits and has at most 32 members (W3C 3.3.1.1;
-// TestTracestateTruncatedTo32Members). It returns "" when nothing fits. The
-// members are not validated: what the services receive is bounded, and
-// the tracer parses the list itself. A tracestate that fits costs one
-// string copy, as before.
+// whole when it is at most MaxTracestate bytes with at most 32 list
+// members (fewer than 32 commas), otherwise cut: its list members (split
+// at ",", optional whitespace around each trimmed, empty ones dropped)
+// longer than 128 characters removed first when it is over MaxTracestate
+// bytes (W3C Trace Context 3.3.1.5), then members removed from the end
+// until the rest, joined with ",", fits and has at most 32 members (W3C
+// 3.3.1.1; TestTracestateTruncatedTo32Members). A short tracestate of more
+// than 32 members is cut to its first 32 (TestTracestateMembersBounded):
+// it was passed on whole, a list the tracer and the services refuse
+// whole. It returns "" when nothing fits. The members are not validated:
+// what the services receive is bounded, and the tracer parses the list
+// itself. A tracestate that fits costs a count of its commas and one
+// string copy.
 func TruncateTracestate(ts []byte) string {
-	if len(ts) <= MaxTracestate {
+	short := len(ts) <= MaxTracestate
+	if short && bytes.Count(ts, []byte(",")) < maxTracestateMembers {
 		return string(ts)
 	}
-	out := make([]byte, 0, MaxTracestate)
+	out := make([]byte, 0, min(len(ts), MaxTracestate))
 	kept := 0
 	for m := range bytes.SplitSeq(ts, []byte(",")) {
 		m = bytes.Trim(m, " \t")
-		if len(m) == 0 || len(m) > maxTracestateMember {
+		if len(m) == 0 || !short && len(m) > maxTracestateMember {
 			continue
 		}
 		n := len(m)

@@ -37,9 +37,10 @@ func TestTracestateTruncated(t *testing.T) {
 }
 
 // FuzzTruncateTracestate: whatever a client sends, what is kept is at most
-// 512 bytes; a tracestate of at most 512 is kept as is; a longer one keeps
-// the first of its members (trimmed, not empty) of at most 128 characters,
-// in order, joined with ",", at most 32 of them.
+// 512 bytes; a tracestate of at most 512 with fewer than 32 commas is kept
+// as is; another keeps the first of its members (trimmed, not empty; of at
+// most 128 characters when it is over 512), in order, joined with ",", at
+// most 32 of them.
 func FuzzTruncateTracestate(f *testing.F) {
 	f.Add([]byte("a=1,b=2"), 3)
 	f.Add([]byte(" k=v ,\t,x="), 100)
@@ -50,7 +51,8 @@ func FuzzTruncateTracestate(f *testing.F) {
 		if len(got) > MaxTracestate {
 			t.Fatalf("%d bytes kept", len(got))
 		}
-		if len(in) <= MaxTracestate {
+		short := len(in) <= MaxTracestate
+		if short && bytes.Count(in, []byte(",")) < 32 {
 			if got != string(in) {
 				t.Fatalf("%q changed to %q", in, got)
 			}
@@ -58,7 +60,7 @@ func FuzzTruncateTracestate(f *testing.F) {
 		}
 		var want []string
 		for _, mem := range strings.Split(string(in), ",") {
-			if mem = strings.Trim(mem, " \t"); mem != "" && len(mem) <= 128 {
+			if mem = strings.Trim(mem, " \t"); mem != "" && (short || len(mem) <= 128) {
 				want = append(want, mem)
 			}
 		}
@@ -103,5 +105,47 @@ func TestTracestateTruncatedTo32Members(t *testing.T) {
 	}
 	if _, err := trace.ParseTraceState(got); err != nil {
 		t.Errorf("the cut tracestate does not parse: %v", err)
+	}
+}
+
+// TestTracestateMembersBounded: a tracestate of at most 512 characters but
+// more than 32 list members (W3C Trace Context 3.3.1.1) was kept whole
+// (only a longer one was cut): the internal services were sent a list
+// their parsers refuse whole, and the server span dropped it. It keeps
+// its first 32 non-empty members; one of fewer than 32 commas (at most 32
+// members, empty ones counted) is kept as sent.
+func TestTracestateMembersBounded(t *testing.T) {
+	members := func(n int) []string {
+		var ms []string
+		for i := range n {
+			ms = append(ms, fmt.Sprintf("k%d=v", i))
+		}
+		return ms
+	}
+	m33, m40 := members(33), members(40)
+	long := "long=" + strings.Repeat("v", 200) // over 128: kept, the list is short
+	for _, c := range []struct {
+		name, in, want string
+	}{
+		{"32 members kept", strings.Join(members(32), ","), strings.Join(members(32), ",")},
+		{"33 members", strings.Join(m33, ","), strings.Join(m33[:32], ",")},
+		{"40 members", strings.Join(m40, ","), strings.Join(m40[:32], ",")},
+		{"40 members, spaces and empties", " " + strings.Join(m40, " ,, ") + " ", strings.Join(m40[:32], ",")},
+		{"empty members do not count", strings.Join(members(20), ",,"), strings.Join(members(20), ",")},
+		{"a long member of a short list stays", long + "," + strings.Join(m40, ","), long + "," + strings.Join(m40[:31], ",")},
+		{"31 commas kept as sent", strings.Repeat("a=1,", 31) + "a=1", strings.Repeat("a=1,", 31) + "a=1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if len(c.in) > MaxTracestate {
+				t.Fatalf("case of %d characters: not a short tracestate", len(c.in))
+			}
+			got := TruncateTracestate([]byte(c.in))
+			if got != c.want {
+				t.Errorf("TruncateTracestate(%q) = %q, want %q", c.in, got, c.want)
+			}
+			if n := len(strings.Split(got, ",")); n > 32 {
+				t.Errorf("kept %d members", n)
+			}
+		})
 	}
 }
