@@ -486,8 +486,9 @@ func (c *Config) Validate() error {
 			}
 			if pubErr == nil && port != 0 && port == pubPort && bindsOverlap(pubHost, host) {
 				// Start-up binds the public listener first; this one
-				// then failed with "address already in use".
-				bad("admin_listen", "must not take the public listener's port on the same address (listen "+c.Listen+"): the second bind fails")
+				// then failed with "address already in use"
+				// (TestListenAddressesAsStartBindsThem).
+				bad("admin_listen", "must not take the public listener's port on an address it binds too (listen "+c.Listen+"; localhost is 127.0.0.1 and ::1, and 0.0.0.0, :: or an empty host take the port on every address): the second bind fails")
 			}
 		}
 	}
@@ -846,21 +847,51 @@ func notURIChar(r rune) bool {
 }
 
 // bindsOverlap reports whether listeners on hosts a and b with the same
-// port conflict: the same host, or one of them every address (an empty
-// host or "::" all of them, "0.0.0.0" every IPv4 one).
+// port conflict, as net.Listen("tcp") binds them on Linux: the same host
+// name (case-insensitive), one of them a wildcard (an empty host or any
+// unspecified address: Go listens on a wildcard, "0.0.0.0" included, with
+// one dual-stack socket on [::], which takes the port of every IPv4 and
+// IPv6 address), or an address both resolve to without the network
+// (bindAddrs). A name other than localhost is not resolved and conflicts
+// only with itself: the start reports that bind.
 func bindsOverlap(a, b string) bool {
-	if a == b {
+	if strings.EqualFold(a, b) {
 		return true
 	}
-	any6 := func(h string) bool { return h == "" || h == "::" }
-	if any6(a) || any6(b) {
+	as, aAny := bindAddrs(a)
+	bs, bAny := bindAddrs(b)
+	if aAny || bAny {
 		return true
 	}
-	ipv6 := func(h string) bool {
-		ip, err := netip.ParseAddr(h)
-		return err == nil && ip.Is6() && !ip.Is4In6()
+	for _, x := range as {
+		if slices.Contains(bs, x) {
+			return true
+		}
 	}
-	return a == "0.0.0.0" && !ipv6(b) || b == "0.0.0.0" && !ipv6(a)
+	return false
+}
+
+// bindAddrs returns the addresses a listener on host binds that can be
+// known without the network: a literal address (an IPv4-mapped one is its
+// IPv4 address, as Go binds it), or for "localhost" both loopback
+// addresses (Go binds the first IPv4 address the hosts file gives, ::1 on
+// a host with none). every reports a wildcard host.
+func bindAddrs(host string) (addrs []netip.Addr, every bool) {
+	if host == "" {
+		return nil, true
+	}
+	if strings.EqualFold(host, "localhost") {
+		return []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()}, false
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return nil, false
+	}
+	ip = ip.Unmap()
+	if ip.IsUnspecified() {
+		return nil, true
+	}
+	return []netip.Addr{ip}, false
 }
 
 // WriteBufferBytes is the response write buffer of a connection:
