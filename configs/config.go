@@ -770,8 +770,22 @@ func (c *Config) Validate() error {
 	limit("rate_limit.default", c.RateLimit.Default)
 	limit("rate_limit.failed_auth", c.RateLimit.FailedAuth)
 	limit("rate_limit.openapi", c.RateLimit.OpenAPI)
-	if _, err := ParsePrefixes(c.Server.TrustedProxies); err != nil {
+	if trusted, err := ParsePrefixes(c.Server.TrustedProxies); err != nil {
 		bad("server.trusted_proxies", err.Error())
+	} else {
+		for i, p := range trusted {
+			if p.Bits() == 0 {
+				// Every peer is a trusted proxy: each client names its
+				// own address in the forwarding header, a new one per
+				// request, past the per-address limits
+				// (TestTrustedProxiesEveryAddressRefused).
+				family := "IPv6"
+				if p.Addr().Is4() {
+					family = "IPv4"
+				}
+				bad("server.trusted_proxies", fmt.Sprintf("%q trusts every %s peer: any client could name its own address in %s and pass rate_limit.failed_auth and rate_limit.openapi with a new one per request; list your proxies' addresses or networks (e.g. 10.0.0.0/8, fc00::/7)", c.Server.TrustedProxies[i], family, c.Server.ForwardedHeader))
+			}
+		}
 	}
 	if h := c.Server.ForwardedHeader; h != "x-forwarded-for" && h != "forwarded" {
 		bad("server.forwarded_header", `must be "x-forwarded-for" or "forwarded" (the header the trusted proxies write)`)
