@@ -707,6 +707,10 @@ func (c *Config) Validate() error {
 		// Zero would silently become the cache package's own default, a
 		// negative value its "no bound".
 		bad("cache.max_refreshes", "must be positive (background refreshes under way at once)")
+	} else if c.Upstream.MaxConnsPerHost >= 0 {
+		if err := CheckRefreshBound(c.Cache.MaxRefreshes, c.Upstream.MaxConnsPerHost); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.Cache.RedisDealerBudget < 0 {
 		bad("cache.redis_dealer_budget_bytes", "must not be negative (0 turns the per-dealer Redis budget off)")
@@ -1142,6 +1146,40 @@ func UpstreamChain(timeouts map[string]Duration) time.Duration {
 	return max(add(t(upstream.SvcDealers), t(upstream.SvcDealers)),
 		add(max(t(upstream.SvcInventory), t(upstream.SvcMedia)), t(upstream.SvcCatalog)),
 		t(upstream.SvcContent))
+}
+
+// MaxRefreshesFor is the most cache.max_refreshes an upstream pool of
+// maxConnsPerHost connections per service (0: the default) takes: half of
+// it (at least 1), as the default 128 is of the default 256.
+func MaxRefreshesFor(maxConnsPerHost int) int {
+	if maxConnsPerHost == 0 {
+		maxConnsPerHost = upstream.DefaultMaxConnsPerHost
+	}
+	return max(maxConnsPerHost/2, 1)
+}
+
+// CheckRefreshBound reports cache.max_refreshes above half of the
+// connections of each upstream service (upstream.max_conns_per_host,
+// MaxRefreshesFor). A refresh holds a connection of a service for each call
+// it makes, and a call waits for a free connection until its deadline:
+// with refreshes allowed every connection of a slow service (max_refreshes
+// 1000 beside the default 256 passed the check before 2026-11-29), a burst
+// of stale hits could leave the misses of every client waiting for their
+// deadline while the stale keys were served anyway
+// (TestRefreshBoundWithinUpstreamPool). Refreshes hold a Redis connection
+// only for each command (no pinned connection; with
+// cache.redis_auto_pipeline, a share of a pipeline), so redis.pool_size
+// is not a bound of theirs. A reload checks it against the pool in force
+// (read only at start).
+func CheckRefreshBound(maxRefreshes, maxConnsPerHost int) error {
+	if limit := MaxRefreshesFor(maxConnsPerHost); maxRefreshes > limit {
+		pool := maxConnsPerHost
+		if pool == 0 {
+			pool = upstream.DefaultMaxConnsPerHost
+		}
+		return fmt.Errorf("cache.max_refreshes: must be at most %d, half of upstream.max_conns_per_host (%d connections per service): more background refreshes could hold every connection of a slow service and leave misses waiting for their deadline; lower it or raise upstream.max_conns_per_host", limit, pool)
+	}
+	return nil
 }
 
 // Bounds of redis.pool_size and auth.index_interval.

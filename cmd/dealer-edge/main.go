@@ -1001,6 +1001,10 @@ func (a *app) reload() error {
 		// The upstream timeouts in force are the start's.
 		err = configs.CheckRequestBudget(cfg.Server.RequestTimeout, a.fileCfg.Upstream.Timeouts)
 	}
+	if err == nil {
+		// So is the upstream pool (TestReloadRefreshBoundAgainstPoolInForce).
+		err = configs.CheckRefreshBound(cfg.Cache.MaxRefreshes, a.fileCfg.Upstream.MaxConnsPerHost)
+	}
 	for _, hook := range a.reloadHooks {
 		if err != nil {
 			break

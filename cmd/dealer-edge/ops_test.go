@@ -362,8 +362,9 @@ func TestReloadChangesTTLAndLimit(t *testing.T) {
 // TestReloadChangesMaxRefreshes: cache.max_refreshes reloads (README,
 // "Live config reload"): the bound in force, edge_cache_refreshes_max,
 // follows the file without a restart and without the restart-only
-// warning, and a zero is rejected with the field named while the bound in
-// force stays.
+// warning, and a zero, or a bound over half of the upstream pool in force
+// (TestRefreshBoundWithinUpstreamPool; before 2026-11-29 a reload took
+// any), is rejected with the field named while the bound in force stays.
 func TestReloadChangesMaxRefreshes(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "edge.json")
 	writeConfig(t, cfg, `{"watch_interval": "0s", "cache": {"max_refreshes": 8}}`)
@@ -378,6 +379,13 @@ func TestReloadChangesMaxRefreshes(t *testing.T) {
 	}{
 		{"lowered", `{"watch_interval": "0s", "cache": {"max_refreshes": 3}}`, 200, 3},
 		{"zero rejected", `{"watch_interval": "0s", "cache": {"max_refreshes": 0}}`, 422, 3},
+		// At most half of the upstream pool (configs.CheckRefreshBound):
+		// the file's own, and on reload the one in force (read at
+		// start, 256 here), whatever the file says of it.
+		{"over half the pool", `{"watch_interval": "0s", "cache": {"max_refreshes": 200}}`, 422, 3},
+		{"over half the pool in force", `{"watch_interval": "0s", "upstream": {"max_conns_per_host": 1000}, "cache": {"max_refreshes": 300}}`, 422, 3},
+		{"half the pool in force", `{"watch_interval": "0s", "cache": {"max_refreshes": 128}}`, 200, 128},
+		{"lowered again", `{"watch_interval": "0s", "cache": {"max_refreshes": 3}}`, 200, 3},
 		{"default", `{"watch_interval": "0s"}`, 200, 128},
 	}
 	for _, s := range steps {
