@@ -46,6 +46,10 @@ type batcher struct {
 	spare    []*batchCall // the previous batch's slice, for the next swap
 	inFlight int          // commands in the round trip under way
 	running  bool         // a flusher goroutine runs
+	// queued and sent count the commands queued and those whose round
+	// trip has ended, for drain; sentCond is signalled when sent grows.
+	queued, sent uint64
+	sentCond     sync.Cond
 
 	// flushers runs flush on a goroutine that keeps the stack it grew in
 	// go-redis (package workers): at low concurrency a flusher starts and
@@ -68,7 +72,23 @@ var calls = sync.Pool{New: func() any {
 }}
 
 func newBatcher(rdb redis.UniversalClient, max int, budget time.Duration) *batcher {
-	return &batcher{rdb: rdb, max: max, budget: budget, flushers: workers.New(workerIdle)}
+	b := &batcher{rdb: rdb, max: max, budget: budget, flushers: workers.New(workerIdle)}
+	b.sentCond.L = &b.mu
+	return b
+}
+
+// drain waits until every command queued before it was called has been
+// sent and answered (or failed): commands whose callers stopped waiting
+// (a cancelled context, their budget) still go out in their batch, and
+// Cache.Close must not return before they have, or they would reach a
+// Redis client its caller has closed. Commands queued meanwhile are not
+// waited for. Each round trip is bounded by the batcher's budget.
+func (b *batcher) drain() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for target := b.queued; b.sent < target; {
+		b.sentCond.Wait()
+	}
 }
 
 // do queues cmd and waits for its result, for ctx, or for the budget,
@@ -85,6 +105,7 @@ func (b *batcher) do(ctx context.Context, cmd redis.Cmder, budget time.Duration)
 		return errBatchFull
 	}
 	b.queue = append(b.queue, call)
+	b.queued++
 	start := !b.running
 	b.running = true
 	b.mu.Unlock()
@@ -133,6 +154,8 @@ func (b *batcher) flush() {
 		b.mu.Lock()
 		b.inFlight = 0
 		b.spare = batch[:0]
+		b.sent += uint64(len(batch))
+		b.sentCond.Broadcast()
 		b.mu.Unlock()
 		for _, c := range batch {
 			c.done <- struct{}{}

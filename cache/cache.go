@@ -204,6 +204,12 @@ type Cache struct {
 	// (negative: no bound); a stale hit takes a slot without waiting.
 	refreshSlots atomic.Int64
 	maxRefreshes atomic.Int64
+	// refreshWG counts the refresh goroutines, for Close to wait for;
+	// refreshMu orders a refresh's start (read lock) against Close setting
+	// refreshClosed, so that none starts after Close has waited.
+	refreshMu     sync.RWMutex
+	refreshClosed bool
+	refreshWG     sync.WaitGroup
 
 	redisUp  atomic.Bool
 	pubsubUp atomic.Bool
@@ -352,13 +358,20 @@ func New(opts Options) (*Cache, error) {
 }
 
 // Close stops the background goroutines and waits for them, releases
-// the fill locks of the fills still running, and empties the bulk tier,
-// whose memory (outside the Go heap) the collector would not reclaim. The
-// Redis client stays open. Get keeps working after Close,
-// without refreshes in the background.
+// the fill locks of the fills still running, cancels the background
+// refreshes and waits for them to end (their fills must honour their
+// context: Close waits at most the refresh timeout for one that does not),
+// and empties the bulk tier, whose memory (outside the Go heap) the
+// collector would not reclaim. Once it returns no refresh writes to L1 or
+// Redis, so the caller may close the Redis client
+// (TestCloseWaitsForRefreshes). The Redis client stays open. Get keeps
+// working after Close, without refreshes in the background.
 func (c *Cache) Close() error {
 	c.closeOnce.Do(func() {
 		c.cancel()
+		c.refreshMu.Lock()
+		c.refreshClosed = true
+		c.refreshMu.Unlock()
 		// The fills still running (the background refreshes just
 		// cancelled, a request the drain outlived) release their locks
 		// when they end, which may be after the caller closed the Redis
@@ -377,6 +390,16 @@ func (c *Cache) Close() error {
 		}
 		c.psMu.Unlock()
 		c.wg.Wait()
+		// Before this, a refresh cancelled above whose fill had its body
+		// already stored it (L1, the bulk tier, Redis) after Close had
+		// returned, on a Redis client the caller had closed meanwhile.
+		c.refreshWG.Wait()
+		if c.batch != nil {
+			// What the refreshes (and the lock releases above) queued
+			// and stopped waiting for still goes out: before Close
+			// returns (TestCloseWaitsForRefreshes, NoAutoPipeline=false).
+			c.batch.drain()
+		}
 		if c.bulk != nil {
 			c.bulk.fc.Reset()
 		}
@@ -998,6 +1021,15 @@ func (c *Cache) refresh(ctx context.Context, dealer int64, key string, pol Polic
 		c.refreshSlots.Add(-1)
 		return
 	}
+	c.refreshMu.RLock()
+	if c.refreshClosed { // Close ran since the check above
+		c.refreshMu.RUnlock()
+		c.refreshing.Delete(fk)
+		c.refreshSlots.Add(-1)
+		return
+	}
+	c.refreshWG.Add(1)
+	c.refreshMu.RUnlock()
 	c.st.refreshes.Add(1)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.RefreshTimeout())
 	stop := context.AfterFunc(c.ctx, cancel)
@@ -1007,6 +1039,7 @@ func (c *Cache) refresh(ctx context.Context, dealer int64, key string, pol Polic
 			cancel()
 			c.refreshing.Delete(fk)
 			c.refreshSlots.Add(-1)
+			c.refreshWG.Done()
 		}()
 		if _, err := c.load(rctx, dealer, key, pol, fill, nil, true, l2Probe{}, false); err != nil && !errors.Is(err, errRefreshElsewhere) {
 			c.st.refreshErrors.Add(1)

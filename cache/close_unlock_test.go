@@ -83,7 +83,6 @@ func TestCloseReleasesLocksOfRunningFills(t *testing.T) {
 			lkey := a.lockKey(5, gen, "/k")
 			clk.Advance(2 * time.Second)
 			filling, proceed := make(chan struct{}), make(chan struct{})
-			defer close(proceed)
 			if _, res := mustGet(t, a, 5, "/k", pol, func(context.Context) ([]byte, error) {
 				close(filling)
 				<-proceed // an upstream call that has not seen the cancellation yet
@@ -96,7 +95,17 @@ func TestCloseReleasesLocksOfRunningFills(t *testing.T) {
 			if admin.Exists(ctx, lkey).Val() != 1 {
 				t.Fatalf("the refresh does not hold the lock %s", lkey)
 			}
-			_ = a.Close()
+			// Close waits for the refresh (TestCloseWaitsForRefreshes);
+			// the lock is released before that wait, while the fill
+			// still runs.
+			closed := make(chan struct{})
+			go func() {
+				_ = a.Close()
+				close(closed)
+			}()
+			waitFor(t, "the refresh's fill lock released while its fill runs", func() bool { return admin.Exists(ctx, lkey).Val() == 0 })
+			close(proceed)
+			<-closed
 			_ = rc.Close() // as cmd/dealer-edge does after the cache's Close
 			if admin.Exists(ctx, lkey).Val() != 0 {
 				t.Errorf("the refresh's fill lock is still held after Close")
