@@ -47,6 +47,14 @@ func TestHostileTraceContext(t *testing.T) {
 	mem := func(key string, n int) string { return key + "=" + strings.Repeat("v", n-len(key)-1) }
 	kept := strings.Join([]string{mem("a", 120), mem("b", 120), mem("c", 120), mem("d", 120)}, ",")
 	long := mem("big", 200) + "," + kept + "," + mem("e", 120)
+	// 40 short members (well within 512 characters): W3C Trace Context
+	// allows 32; before 2026-11-29 all 40 were passed on, a list the
+	// services refuse whole (aggregator.TestTracestateMembersBounded).
+	var many []string
+	for i := range 40 {
+		many = append(many, fmt.Sprintf("k%d=v", i))
+	}
+	first32 := strings.Join(many[:32], ",")
 	for i, c := range []struct {
 		name   string
 		tp     []string
@@ -69,6 +77,8 @@ func TestHostileTraceContext(t *testing.T) {
 		{"unsampled, tracestate over 512", []string{"00-" + tid + "-" + sid + "-00"}, []string{long}, "00-" + tid + "-" + sid + "-00", kept},
 		{"sampled, tracestate over 512", []string{"00-" + tid + "-" + sid + "-01"}, []string{long}, "own", kept},
 		{"sampled, tracestate over 512 in two lines", []string{"00-" + tid + "-" + sid + "-01"}, []string{mem("big", 200) + "," + kept, mem("e", 120)}, "own", kept},
+		{"unsampled, 40 short members", []string{"00-" + tid + "-" + sid + "-00"}, []string{strings.Join(many, ",")}, "00-" + tid + "-" + sid + "-00", first32},
+		{"sampled, 40 short members", []string{"00-" + tid + "-" + sid + "-01"}, []string{strings.Join(many, ",")}, "own", first32},
 		{"unsampled, tracestate not ASCII", []string{"00-" + tid + "-" + sid + "-00"}, []string{"a=\xff"}, "00-" + tid + "-" + sid + "-00", ""},
 		{"sampled, tracestate not a list", []string{"00-" + tid + "-" + sid + "-01"}, []string{"=,=,@@"}, "own", ""},
 	} {
