@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dealer-edge/dealer-edge/cache/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// goroutineStacks returns the count and a sorted summary of the stacks
+// of the process' goroutines (the first frame below the goroutine line,
+// which names where each waits).
+func goroutineStacks() (int, []string) {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		lines := strings.Split(strings.TrimSpace(g), "\n")
+		// The creating frame ("created by ...") names the goroutine's
+		// origin best; the first frame where it waits.
+		first, created := "", ""
+		if len(lines) > 1 {
+			first = lines[1]
+		}
+		for i, l := range lines {
+			if strings.HasPrefix(l, "created by ") && i+1 < len(lines) {
+				created = l + " @ " + strings.TrimSpace(lines[i+1])
+			}
+		}
+		out = append(out, first+" | "+created)
+	}
+	sort.Strings(out)
+	return len(out), out
+}
+
+// selfEnding are goroutines that outlive a shutdown by design and end on
+// their own, holding no socket: an idle worker of internal/workers (exits
+// after its idle time, up to 10 s), fasthttp's worker-pool cleaner (sleeps
+// out MaxIdleWorkerDuration after Stop), a fasthttp HostClient's cleaner of
+// idle connections (sleeps out MaxIdleConnDuration once its connections
+// are closed), and fasthttp's process-wide date updater and DNS cache
+// cleaner (one each per process, started once). Each is matched by where
+// it waits and who created it, so a worker still running a job, or any
+// other goroutine, counts.
+func selfEnding(stack string) bool {
+	first, created, _ := strings.Cut(stack, " | ")
+	switch {
+	case strings.HasPrefix(first, "github.com/dealer-edge/dealer-edge/internal/workers.(*Pool).run("):
+		return true // idle: waiting in run's select, no job
+	case strings.HasPrefix(first, "time.Sleep(") && strings.Contains(created, "fasthttp.(*workerPool).Start"):
+		return true
+	case strings.HasPrefix(first, "time.Sleep(") && strings.Contains(created, "fasthttp.(*HostClient).AcquireConn"):
+		return true // connsCleaner
+	case strings.Contains(created, "fasthttp.updateServerDate"), strings.Contains(created, "fasthttp.(*TCPDialer).startTCPAddrsClean"):
+		return true
+	}
+	return false
+}
+
+// ownGoroutines is the count of goroutines and their summaries, without
+// the self-ending ones (selfEnding).
+func ownGoroutines() (int, []string) {
+	_, all := goroutineStacks()
+	var out []string
+	for _, s := range all {
+		if !selfEnding(s) {
+			out = append(out, s)
+		}
+	}
+	return len(out), out
+}
+
+// waitGoroutines waits up to within for the process to be back to at
+// most want goroutines, self-ending ones left out (selfEnding) (goroutines that end on their own, such as a
+// closed connection's reader, take a moment) and returns the stacks
+// left over when it is not.
+func waitGoroutines(want int, within time.Duration) (int, []string) {
+	deadline := time.Now().Add(within)
+	for {
+		n, stacks := ownGoroutines()
+		if n <= want || time.Now().After(deadline) {
+			return n, stacks
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestShutdownLeavesNoGoroutinesOrRedisConnections: an edge run in a
+// process (run, as main does) with a real redis-server and under a few
+// requests (hits and misses, so fills, refreshes, the limiters and the key
+// index all ran) leaves, once it has stopped, no goroutine of its own and
+// no connection on the redis-server: everything it started, the
+// embedded fake services of --demo included, is closed by the shutdown
+// (README, Graceful shutdown, step 4). About 1 s.
+func TestShutdownLeavesNoGoroutinesOrRedisConnections(t *testing.T) {
+	rs := redistest.Start(t)
+	admin := rs.Client()
+	defer admin.Close()
+	ctx := context.Background()
+	// The test's own Redis connection is the one left.
+	if err := admin.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	before, beforeStacks := ownGoroutines()
+
+	signals := make(chan os.Signal, 4)
+	ready := make(chan *app, 1)
+	exit := make(chan int, 1)
+	stderr := &syncBuffer{}
+	args := []string{"--demo", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--redis", rs.Addr}
+	go func() { exit <- run(args, io.Discard, stderr, &hooks{ready: ready, signals: signals}) }()
+	var a *app
+	select {
+	case a = <-ready:
+	case code := <-exit:
+		t.Fatalf("edge exited with %d:\n%s", code, stderr.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("edge did not start")
+	}
+
+	tr := &http.Transport{}
+	client := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+	get := func(base, path, key string) int {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		if key != "" {
+			req.Header.Set("X-Api-Key", key)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	base, adminBase := "http://"+a.addr, "http://"+a.adminAddr
+	for i := range 20 {
+		get(base, fmt.Sprintf("/dealer/NOS/listing?page_size=%d", 1+i%5), "demo-key-alpha")
+	}
+	get(base, "/dealer/NOS/listing?page_size=1", "no-such-key")
+	get(adminBase, "/readyz", "")
+	get(adminBase, "/metrics", "")
+	if n := redisClients(t, admin); n < 2 {
+		t.Fatalf("%d Redis connections while the edge runs; the test sees none of the edge's", n)
+	}
+	tr.CloseIdleConnections()
+
+	signals <- syscall.SIGTERM
+	select {
+	case code := <-exit:
+		if code != 0 {
+			t.Fatalf("exit %d:\n%s", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("edge did not stop")
+	}
+
+	if n, stacks := waitGoroutines(before, 3*time.Second); n > before {
+		t.Errorf("%d goroutines after the shutdown, %d before the start; left over:\n%s",
+			n, before, strings.Join(diffStacks(beforeStacks, stacks), "\n"))
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		n := redisClients(t, admin)
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			list, _ := admin.ClientList(ctx).Result()
+			t.Errorf("%d Redis connections after the shutdown, want 1 (the test's):\n%s", n, list)
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// redisClients is the number of connections on the server (CLIENT LIST),
+// the asking one included.
+func redisClients(t *testing.T, c *redis.Client) int {
+	t.Helper()
+	list, err := c.ClientList(context.Background()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(strings.TrimSpace(list), "\n") + 1
+}
+
+// diffStacks lists the stacks in after beyond those in before (as
+// multisets).
+func diffStacks(before, after []string) []string {
+	seen := map[string]int{}
+	for _, s := range before {
+		seen[s]++
+	}
+	var out []string
+	for _, s := range after {
+		if seen[s] > 0 {
+			seen[s]--
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
