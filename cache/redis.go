@@ -208,6 +208,17 @@ func (c *Cache) redisResult(parent context.Context, err error, health bool) erro
 		// The caller gave up; that says nothing about Redis.
 		return err
 	}
+	if c.ctx.Err() != nil && errors.Is(err, redis.ErrClosed) {
+		// After Close: a fill or refresh still running (Close does not
+		// wait for them) meets the Redis client its owner closed next,
+		// which says nothing about Redis either. Marked down, every
+		// shutdown with refreshes under way logged a Redis outage after
+		// its drain (TestRefreshEndingAfterCloseReportsNoOutage). Other
+		// errors still mark it down: Close's own lock releases on a
+		// Redis that stopped answering then cost one budget, not one
+		// each.
+		return err
+	}
 	c.st.l2Errors.Add(1)
 	if health && unreachable(err) {
 		c.markDown(err)
