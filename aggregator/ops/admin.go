@@ -345,7 +345,12 @@ func redisErrorKind(err error) string {
 
 func (a *Admin) readyz(ctx *fasthttp.RequestCtx) {
 	rd := Readiness{Ready: a.o.Ready == nil || a.o.Ready()}
-	if a.o.Redis != nil {
+	// Not ready (starting, shutting down, the listener not accepting) is
+	// the answer whatever Redis says: it comes at once, without the Redis
+	// check, which may take up to RedisCheckTimeout with a slow Redis (a
+	// shutdown's 503 waited for it, and a draining edge kept sending the
+	// check's commands: TestNotReadyChecksNoRedis).
+	if a.o.Redis != nil && rd.Ready {
 		c, cancel := context.WithTimeout(context.Background(), min(a.o.Timeout, RedisCheckTimeout))
 		err := a.o.Redis(c)
 		cancel()

@@ -180,13 +180,13 @@ func TestReadiness(t *testing.T) {
 		{"redis down is degraded, still ready", true, down, closed, 200, "degraded", []string{"redis"}, "down", "closed"},
 		{"open breaker is degraded, still ready", true, up, oneOpen, 200, "degraded", []string{"upstream:inventory"}, "up", "open"},
 		{"both", true, down, oneOpen, 200, "degraded", []string{"redis", "upstream:inventory"}, "down", "open"},
-		{"not ready", false, up, closed, 503, "not_ready", nil, "up", "closed"},
+		{"not ready", false, up, closed, 503, "not_ready", nil, "", "closed"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := adminServer(t, AdminOptions{Ready: func() bool { return tc.ready }, Redis: tc.redis, Breakers: tc.breakers})
 			a := call(t, c, "GET", "/readyz", "")
-			if a.status != tc.status || a.body["status"] != tc.body || a.body["redis"] != tc.redisState {
+			if rs, _ := a.body["redis"].(string); a.status != tc.status || a.body["status"] != tc.body || rs != tc.redisState {
 				t.Fatalf("got %d %v", a.status, a.body)
 			}
 			if br, _ := a.body["breakers"].(map[string]any); br["inventory"] != tc.breakerState {
@@ -202,6 +202,34 @@ func TestReadiness(t *testing.T) {
 				t.Errorf("degraded %v, want %v", deg, tc.degraded)
 			}
 		})
+	}
+}
+
+// TestNotReadyChecksNoRedis: a /readyz while the edge is not ready (the
+// shutdown began: README, Graceful shutdown, step 1) is 503 not_ready at
+// once, without the Redis check: it waited for that check whenever the
+// shared result had expired, up to RedisCheckTimeout with a slow Redis
+// (this one never answers: 1 s), so a balancer polling a draining edge
+// learnt of the drain that much later, and the draining edge kept sending
+// the check's commands to Redis.
+func TestNotReadyChecksNoRedis(t *testing.T) {
+	var checks atomic.Int64
+	stalled := func(ctx context.Context) error { // a Redis that answers nothing
+		checks.Add(1)
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	c := adminServer(t, AdminOptions{Ready: func() bool { return false }, Redis: stalled,
+		Breakers: func() map[string]string { return map[string]string{"inventory": "closed"} }})
+	a := call(t, c, "GET", "/readyz", "")
+	if a.status != 503 || a.body["status"] != "not_ready" {
+		t.Fatalf("got %d %v, want 503 not_ready", a.status, a.body)
+	}
+	if n := checks.Load(); n != 0 {
+		t.Errorf("%d Redis checks for a not-ready answer, want none", n)
+	}
+	if _, ok := a.body["redis"]; ok {
+		t.Errorf("redis %v in a not-ready answer that checked none", a.body["redis"])
 	}
 }
 
