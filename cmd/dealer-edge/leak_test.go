@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/dealer-edge/dealer-edge/cache/redistest"
+	"github.com/dealer-edge/dealer-edge/upstream"
+	"github.com/dealer-edge/dealer-edge/upstream/fake"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -52,7 +55,8 @@ func goroutineStacks() (int, []string) {
 
 // selfEnding are goroutines that outlive a shutdown by design and end on
 // their own, holding no socket: an idle worker of internal/workers (exits
-// after its idle time, up to 10 s), fasthttp's worker-pool cleaner (sleeps
+// after its idle time, up to 10 s), an idle fasthttp server worker (of a
+// test's fake services; likewise), fasthttp's worker-pool cleaner (sleeps
 // out MaxIdleWorkerDuration after Stop), a fasthttp HostClient's cleaner of
 // idle connections (sleeps out MaxIdleConnDuration once its connections
 // are closed), and fasthttp's process-wide date updater and DNS cache
@@ -66,6 +70,8 @@ func selfEnding(stack string) bool {
 		return true // idle: waiting in run's select, no job
 	case strings.HasPrefix(first, "time.Sleep(") && strings.Contains(created, "fasthttp.(*workerPool).Start"):
 		return true
+	case strings.HasPrefix(first, "github.com/valyala/fasthttp.(*workerPool).workerFunc("):
+		return true // idle: waiting in workerFunc for its next connection (ends after MaxIdleWorkerDuration)
 	case strings.HasPrefix(first, "time.Sleep(") && strings.Contains(created, "fasthttp.(*HostClient).AcquireConn"):
 		return true // connsCleaner
 	case strings.Contains(created, "fasthttp.updateServerDate"), strings.Contains(created, "fasthttp.(*TCPDialer).startTCPAddrsClean"):
@@ -75,14 +81,21 @@ func selfEnding(stack string) bool {
 }
 
 // ownGoroutines is the count of goroutines and their summaries, without
-// the self-ending ones (selfEnding).
-func ownGoroutines() (int, []string) {
+// the self-ending ones (selfEnding) and those ignore (when not nil) names.
+func ownGoroutines(ignore ...func(string) bool) (int, []string) {
 	_, all := goroutineStacks()
 	var out []string
+next:
 	for _, s := range all {
-		if !selfEnding(s) {
-			out = append(out, s)
+		if selfEnding(s) {
+			continue
 		}
+		for _, ig := range ignore {
+			if ig(s) {
+				continue next
+			}
+		}
+		out = append(out, s)
 	}
 	return len(out), out
 }
@@ -91,10 +104,10 @@ func ownGoroutines() (int, []string) {
 // most want goroutines, self-ending ones left out (selfEnding) (goroutines that end on their own, such as a
 // closed connection's reader, take a moment) and returns the stacks
 // left over when it is not.
-func waitGoroutines(want int, within time.Duration) (int, []string) {
+func waitGoroutines(want int, within time.Duration, ignore ...func(string) bool) (int, []string) {
 	deadline := time.Now().Add(within)
 	for {
-		n, stacks := ownGoroutines()
+		n, stacks := ownGoroutines(ignore...)
 		if n <= want || time.Now().After(deadline) {
 			return n, stacks
 		}
@@ -251,4 +264,123 @@ func diffStacks(before, after []string) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// TestShutdownWithHungUpstreamLeavesNothing: SIGTERM while requests wait
+// on an upstream that has stopped answering (the fake's latency beyond
+// every service timeout). Each request in flight is answered in full
+// (503 within upstream's timeout, which the request budget bounds, with
+// Connection: close), the edge exits 0 within the grace, and once the
+// calls the cancelled waits left behind have reached their deadline no
+// goroutine of the edge and no Redis connection remains. About 2 s.
+func TestShutdownWithHungUpstreamLeavesNothing(t *testing.T) {
+	rs := redistest.Start(t)
+	rc := rs.Client()
+	defer rc.Close()
+	fk := fake.NewServer(fake.Options{})
+	faddr, err := fk.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fk.Close()
+	if err := rc.Ping(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	before, beforeStacks := ownGoroutines()
+
+	cfg := filepath.Join(t.TempDir(), "edge.json")
+	writeConfig(t, cfg, `{"watch_interval": "0s", "server": {"shutdown_grace": "5s"}}`)
+	signals := make(chan os.Signal, 4)
+	ready := make(chan *app, 1)
+	exit := make(chan int, 1)
+	stderr := &syncBuffer{}
+	args := []string{"--config", cfg, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
+		"--redis", rs.Addr, "--upstream", "http://" + faddr}
+	go func() { exit <- run(args, io.Discard, stderr, &hooks{ready: ready, signals: signals}) }()
+	var a *app
+	select {
+	case a = <-ready:
+	case code := <-exit:
+		t.Fatalf("edge exited with %d:\n%s", code, stderr.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("edge did not start")
+	}
+	tr := &http.Transport{}
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	get := func(path string) (*http.Response, error) {
+		req, _ := http.NewRequest("GET", "http://"+a.addr+path, nil)
+		req.Header.Set("X-Api-Key", "demo-key-alpha")
+		resp, err := client.Do(req)
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		return resp, err
+	}
+	// A first search, until one succeeds (under -race a cold start's
+	// calls may outlast their timeouts).
+	for i := 0; ; i++ {
+		r, err := get(fmt.Sprintf("/dealer/content/search?q=warm%d", i))
+		if err == nil && r.StatusCode == 200 {
+			break
+		}
+		if i == 10 {
+			t.Fatalf("before: %v %v", r, err)
+		}
+	}
+	fk.ResetCalls()
+	fk.SetLatency("", 1500*time.Millisecond) // beyond every service timeout (800 ms at most)
+
+	const inFlight = 6
+	type result struct {
+		status int
+		close  bool
+		err    error
+	}
+	results := make(chan result, inFlight)
+	for i := range inFlight {
+		go func() {
+			r, err := get(fmt.Sprintf("/dealer/content/search?q=hung%d", i))
+			if err != nil {
+				results <- result{err: err}
+				return
+			}
+			results <- result{status: r.StatusCode, close: r.Close}
+		}()
+	}
+	// The searches are in flight once the fake has been asked their
+	// first calls (one a content type, made at once).
+	deadline := time.Now().Add(5 * time.Second)
+	for fk.Calls("content") < int64(inFlight*len(upstream.ContentTypes)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the searches did not reach the upstream: %d calls", fk.Calls("content"))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	signals <- syscall.SIGTERM
+	for range inFlight {
+		r := <-results
+		if r.err != nil || r.status != 503 || !r.close {
+			t.Errorf("request in flight at SIGTERM: status %d, Connection: close %v, error %v; want a complete 503 with Connection: close", r.status, r.close, r.err)
+		}
+	}
+	if code := <-exit; code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr.String())
+	}
+	if t.Failed() {
+		t.Logf("stderr:\n%s", stderr.String())
+	}
+	tr.CloseIdleConnections()
+	// The fake's timer goroutine, started with its first delayed answer,
+	// is the test's: the fake runs until the test ends.
+	fakeDelays := func(s string) bool { return strings.Contains(s, "upstream/fake.(*delays)") }
+	if n, stacks := waitGoroutines(before, 3*time.Second, fakeDelays); n > before {
+		t.Errorf("%d goroutines after the shutdown, %d before the start; left over:\n%s",
+			n, before, strings.Join(diffStacks(beforeStacks, stacks), "\n"))
+	}
+	if n := redisClients(t, rc); n != 1 {
+		list, _ := rc.ClientList(context.Background()).Result()
+		t.Errorf("%d Redis connections after the shutdown, want 1 (the test's):\n%s", n, list)
+	}
 }
