@@ -209,8 +209,9 @@ func (c *Cache) redisResult(parent context.Context, err error, health bool) erro
 		return err
 	}
 	if c.ctx.Err() != nil && errors.Is(err, redis.ErrClosed) {
-		// After Close: a fill or refresh still running (Close does not
-		// wait for them) meets the Redis client its owner closed next,
+		// After Close: a request's fill still running (Close waits for
+		// the refreshes it cancels, not for a fill the drain outlived)
+		// meets the Redis client its owner closed next,
 		// which says nothing about Redis either. Marked down, every
 		// shutdown with refreshes under way logged a Redis outage after
 		// its drain (TestRefreshEndingAfterCloseReportsNoOutage). Other
