@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/klauspost/compress/gzip"
@@ -270,4 +271,56 @@ func BenchmarkCompressMix(b *testing.B) {
 		}
 		b.ReportMetric(float64(selfCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 	})
+}
+
+// BenchmarkGunzipRoutes decodes the bodies of every route shape
+// (testdata/routes, the edge's answers in --demo mode: vehicle and offer
+// details and listings, every content type's listing and detail, hub,
+// search) stored as klauspost codes them at level 6 and as
+// internal/deflate does, each body equally often; it reports the CPU a
+// body and the stored bytes as a share of the plain ones.
+func BenchmarkGunzipRoutes(b *testing.B) {
+	knowShared(b)
+	files, err := filepath.Glob("testdata/routes/*.json")
+	if err != nil || len(files) == 0 {
+		b.Fatalf("routes: %v %v", files, err)
+	}
+	var pages [][]byte
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pages = append(pages, data)
+	}
+	plain := 0
+	var k6, sh [][]byte
+	for _, p := range pages {
+		plain += len(p)
+		k6 = append(k6, gzipLevel(b, p, 6))
+		sh = append(sh, deflate.Gzip(nil, p))
+	}
+	dst := make([]byte, 1<<20)
+	for _, enc := range []struct {
+		name string
+		zs   [][]byte
+	}{{"klauspost6", k6}, {"shared", sh}} {
+		b.Run(enc.name, func(b *testing.B) {
+			zb := 0
+			for _, z := range enc.zs {
+				zb += len(z)
+			}
+			b.ReportAllocs()
+			cpu0 := selfCPU()
+			i := 0
+			for b.Loop() {
+				i = (i + 1) % len(pages)
+				if _, err := Gunzip(dst, enc.zs[i], len(pages[i])); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(selfCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(100*float64(zb)/float64(plain), "z%")
+		})
+	}
 }
