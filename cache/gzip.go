@@ -47,9 +47,10 @@ const variantOverhead = 32
 // Huffman code, greedy matching with one step of lazy), not with
 // klauspost's compressor at a level. On the scale mix's listing pages it
 // compresses in 0.4 of the time of level 6, and an identity client's L2
-// hit inflates in about 0.77 of the time (no tables to build), for about
-// 14% more bytes (BenchmarkGetL2HitMix, internal/inflate's
-// BenchmarkGunzipMix and BenchmarkCompressMix).
+// hit inflates in about 0.78 of the time (no tables to build), for 20%
+// more bytes; over the route shapes as a fleet caches them, 15% more
+// (BenchmarkGetL2HitMix, internal/inflate's BenchmarkGunzipMix and
+// BenchmarkCompressMix, internal/deflate's TestRouteShapes).
 const DefaultGzipLevel = 0
 
 // gzipWriters pools compressors per level (index 1-9): a gzip.Writer holds
