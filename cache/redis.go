@@ -154,6 +154,15 @@ func (c *Cache) redisDo(ctx context.Context, f func(ctx context.Context) error) 
 }
 
 func (c *Cache) redisCall(parent context.Context, budget time.Duration, f func(ctx context.Context) error, health bool) error {
+	if err := parent.Err(); err != nil {
+		// The caller gave up before the call (a refresh Close cancelled
+		// whose fill still had its body): nothing is sent. Started, f
+		// ran on its own goroutine after the caller had returned, and
+		// so after Close had waited for the refresh: its command went
+		// to the Redis client after Close returned
+		// (TestCloseWaitsForRefreshes, NoAutoPipeline=true).
+		return err
+	}
 	ctx, cancel := context.WithTimeout(parent, budget)
 	defer cancel()
 	done := make(chan error, 1)
