@@ -249,10 +249,12 @@ func TestTracingSpanTrees(t *testing.T) {
 
 	cfgPath := t.TempDir() + "/edge.json"
 	// Generous timeouts: the test checks span trees, not the budgets (a
-	// slow run, such as under -race, must not open a breaker). auth.index
-	// off: keys are looked up one by one, so the span tree has the key
-	// lookup (with the index, only the dealer profile is fetched).
-	writeConfig(t, cfgPath, `{"auth": {"index": false}, "server": {"request_timeout": "15s"}, "upstream": {"timeouts": {"dealers": "5s", "inventory": "5s", "content": "5s"}}, "tracing": {"sampler": "always_off", "service_name": "from-file", "resource_attributes": {"deployment.environment.name": "test", "team": "file"}}}`)
+	// slow run, such as under -race, must not open a breaker, nor mark
+	// Redis down: at the default redis.timeout, 50 ms, a busy box did, and
+	// the miss's tree had no cache Redis call at all). auth.index off:
+	// keys are looked up one by one, so the span tree has the key lookup
+	// (with the index, only the dealer profile is fetched).
+	writeConfig(t, cfgPath, `{"auth": {"index": false}, "server": {"request_timeout": "15s"}, "redis": {"timeout": "2s"}, "upstream": {"timeouts": {"dealers": "5s", "inventory": "5s", "content": "5s"}}, "tracing": {"sampler": "always_off", "service_name": "from-file", "resource_attributes": {"deployment.environment.name": "test", "team": "file"}}}`)
 	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", recv.url)
 	t.Setenv("OTEL_TRACES_SAMPLER", "parentbased_always_on")
 	t.Setenv("OTEL_SERVICE_NAME", "edge-under-test")
@@ -265,6 +267,16 @@ func TestTracingSpanTrees(t *testing.T) {
 		return e.get(path, key, append([]string{"X-Request-ID", reqID}, hdr...)...)
 	}
 	statusError := tracepb.Status_STATUS_CODE_ERROR
+
+	// The purge epoch is read from Redis once, by the subscription's
+	// resync or by the first request that needs it, whichever comes first:
+	// a request of another dealer and key (103, a key no subtest uses)
+	// reads it now, so that the miss's tree holds the miss's own Redis
+	// calls. On a loaded box the subscription came late and the miss read
+	// the epoch itself (an extra "redis SETNX+GET epoch").
+	if r := get("/dealer/REWIND/listing?page_size=1", fake.BenchKey(5), "tr-warm"); r.status != 200 {
+		t.Fatalf("the first request: %d %s", r.status, r.body)
+	}
 
 	t.Run("miss", func(t *testing.T) {
 		r := get("/dealer/REWIND/listing?page_size=3", "demo-key-alpha", "tr-miss")
