@@ -86,7 +86,14 @@ func startEnv(t testing.TB, o envOptions) *env {
 		mr := miniredis.RunT(t)
 		addrs = []string{mr.Addr()}
 	}
-	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: addrs, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	// A generous Redis budget: the suite checks the contract, not the
+	// budget (the cache and limiter packages' tests do). At 200 ms a busy
+	// box (CI running packages side by side) held a call past it now and
+	// then: Redis was marked down and the limiter fell back to its local
+	// buckets, which admitted 15 requests of TestRateLimit's burst of 10.
+	// A dead Redis still fails at once (connection refused, EOF).
+	const redisTimeout = 2 * time.Second
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: addrs, ReadTimeout: redisTimeout, WriteTimeout: redisTimeout, DialTimeout: redisTimeout, MaxRetries: -1})
 	t.Cleanup(func() { _ = rdb.Close() })
 	up, err := upstream.New(upstream.Options{BaseURL: "http://" + e.fake.Addr(), Breaker: upstream.BreakerSettings{ConsecutiveFailures: 3, OpenFor: 500 * time.Millisecond, HalfOpenRequests: 1}})
 	if err != nil {
@@ -94,12 +101,12 @@ func startEnv(t testing.TB, o envOptions) *env {
 	}
 	t.Cleanup(up.Close)
 	e.up = up
-	e.cache, err = cache.New(cache.Options{Redis: rdb, Logger: logger, ServeStaleOn: aggregator.ServeStaleOn, DropOn: aggregator.DropOn, RedisTimeout: 200 * time.Millisecond})
+	e.cache, err = cache.New(cache.Options{Redis: rdb, Logger: logger, ServeStaleOn: aggregator.ServeStaleOn, DropOn: aggregator.DropOn, RedisTimeout: redisTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.cache.Close() })
-	e.limiter, err = ratelimit.New(ratelimit.Options{Redis: rdb, Logger: logger, RedisTimeout: 200 * time.Millisecond})
+	e.limiter, err = ratelimit.New(ratelimit.Options{Redis: rdb, Logger: logger, RedisTimeout: redisTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
