@@ -27,6 +27,7 @@ type testServer struct {
 	status  int
 	body    string
 	delay   time.Duration
+	held    chan struct{} // while set, requests wait for it to close (hold)
 	lastURI string
 	lastHdr map[string]string
 }
@@ -55,8 +56,11 @@ func (ts *testServer) handle(ctx *fasthttp.RequestCtx) {
 			ts.lastHdr[h] = string(v)
 		}
 	}
-	status, body, delay := ts.status, ts.body, ts.delay
+	status, body, delay, held := ts.status, ts.body, ts.delay, ts.held
 	ts.mu.Unlock()
+	if held != nil {
+		<-held
+	}
 	if delay > 0 {
 		time.Sleep(delay)
 	}
@@ -69,6 +73,28 @@ func (ts *testServer) set(status int, body string, delay time.Duration) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	ts.status, ts.body, ts.delay = status, body, delay
+}
+
+// hold keeps every request from now on unanswered until release, at the
+// latest after backstop (then answered as set) or at the test's end: a call
+// that returns meanwhile returned without an answer, whatever the time.
+func (ts *testServer) hold(t *testing.T, backstop time.Duration) (release func()) {
+	ch := make(chan struct{})
+	ts.mu.Lock()
+	ts.held = ch
+	ts.mu.Unlock()
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			ts.mu.Lock()
+			ts.held = nil
+			ts.mu.Unlock()
+			close(ch)
+		})
+	}
+	tm := time.AfterFunc(backstop, release)
+	t.Cleanup(func() { tm.Stop(); release() })
+	return release
 }
 
 func (ts *testServer) last() (string, map[string]string) {
@@ -339,25 +365,32 @@ func TestConnectionRefused(t *testing.T) {
 
 func TestTimeouts(t *testing.T) {
 	ts := newTestServer(t)
+	// Each call below must end at one timer (the service's 60 ms timeout,
+	// the caller's 20 ms deadline or cancellation) while the server holds
+	// every request unanswered: what ended it is told by its error, and it
+	// must return well before the other timer could have ended it (long,
+	// the other services' timeout, or the backstop that releases the
+	// server), never by an idle box's slack: with a 150 ms slack a loaded
+	// CI box failed a 20 ms deadline's call that took 275 ms.
+	const long = 5 * time.Second
 	c := newTestClient(t, ts, func(o *Options) {
-		o.Timeouts = map[string]time.Duration{SvcCatalog: 60 * time.Millisecond}
+		o.Timeouts = map[string]time.Duration{SvcCatalog: 60 * time.Millisecond, SvcDealers: long, SvcInventory: long}
 		o.Breaker.ConsecutiveFailures = 2
 	})
-	ts.set(200, `{}`, 400*time.Millisecond)
-	const slack = 150 * time.Millisecond
+	ts.hold(t, long)
 
 	t.Run("service timeout", func(t *testing.T) {
 		start := time.Now()
 		_, err := c.Equipment(context.Background(), 1, "v")
-		if d := time.Since(start); d > 60*time.Millisecond+slack {
-			t.Errorf("took %v", d)
+		if d := time.Since(start); d > long/2 {
+			t.Errorf("took %v: not ended by the 60 ms service timeout", d)
 		}
 		if !errors.Is(err, ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("got %v", err)
 		}
 	})
 	t.Run("caller deadline is earlier", func(t *testing.T) {
-		checkCallerDeadlines(t, c, context.WithTimeout, slack)
+		checkCallerDeadlines(t, c, context.WithTimeout, long/2)
 	})
 	t.Run("cancellation returns early", func(t *testing.T) {
 		for i := 0; i < 3; i++ {
@@ -365,8 +398,8 @@ func TestTimeouts(t *testing.T) {
 			time.AfterFunc(20*time.Millisecond, cancel)
 			start := time.Now()
 			_, err := c.ListOffers(ctx, 1, OfferQuery{})
-			if d := time.Since(start); d > 20*time.Millisecond+slack {
-				t.Errorf("took %v", d)
+			if d := time.Since(start); d > long/2 {
+				t.Errorf("took %v: not ended by the cancellation after 20 ms", d)
 			}
 			if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.Canceled) {
 				t.Fatalf("got %v", err)
@@ -564,15 +597,19 @@ func BenchmarkDealer(b *testing.B) {
 // slack) with ErrUnavailable wrapping context.DeadlineExceeded, and the
 // breaker must stay closed (the caller's deadline says nothing of the
 // service).
-func checkCallerDeadlines(t *testing.T, c *Client, withTimeout func(context.Context, time.Duration) (context.Context, context.CancelFunc), slack time.Duration) {
+// checkCallerDeadlines: calls of c with a 20 ms deadline from withTimeout,
+// against a server that holds them (testServer.hold), end with the
+// caller's error, within bound (well before the dealers' timeout or the
+// server's backstop), and leave the breaker closed.
+func checkCallerDeadlines(t *testing.T, c *Client, withTimeout func(context.Context, time.Duration) (context.Context, context.CancelFunc), bound time.Duration) {
 	t.Helper()
 	for i := 0; i < 3; i++ {
 		ctx, cancel := withTimeout(context.Background(), 20*time.Millisecond)
 		start := time.Now()
 		_, err := c.Dealer(ctx, 1)
 		cancel()
-		if d := time.Since(start); d > 20*time.Millisecond+slack {
-			t.Errorf("took %v", d)
+		if d := time.Since(start); d > bound {
+			t.Errorf("took %v: not ended by the 20 ms deadline", d)
 		}
 		if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("got %v", err)

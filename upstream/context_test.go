@@ -67,8 +67,11 @@ func TestWatchNeeded(t *testing.T) {
 // closed), and that a call made before the deadline answers.
 func TestWithTimeoutCalls(t *testing.T) {
 	ts := newTestServer(t)
-	c := newTestClient(t, ts, func(o *Options) { o.Breaker.ConsecutiveFailures = 2 })
-	const slack = 150 * time.Millisecond
+	const long = 5 * time.Second // the dealers' timeout and the server's backstop (see TestTimeouts)
+	c := newTestClient(t, ts, func(o *Options) {
+		o.Breaker.ConsecutiveFailures = 2
+		o.Timeouts = map[string]time.Duration{SvcDealers: long}
+	})
 
 	ts.set(200, `{"id":7}`, 0)
 	ctx, cancel := WithTimeout(context.Background(), time.Second)
@@ -78,8 +81,9 @@ func TestWithTimeoutCalls(t *testing.T) {
 		t.Fatalf("got %+v, %v", d, err)
 	}
 
-	ts.set(200, `{}`, 400*time.Millisecond)
-	checkCallerDeadlines(t, c, WithTimeout, slack)
+	ts.set(200, `{}`, 0)
+	ts.hold(t, long)
+	checkCallerDeadlines(t, c, WithTimeout, long/2)
 }
 
 // TestWithTimeoutTrace: WithTimeoutTrace's context answers as
