@@ -1,62 +1,24 @@
 package cache
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"math/rand/v2"
-	"os"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/dealer-edge/dealer-edge/cache/redistest"
+	"github.com/dealer-edge/dealer-edge/internal/testcorpus"
 )
 
-// mixPages are listing pages as the scale mix asks them (every page of
-// every page size 1-80 equally likely: a page's size is 1/ps likely),
-// built from vehicles 21-100 of internal/inflate's listing100.json.
+// mixPages are n listing pages as the scale mix asks them
+// (testcorpus.MixPages).
 func mixPages(t testing.TB, n int) [][]byte {
-	data, err := os.ReadFile("../internal/inflate/testdata/listing100.json")
+	pages, err := testcorpus.MixPages("../internal/inflate/testdata/listing100.json", n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var page struct {
-		Items []json.RawMessage `json:"items"`
-	}
-	if err := json.Unmarshal(data, &page); err != nil {
-		t.Fatal(err)
-	}
-	items := page.Items[20:]
-	r := rand.New(rand.NewPCG(11, 12))
-	var weights []float64
-	sum := 0.0
-	for ps := 1; ps <= len(items); ps++ {
-		sum += 1 / float64(ps)
-		weights = append(weights, sum)
-	}
-	var out [][]byte
-	for len(out) < n {
-		x := r.Float64() * sum
-		ps := 1
-		for weights[ps-1] < x {
-			ps++
-		}
-		p := r.IntN((len(items)+ps-1)/ps) + 1
-		lo, hi := (p-1)*ps, min(p*ps, len(items))
-		var b bytes.Buffer
-		fmt.Fprintf(&b, `{"service":"REWIND","page":%d,"page_size":%d,"total":330,"has_next":true,"items":[`, p, ps)
-		for i, it := range items[lo:hi] {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.Write(it)
-		}
-		b.WriteString(`]}`)
-		out = append(out, b.Bytes())
-	}
-	return out
+	return pages
 }
 
 // encodeLevel6 is encodeEntry with the entry compressed by klauspost at

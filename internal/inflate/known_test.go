@@ -2,8 +2,6 @@ package inflate
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -12,6 +10,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/dealer-edge/dealer-edge/internal/deflate"
+	"github.com/dealer-edge/dealer-edge/internal/testcorpus"
 )
 
 // knowShared makes the shared code of internal/deflate the known header,
@@ -157,50 +156,14 @@ func BenchmarkGunzipShared(b *testing.B) {
 	}
 }
 
-// mixPages are listing pages as the scale mix asks them (row u: every page
-// of every page size 1-80 equally likely, so a page's size is 1/ps
-// likely), built from the vehicles 21-100 of listing100.json, which the
-// shared code's corpus holds only in listing100.json itself.
+// mixPages are 256 listing pages as the scale mix asks them
+// (testcorpus.MixPages).
 func mixPages(t testing.TB) [][]byte {
-	data, err := os.ReadFile("testdata/listing100.json")
+	pages, err := testcorpus.MixPages("testdata/listing100.json", 256)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var page struct {
-		Items []json.RawMessage `json:"items"`
-	}
-	if err := json.Unmarshal(data, &page); err != nil {
-		t.Fatal(err)
-	}
-	items := page.Items[20:]
-	r := rand.New(rand.NewPCG(11, 12))
-	var weights []float64
-	sum := 0.0
-	for ps := 1; ps <= len(items); ps++ {
-		sum += 1 / float64(ps)
-		weights = append(weights, sum)
-	}
-	var out [][]byte
-	for len(out) < 256 {
-		x := r.Float64() * sum
-		ps := 1
-		for weights[ps-1] < x {
-			ps++
-		}
-		p := r.IntN((len(items)+ps-1)/ps) + 1
-		lo, hi := (p-1)*ps, min(p*ps, len(items))
-		var b bytes.Buffer
-		fmt.Fprintf(&b, `{"service":"REWIND","page":%d,"page_size":%d,"total":330,"has_next":true,"items":[`, p, ps)
-		for i, it := range items[lo:hi] {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.Write(it)
-		}
-		b.WriteString(`]}`)
-		out = append(out, b.Bytes())
-	}
-	return out
+	return pages
 }
 
 // BenchmarkGunzipMix decodes the mix's pages stored as klauspost codes them
