@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -159,20 +158,9 @@ func checkShutdownLeaves(t *testing.T, nodes []*redis.Client, args ...string) {
 	runtime.GC()
 	before, beforeStacks := ownGoroutines()
 
-	signals := make(chan os.Signal, 4)
-	ready := make(chan *app, 1)
-	exit := make(chan int, 1)
-	stderr := &syncBuffer{}
-	args = append([]string{"--demo", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"}, args...)
-	go func() { exit <- run(args, io.Discard, stderr, &hooks{ready: ready, signals: signals}) }()
-	var a *app
-	select {
-	case a = <-ready:
-	case code := <-exit:
-		t.Fatalf("edge exited with %d:\n%s", code, stderr.String())
-	case <-time.After(10 * time.Second):
-		t.Fatal("edge did not start")
-	}
+	args = append([]string{"--demo"}, args...)
+	e := launchEdge(t, &hooks{}, args...)
+	a, signals, exit, stderr := e.app, e.signals, e.exit, e.stderr
 
 	tr := &http.Transport{}
 	client := &http.Client{Transport: tr, Timeout: 5 * time.Second}
@@ -291,21 +279,10 @@ func TestShutdownWithHungUpstreamLeavesNothing(t *testing.T) {
 
 	cfg := filepath.Join(t.TempDir(), "edge.json")
 	writeConfig(t, cfg, `{"watch_interval": "0s", "server": {"shutdown_grace": "5s"}}`)
-	signals := make(chan os.Signal, 4)
-	ready := make(chan *app, 1)
-	exit := make(chan int, 1)
-	stderr := &syncBuffer{}
-	args := []string{"--config", cfg, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
+	args := []string{"--config", cfg,
 		"--redis", rs.Addr, "--upstream", "http://" + faddr}
-	go func() { exit <- run(args, io.Discard, stderr, &hooks{ready: ready, signals: signals}) }()
-	var a *app
-	select {
-	case a = <-ready:
-	case code := <-exit:
-		t.Fatalf("edge exited with %d:\n%s", code, stderr.String())
-	case <-time.After(10 * time.Second):
-		t.Fatal("edge did not start")
-	}
+	e := launchEdge(t, &hooks{}, args...)
+	a, signals, exit, stderr := e.app, e.signals, e.exit, e.stderr
 	tr := &http.Transport{}
 	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
 	get := func(path string) (*http.Response, error) {

@@ -51,6 +51,26 @@ func startEdge(t *testing.T, args ...string) *edge {
 // are the test's).
 func startEdgeHooks(t *testing.T, h *hooks, args ...string) *edge {
 	t.Helper()
+	e := launchEdge(t, h, args...)
+	t.Cleanup(func() {
+		e.signals <- syscall.SIGTERM
+		select {
+		case code := <-e.exit:
+			if code != 0 {
+				t.Errorf("edge exited with %d", code)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("edge did not stop")
+		}
+	})
+	return e
+}
+
+// launchEdge runs the edge in-process on free loopback ports with h's
+// other hooks and waits until it is ready; stopping it (e.signals) and
+// reading its exit code (e.exit) are the caller's.
+func launchEdge(t *testing.T, h *hooks, args ...string) *edge {
+	t.Helper()
 	e := &edge{t: t, signals: make(chan os.Signal, 4), exit: make(chan int, 1), stderr: &syncBuffer{}}
 	ready := make(chan *app, 1)
 	h.ready, h.signals = ready, e.signals
@@ -64,17 +84,6 @@ func startEdgeHooks(t *testing.T, h *hooks, args ...string) *edge {
 		t.Fatal("edge did not start")
 	}
 	e.base, e.admin = "http://"+e.app.addr, "http://"+e.app.adminAddr
-	t.Cleanup(func() {
-		e.signals <- syscall.SIGTERM
-		select {
-		case code := <-e.exit:
-			if code != 0 {
-				t.Errorf("edge exited with %d", code)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("edge did not stop")
-		}
-	})
 	return e
 }
 

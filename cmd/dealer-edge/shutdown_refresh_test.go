@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -61,21 +60,10 @@ func TestShutdownRefreshesWriteNothingAfterStop(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "edge.json")
 	writeConfig(t, cfg, `{"watch_interval": "0s", "server": {"shutdown_grace": "5s"},
 		"cache": {"routes": {"inventory_listing": {"ttl": "1s", "stale_while_revalidate": "60s", "stale_if_error": "60s"}}}}`)
-	signals := make(chan os.Signal, 4)
-	ready := make(chan *app, 1)
-	exit := make(chan int, 1)
-	stderr := &syncBuffer{}
-	args := []string{"--config", cfg, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
+	args := []string{"--config", cfg,
 		"--redis", rs.Addr, "--upstream", "http://" + faddr}
-	go func() { exit <- run(args, io.Discard, stderr, &hooks{ready: ready, signals: signals}) }()
-	var a *app
-	select {
-	case a = <-ready:
-	case code := <-exit:
-		t.Fatalf("edge exited with %d:\n%s", code, stderr.String())
-	case <-time.After(10 * time.Second):
-		t.Fatal("edge did not start")
-	}
+	e := launchEdge(t, &hooks{}, args...)
+	a, signals, exit, stderr := e.app, e.signals, e.exit, e.stderr
 	stopped := false
 	defer func() {
 		if !stopped {
