@@ -393,7 +393,23 @@ func (c *Cache) Close() error {
 		// Before this, a refresh cancelled above whose fill had its body
 		// already stored it (L1, the bulk tier, Redis) after Close had
 		// returned, on a Redis client the caller had closed meanwhile.
-		c.refreshWG.Wait()
+		// At most the refresh timeout, as documented: a fill that does
+		// not honour its context (an upstream call blocked past it)
+		// kept Close, and the shutdown after the grace period, waiting
+		// until it ended, if ever (TestCloseBoundedByRefreshTimeout).
+		waited := make(chan struct{})
+		go func() {
+			c.refreshWG.Wait()
+			close(waited)
+		}()
+		bound := time.NewTimer(c.RefreshTimeout())
+		select {
+		case <-waited:
+		case <-bound.C:
+			c.log.Warn("cache: closed with background refreshes still running (their fills ignore their cancellation)",
+				"refreshes", c.refreshSlots.Load())
+		}
+		bound.Stop()
 		if c.batch != nil {
 			// What the refreshes (and the lock releases above) queued
 			// and stopped waiting for still goes out: before Close
