@@ -606,7 +606,19 @@ func (c *Client) getWith(ctx context.Context, s *service, cb *gobreaker.CircuitB
 			break
 		}
 		_, err = cb.Execute(func() (struct{}, error) {
+			recorded := false
+			defer func() {
+				if !recorded {
+					// roundTrip panicked (gobreaker counts a failure and
+					// panics on): a failed call for the dealer's breaker
+					// too. Unrecorded, a trial stayed in flight for good
+					// and its dealer's calls were refused until a restart
+					// (TestDealerBreakerTrialPanicEndsTrial).
+					tr.done(dealer, trial, errCallPanicked)
+				}
+			}()
 			err := c.roundTrip(ctx, s, uri, out, start)
+			recorded = true
 			tr.done(dealer, trial, err)
 			return struct{}{}, err
 		})
@@ -1053,6 +1065,10 @@ func notFound(svc string) error {
 // errCallTooLarge is a service's 414 or 431: the call was too large for
 // it, which the breaker excludes.
 var errCallTooLarge = errors.New("call too large for the service")
+
+// errCallPanicked is what a dealer's breaker records for a call whose
+// round trip panicked.
+var errCallPanicked = errors.New("call panicked")
 
 func unavailable(svc string, cause any) error {
 	return fmt.Errorf("upstream %s: %w: %v", svc, ErrUnavailable, cause)
