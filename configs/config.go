@@ -778,6 +778,17 @@ func (c *Config) Validate() error {
 		bad("server.trusted_proxies", err.Error())
 	} else {
 		for i, p := range trusted {
+			if p.Addr().Is4() && p.Bits() > 0 && p.Bits() < 8 || !p.Addr().Is4() && p.Bits() > 0 && p.Bits() < 7 {
+				// Wider than any private range (10.0.0.0/8, fc00::/7):
+				// no proxy fleet needs it, and a few of them trust every
+				// peer as /0 does (0.0.0.0/1 and 128.0.0.0/1), which the
+				// /0 check alone let through.
+				widest := 8
+				if !p.Addr().Is4() {
+					widest = 7
+				}
+				bad("server.trusted_proxies", fmt.Sprintf("%q is wider than /%d: it trusts a large share of all peers as proxies (0.0.0.0/1 and 128.0.0.0/1 together trust every one), so clients could name their own address in %s; list your proxies' addresses or networks (e.g. 10.0.0.0/8, fc00::/7)", c.Server.TrustedProxies[i], widest, c.Server.ForwardedHeader))
+			}
 			if p.Bits() == 0 {
 				// Every peer is a trusted proxy: each client names its
 				// own address in the forwarding header, a new one per

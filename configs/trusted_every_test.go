@@ -13,7 +13,10 @@ import (
 // a proxy, so every client names its own address in the forwarding header
 // (a new one per request, past rate_limit.failed_auth and
 // rate_limit.openapi). Before 2026-11-29 it was accepted without a word.
-// It is refused, naming the field; narrower entries stay valid.
+// It is refused, naming the field, and so is an entry wider than the
+// widest private range of its family (/8 for IPv4, /7 for IPv6), which a
+// pair of halves (0.0.0.0/1, 128.0.0.0/1) used to trust every peer past
+// the /0 check; narrower entries stay valid.
 func TestTrustedProxiesEveryAddressRefused(t *testing.T) {
 	for _, c := range []struct {
 		list    []string
@@ -25,6 +28,11 @@ func TestTrustedProxiesEveryAddressRefused(t *testing.T) {
 		{[]string{"203.0.113.7/0"}, true},     // masked: every IPv4 address
 		{[]string{"::ffff:0.0.0.0/96"}, true}, // the IPv4-mapped form of 0.0.0.0/0
 		{[]string{"2001:db8::/0"}, true},
+		{[]string{"0.0.0.0/1", "128.0.0.0/1"}, true}, // every IPv4 address in two halves
+		{[]string{"64.0.0.0/2"}, true},
+		{[]string{"10.0.0.0/7"}, true},
+		{[]string{"::/1", "8000::/1"}, true},
+		{[]string{"fc00::/6"}, true},
 		{[]string{"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"}, false},
 		{[]string{"203.0.113.7"}, false},
 		{[]string{}, false},
