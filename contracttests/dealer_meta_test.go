@@ -45,6 +45,10 @@ func TestDealerMetaLeavesOutUnknownValues(t *testing.T) {
 			map[string]any{"id": 101.0, "name": "Autosalone Alpha S.r.l.", "brand_name": "Alpha Motori", "city": "Milano", "province": "MI", "primary_domain": "www.alphamotori.it"}},
 		{"province spelled out", func(d *upstream.Dealer) { d.Province, d.Name = "Milano", "" },
 			map[string]any{"id": 101.0, "brand_name": "Alpha Motori", "city": "Milano", "primary_domain": "www.alphamotori.it"}},
+		{"white space around values", func(d *upstream.Dealer) {
+			d.Name, d.City, d.PrimaryDomain = " Autosalone Alpha S.r.l.\t", " Milano ", "www.alphamotori.it\n"
+		},
+			map[string]any{"id": 101.0, "name": "Autosalone Alpha S.r.l.", "brand_name": "Alpha Motori", "city": "Milano", "province": "MI", "primary_domain": "www.alphamotori.it"}},
 		{"province not letters", func(d *upstream.Dealer) { d.Province = "M1" },
 			map[string]any{"id": 101.0, "name": "Autosalone Alpha S.r.l.", "brand_name": "Alpha Motori", "city": "Milano", "primary_domain": "www.alphamotori.it"}},
 	} {

@@ -363,12 +363,11 @@ func DealerMeta(d upstream.Dealer) *publicshape.Meta {
 	}}
 }
 
-// known is s, or "" (left out) when s is empty or white space only.
+// known is s without the white space around it, or "" (left out) when
+// nothing else is left: a value stored as " Milano " is published as
+// "Milano" (TestDealerMetaLeavesOutUnknownValues).
 func known(s string) string {
-	if strings.TrimSpace(s) == "" {
-		return ""
-	}
-	return s
+	return strings.TrimSpace(s)
 }
 
 // upfitSource is the allowlist of an upfit: the fields of u that the
