@@ -335,6 +335,12 @@ func NewMetrics(o MetricsOptions) *Metrics {
 				m.set.GetOrCreateCounter(transitionSeries(s, ct, to))
 			}
 		}
+		if !typed {
+			m.set.GetOrCreateCounter(dealerBreakerSeries(s, ""))
+		}
+		for _, ct := range types {
+			m.set.GetOrCreateCounter(dealerBreakerSeries(s, ct))
+		}
 	}
 	m.services.Store(&svcs)
 	m.logDropped = m.set.NewCounter("edge_log_lines_dropped_total")
@@ -435,6 +441,23 @@ func transitionSeries(service, contentType, to string) string {
 		return fmt.Sprintf(`edge_upstream_breaker_transitions_total{service=%q,content_type=%q,to=%q}`, service, labelValue(contentType), to)
 	}
 	return fmt.Sprintf(`edge_upstream_breaker_transitions_total{service=%q,to=%q}`, service, to)
+}
+
+func dealerBreakerSeries(service, contentType string) string {
+	if contentType != "" {
+		return fmt.Sprintf(`edge_upstream_dealer_breaker_opens_total{service=%q,content_type=%q}`, service, labelValue(contentType))
+	}
+	return fmt.Sprintf(`edge_upstream_dealer_breaker_opens_total{service=%q}`, service)
+}
+
+// DealerBreakerOpen counts the opening of one dealer's breaker of a
+// service (or of one content type of the content service): that dealer's
+// calls failed while the service answered the others, so the service's own
+// breaker, its state metric and /readyz stay as they were. The dealer is
+// in the log line, not in a label (one series per dealer would grow
+// without bound).
+func (m *Metrics) DealerBreakerOpen(service, contentType string) {
+	m.set.GetOrCreateCounter(dealerBreakerSeries(m.service(service).name, contentType)).Inc()
 }
 
 // BreakerChange counts a service breaker's state transition. For a

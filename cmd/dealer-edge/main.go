@@ -582,6 +582,7 @@ func start(cfg *configs.Config, f *flags, logger *slog.Logger, logs *ops.Logs, m
 			logger.Warn("breaker state change", "service", upstream.SvcContent, "content_type", contentType, "from", from, "to", to)
 		},
 		OnDealerBreakerOpen: func(svc, contentType string, dealerID int64) {
+			mtr.DealerBreakerOpen(svc, contentType)
 			if contentType != "" {
 				logger.Warn("dealer breaker open", "service", svc, "content_type", contentType, "dealer_id", dealerID, "open_for_s", cfg.Upstream.BreakerOpenFor.D().Seconds())
 				return

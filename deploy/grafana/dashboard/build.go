@@ -193,8 +193,10 @@ func Build() Dashboard {
 		map[string][2]string{"0": {"closed", "green"}, "1": {"half-open", "orange"}, "2": {"open", "red"}},
 		[]Step{{Color: "green"}, {Color: "orange", Value: f(1)}, {Color: "red", Value: f(2)}},
 		q(`max by (service) (edge_upstream_breaker_state{`+sel+`})`, "{{service}}")))
-	b.add(24, 6, timeseries("Breaker transitions", "Breaker state changes per service and target state.", "short",
+	b.add(12, 6, timeseries("Breaker transitions", "Breaker state changes per service and target state.", "short",
 		q(`sum by (service, to) (increase(edge_upstream_breaker_transitions_total{`+sel+`}`+rate+`))`, "{{service}} to {{to}}")))
+	b.add(12, 6, timeseries("Dealer breaker openings", "Openings of one dealer's breaker of a service (or content type): that dealer's calls failed while the service answered the others, so only its calls are refused and the service's breaker, its state above and /readyz stay closed. Which dealer: the log line 'dealer breaker open' (dealer_id).", "short",
+		q(`sum by (service, content_type) (increase(edge_upstream_dealer_breaker_opens_total{`+sel+`}`+rate+`))`, "{{service}} {{content_type}}")))
 
 	b.row("Rate limiting and Redis")
 	b.add(8, 8, timeseries("Rate-limit decisions", "Requests admitted and rejected (429) by the per-key limiter.", "ops",
